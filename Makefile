@@ -1,0 +1,37 @@
+# Thin wrapper around meson: `make` builds into build/, `make check` runs
+# every test, `make demo` runs the demonstration.
+BUILD ?= build
+MESON_OPTS ?=
+
+.PHONY: all check demo bench format clean deps asan check-asan
+
+all: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) $(MESON_OPTS)
+
+check: all
+	meson test -C $(BUILD) --print-errorlogs --num-processes 1
+
+demo:
+	./tools/blkemu-demo
+
+bench: all
+	./bench/run-all
+
+deps:
+	./tools/install-deps
+
+# An AddressSanitizer + UBSan build in build-asan/ and the suite run on it.
+asan:
+	$(MAKE) BUILD=build-asan MESON_OPTS="-Db_sanitize=address,undefined -Db_lundef=false" all
+
+check-asan: asan
+	./tools/run-asan-tests build-asan
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build build-asan

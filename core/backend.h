@@ -1,0 +1,33 @@
+/* Backends move the data; they know nothing of limits or timing.  One ops
+ * table per backend.  Every call returns 0 or a positive errno.
+ */
+#ifndef BLKEMU_BACKEND_H
+#define BLKEMU_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct backend_ops {
+  const char *name;
+  bool persistent;      /* data outlives the process */
+  bool can_trim, can_zero, can_extents;
+  /* May set cfg->num[K_SIZE] when it was left 0 (file: the file's size). */
+  int (*open) (struct blkemu_config *cfg, void **state, char *err);
+  void (*close) (void *state);
+  int (*pread) (void *state, void *buf, uint64_t len, uint64_t offset);
+  int (*pwrite) (void *state, const void *buf, uint64_t len, uint64_t offset,
+                 bool fua);
+  int (*flush) (void *state);
+  int (*trim) (void *state, uint64_t len, uint64_t offset);
+  int (*zero) (void *state, uint64_t len, uint64_t offset, bool may_trim);
+  int (*extents) (void *state, uint64_t offset, uint64_t len,
+                  blkemu_extent_cb cb, void *opaque);
+};
+
+extern const struct backend_ops backend_memory_ops;
+extern const struct backend_ops backend_file_ops;
+extern const struct backend_ops backend_null_ops;
+
+#endif

@@ -1,0 +1,355 @@
+/* One request's way through the device: range and alignment checks,
+ * the oversize policy, the timing model, the backend, the wait for the
+ * deadline, then stats and trace.  Every frontend calls blkemu_io().
+ */
+#include "disk.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+
+static void
+set_err (char *err, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (err, BLKEMU_ERR_MAX, fmt, ap);
+  va_end (ap);
+}
+
+static const struct backend_ops *
+backend_lookup (enum backend_kind kind)
+{
+  switch (kind) {
+  case BACKEND_MEMORY: return &backend_memory_ops;
+  case BACKEND_FILE: return &backend_file_ops;
+  case BACKEND_NULL: return &backend_null_ops;
+  }
+  return NULL;
+}
+
+struct blkemu_disk *
+blkemu_disk_open (const struct blkemu_spec *spec, char *err)
+{
+  struct blkemu_disk *disk = calloc (1, sizeof *disk);
+  if (!disk) {
+    set_err (err, "out of memory");
+    return NULL;
+  }
+  if (config_build (&disk->cfg, spec, err) == -1) {
+    free (disk);
+    return NULL;
+  }
+  pthread_mutex_init (&disk->lock, NULL);
+  pthread_mutex_init (&disk->transport_lock, NULL);
+  stats_init (&disk->stats);
+
+  disk->backend = backend_lookup ((enum backend_kind) disk->cfg.num[K_BACKEND]);
+  if (disk->backend->open (&disk->cfg, &disk->backend_state, err) == -1)
+    goto fail_backend;
+  /* The backend may have filled in size=; check the rules again. */
+  if (config_validate (&disk->cfg, err) == -1)
+    goto fail_model;
+
+  disk->model = model_lookup ((enum model_kind) disk->cfg.num[K_MODEL]);
+  disk->model_state = disk->model->create (&disk->cfg);
+  if (!disk->model_state) {
+    set_err (err, "model=%s: out of memory", disk->model->name);
+    goto fail_model;
+  }
+  if (trace_open (&disk->trace, disk->cfg.str[K_TRACE], disk->stats.start_ns,
+                  err) == -1)
+    goto fail_trace;
+  return disk;
+
+fail_trace:
+  disk->model->destroy (disk->model_state);
+fail_model:
+  disk->backend->close (disk->backend_state);
+fail_backend:
+  stats_destroy (&disk->stats);
+  config_free (&disk->cfg);
+  free (disk);
+  return NULL;
+}
+
+int
+blkemu_disk_start (struct blkemu_disk *disk, char *err)
+{
+  if (!disk->cfg.str[K_CONTROL] && !disk->cfg.str[K_STATS])
+    return 0;
+  return service_start (disk, err);
+}
+
+void
+blkemu_disk_close (struct blkemu_disk *disk)
+{
+  char err[BLKEMU_ERR_MAX];
+  if (!disk)
+    return;
+  service_stop (disk);
+  if (disk->cfg.str[K_STATS] && blkemu_disk_write_stats (disk, err) == -1)
+    fprintf (stderr, "blkemu: %s\n", err);
+  if (disk->cfg.num[K_SUMMARY])
+    disk_write_summary (disk, stderr);
+  trace_close (&disk->trace);
+  disk->model->destroy (disk->model_state);
+  disk->backend->close (disk->backend_state);
+  stats_destroy (&disk->stats);
+  for (int i = 0; i < TRANSPORT_MAX; i++) {
+    free (disk->transport[i].key);
+    free (disk->transport[i].value);
+  }
+  pthread_mutex_destroy (&disk->transport_lock);
+  pthread_mutex_destroy (&disk->lock);
+  config_free (&disk->cfg);
+  free (disk);
+}
+
+void
+blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
+{
+  pthread_mutex_lock (&disk->lock);
+  const uint64_t *n = disk->cfg.num;
+  geo->size_bytes = n[K_SIZE];
+  geo->logical_block_size = (uint32_t) n[K_LOGICAL_BLOCK_SIZE];
+  geo->physical_block_size = (uint32_t) (n[K_PHYSICAL_BLOCK_SIZE]
+                                         ? n[K_PHYSICAL_BLOCK_SIZE]
+                                         : n[K_LOGICAL_BLOCK_SIZE]);
+  geo->min_io_bytes = (uint32_t) n[K_MIN_IO];
+  geo->opt_io_bytes = (uint32_t) n[K_OPT_IO];
+  geo->max_transfer_bytes = (uint32_t) n[K_MAX_TRANSFER];
+  geo->max_discard_bytes = n[K_MAX_DISCARD];
+  geo->max_write_zeroes_bytes = n[K_MAX_WRITE_ZEROES];
+  geo->rotational = n[K_ROTATIONAL] != 0;
+  pthread_mutex_unlock (&disk->lock);
+  geo->can_flush = true;
+  geo->can_fua = true;
+  geo->can_trim = disk->backend->can_trim;
+  geo->can_zero = disk->backend->can_zero;
+  geo->can_extents = disk->backend->can_extents;
+  /* One disk behind every connection: a flush covers all of them. */
+  geo->can_multi_conn = true;
+  geo->persistent = disk->backend->persistent;
+}
+
+void
+blkemu_disk_set_transport (struct blkemu_disk *disk, const char *key,
+                           const char *value)
+{
+  pthread_mutex_lock (&disk->transport_lock);
+  for (int i = 0; i < TRANSPORT_MAX; i++) {
+    if (!disk->transport[i].key || !strcmp (disk->transport[i].key, key)) {
+      if (!disk->transport[i].key)
+        disk->transport[i].key = strdup (key);
+      free (disk->transport[i].value);
+      disk->transport[i].value = strdup (value);
+      break;
+    }
+  }
+  pthread_mutex_unlock (&disk->transport_lock);
+}
+
+/* The limit that applies to OP's length (0: none). */
+static uint64_t
+op_limit (const struct blkemu_config *cfg, enum blkemu_op op)
+{
+  switch (op) {
+  case BLKEMU_OP_READ: case BLKEMU_OP_WRITE: return cfg->num[K_MAX_TRANSFER];
+  case BLKEMU_OP_TRIM: return cfg->num[K_MAX_DISCARD];
+  case BLKEMU_OP_ZERO: return cfg->num[K_MAX_WRITE_ZEROES];
+  default: return 0;
+  }
+}
+
+static int
+backend_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+            uint64_t len, uint64_t offset, unsigned flags)
+{
+  const struct backend_ops *b = disk->backend;
+  switch (op) {
+  case BLKEMU_OP_READ: return b->pread (disk->backend_state, buf, len, offset);
+  case BLKEMU_OP_WRITE:
+    return b->pwrite (disk->backend_state, buf, len, offset,
+                      flags & BLKEMU_FLAG_FUA);
+  case BLKEMU_OP_FLUSH: return b->flush (disk->backend_state);
+  case BLKEMU_OP_TRIM:
+    return b->can_trim ? b->trim (disk->backend_state, len, offset) : 0;
+  case BLKEMU_OP_ZERO: {
+    int r = b->zero (disk->backend_state, len, offset,
+                     flags & BLKEMU_FLAG_MAY_TRIM);
+    if (r == 0 && (flags & BLKEMU_FLAG_FUA))
+      r = b->flush (disk->backend_state);
+    return r;
+  }
+  default: return EINVAL;
+  }
+}
+
+/* Refuse a request before it reaches the device. */
+static int
+refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
+        uint64_t offset, uint64_t arrival, uint64_t *counter, unsigned marks)
+{
+  pthread_mutex_lock (&disk->stats.lock);
+  (*counter)++;
+  pthread_mutex_unlock (&disk->stats.lock);
+  stats_record_refused (&disk->stats, op, len);
+  trace_record (&disk->trace, arrival, op, offset, len, 0, 0, EINVAL, marks);
+  return EINVAL;
+}
+
+#define STACK_PIECES 64
+
+int
+blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+           uint64_t len, uint64_t offset, unsigned flags)
+{
+  uint64_t arrival = clock_now_ns ();
+  struct stats *st = &disk->stats;
+
+  pthread_mutex_lock (&disk->lock);
+  uint64_t size = disk->cfg.num[K_SIZE];
+  uint64_t lbs = disk->cfg.num[K_LOGICAL_BLOCK_SIZE];
+  uint64_t limit = op_limit (&disk->cfg, op);
+  enum oversize_policy policy =
+    (enum oversize_policy) disk->cfg.num[K_OVERSIZE];
+
+  if (op != BLKEMU_OP_FLUSH) {
+    if (offset > size || len > size - offset) {
+      pthread_mutex_unlock (&disk->lock);
+      return refuse (disk, op, len, offset, arrival, &st->out_of_range, 0);
+    }
+    if (offset % lbs || len % lbs || len == 0) {
+      pthread_mutex_unlock (&disk->lock);
+      return refuse (disk, op, len, offset, arrival, &st->misaligned, 0);
+    }
+  }
+
+  /* The oversize policy decides how many pieces the device serves. */
+  uint64_t piece_len = len, npieces = 1;
+  unsigned marks = flags & BLKEMU_FLAG_FUA ? TRACE_FUA : 0;
+  if (limit && len > limit) {
+    marks |= TRACE_OVERSIZE;
+    if (policy == OVERSIZE_ERROR) {
+      pthread_mutex_unlock (&disk->lock);
+      return refuse (disk, op, len, offset, arrival, &st->oversize_rejected,
+                     marks);
+    }
+    if (policy == OVERSIZE_SPLIT) {
+      piece_len = limit;
+      npieces = (len + limit - 1) / limit;
+      marks = (marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
+    }
+  }
+
+  uint64_t stack_deadlines[STACK_PIECES];
+  uint64_t *deadline = stack_deadlines;
+  if (npieces > STACK_PIECES) {
+    deadline = malloc (npieces * sizeof *deadline);
+    if (!deadline) {
+      pthread_mutex_unlock (&disk->lock);
+      return ENOMEM;
+    }
+  }
+
+  /* Schedule every piece as the device would queue it, at arrival. */
+  uint64_t last = arrival;
+  for (uint64_t i = 0; i < npieces; i++) {
+    struct model_req req = {
+      .op = op, .offset = offset + i * piece_len,
+      .len = i + 1 < npieces ? piece_len : len - i * piece_len,
+      .flags = flags, .arrival_ns = arrival,
+    };
+    deadline[i] = disk->model->schedule (disk->model_state, &disk->cfg, &req);
+    if (deadline[i] > last)
+      last = deadline[i];
+  }
+  uint64_t qd = __atomic_add_fetch (&disk->in_flight, npieces,
+                                    __ATOMIC_RELAXED);
+  pthread_mutex_unlock (&disk->lock);
+
+  int err = backend_io (disk, op, buf, len, offset, flags);
+  clock_wait_until (last);
+  uint64_t done = clock_now_ns ();
+  __atomic_sub_fetch (&disk->in_flight, npieces, __ATOMIC_RELAXED);
+
+  if (npieces > 1) {
+    pthread_mutex_lock (&st->lock);
+    st->oversize_split++;
+    st->oversize_pieces += npieces;
+    pthread_mutex_unlock (&st->lock);
+  }
+  else if (marks & TRACE_OVERSIZE) {
+    pthread_mutex_lock (&st->lock);
+    st->oversize_allowed++;
+    pthread_mutex_unlock (&st->lock);
+  }
+
+  /* Each piece is a request the device saw.  Pieces that finished before
+   * the last one keep their modelled completion time.
+   */
+  for (uint64_t i = 0; i < npieces; i++) {
+    uint64_t piece_off = offset + i * piece_len;
+    uint64_t plen = i + 1 < npieces ? piece_len : len - i * piece_len;
+    uint64_t end = deadline[i] < done ? deadline[i] : done;
+    if (deadline[i] == last)
+      end = done;
+    uint64_t piece_qd = qd > npieces - 1 - i ? qd - (npieces - 1 - i) : 1;
+    stats_record (st, op, piece_off, op == BLKEMU_OP_FLUSH ? 0 : plen,
+                  end - arrival, piece_qd, err);
+    trace_record (&disk->trace, arrival, op, piece_off, plen, end - arrival,
+                  piece_qd, err, marks);
+  }
+  if (deadline != stack_deadlines)
+    free (deadline);
+  return err;
+}
+
+int
+blkemu_extents (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
+                blkemu_extent_cb cb, void *opaque)
+{
+  if (!disk->backend->can_extents)
+  {
+    cb (opaque, offset, len, false);
+    return 0;
+  }
+  return disk->backend->extents (disk->backend_state, offset, len, cb, opaque);
+}
+
+/* ---- runtime control --------------------------------------------- */
+
+int
+blkemu_disk_get (struct blkemu_disk *disk, const char *key, char *out,
+                 size_t outlen, char *err)
+{
+  int id = config_key_lookup (key);
+  if (id < 0) {
+    set_err (err, "unknown key '%s'", key);
+    return -1;
+  }
+  pthread_mutex_lock (&disk->lock);
+  config_format (&disk->cfg, id, out, outlen);
+  pthread_mutex_unlock (&disk->lock);
+  return 0;
+}
+
+int
+blkemu_disk_set (struct blkemu_disk *disk, const char *key, const char *value,
+                 char *err)
+{
+  pthread_mutex_lock (&disk->lock);
+  int r = config_set_runtime (&disk->cfg, key, value, err);
+  pthread_mutex_unlock (&disk->lock);
+  return r;
+}
+
+void
+blkemu_disk_reset_stats (struct blkemu_disk *disk)
+{
+  stats_reset (&disk->stats);
+}

@@ -1,0 +1,101 @@
+/* model=fixed: every request costs its base latency plus size/bandwidth.
+ *
+ * The device services min(queue-depth, channels) requests at once, first
+ * come first served; the others wait for a slot.  Payload transfers share
+ * one media pipe at `bandwidth`, so the rate holds whatever the queue
+ * depth.  A flush also waits for every write that arrived before it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+struct fixed_state {
+  uint64_t slot_free_ns[BLKEMU_MAX_CHANNELS]; /* when each slot is free */
+  uint64_t media_free_ns;                     /* end of the last transfer */
+  uint64_t writes_done_ns;                    /* last write's completion */
+};
+
+static void *
+fixed_create (const struct blkemu_config *cfg)
+{
+  (void) cfg;
+  return calloc (1, sizeof (struct fixed_state));
+}
+
+static void
+fixed_destroy (void *state)
+{
+  free (state);
+}
+
+static void
+fixed_reset (void *state)
+{
+  memset (state, 0, sizeof (struct fixed_state));
+}
+
+static unsigned
+service_slots (const struct blkemu_config *cfg)
+{
+  uint64_t qd = cfg->num[K_QUEUE_DEPTH];
+  uint64_t ch = cfg->num[K_CHANNELS];
+  uint64_t n = ch == 0 || ch > qd ? qd : ch;
+  return n > BLKEMU_MAX_CHANNELS ? BLKEMU_MAX_CHANNELS : (unsigned) n;
+}
+
+static uint64_t
+fixed_schedule (void *state, const struct blkemu_config *cfg,
+                const struct model_req *req)
+{
+  struct fixed_state *s = state;
+  unsigned n = service_slots (cfg);
+  unsigned slot = 0;
+
+  /* The slot that frees first takes the request (FIFO). */
+  for (unsigned i = 1; i < n; i++)
+    if (s->slot_free_ns[i] < s->slot_free_ns[slot])
+      slot = i;
+
+  uint64_t start = req->arrival_ns;
+  if (s->slot_free_ns[slot] > start)
+    start = s->slot_free_ns[slot];
+
+  uint64_t done = start;
+  bool has_payload = req->op == BLKEMU_OP_READ || req->op == BLKEMU_OP_WRITE;
+  if (has_payload) {
+    uint64_t xfer = model_transfer_ns (req->len, cfg_bandwidth (cfg, req->op));
+    if (xfer) {
+      uint64_t xfer_start = start > s->media_free_ns ? start : s->media_free_ns;
+      s->media_free_ns = xfer_start + xfer;
+      done = s->media_free_ns;
+    }
+  }
+  done += cfg_latency_ns (cfg, req->op);
+
+  if (req->op == BLKEMU_OP_FLUSH && s->writes_done_ns > done)
+    done = s->writes_done_ns;
+  if ((req->op == BLKEMU_OP_WRITE || req->op == BLKEMU_OP_ZERO ||
+       req->op == BLKEMU_OP_TRIM) && done > s->writes_done_ns)
+    s->writes_done_ns = done;
+
+  s->slot_free_ns[slot] = done;
+  return done;
+}
+
+const struct model_ops model_fixed_ops = {
+  .name = "fixed",
+  .create = fixed_create,
+  .destroy = fixed_destroy,
+  .schedule = fixed_schedule,
+  .reset = fixed_reset,
+};
+
+const struct model_ops *
+model_lookup (enum model_kind kind)
+{
+  switch (kind) {
+  case MODEL_FIXED: return &model_fixed_ops;
+  }
+  return NULL;
+}

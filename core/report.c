@@ -1,0 +1,320 @@
+/* What the device saw, for machines (stats JSON) and for people (the
+ * iostat-style summary with size histograms).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "disk.h"
+#include "strbuf.h"
+#include "units.h"
+
+/* A consistent copy of the stats, taken under the lock. */
+static struct stats *
+snapshot (struct blkemu_disk *disk)
+{
+  struct stats *snap = malloc (sizeof *snap);
+  if (!snap)
+    return NULL;
+  pthread_mutex_lock (&disk->stats.lock);
+  memcpy (snap, &disk->stats, sizeof *snap);
+  pthread_mutex_unlock (&disk->stats.lock);
+  return snap;
+}
+
+static int
+cmp_slot (const void *a, const void *b)
+{
+  const struct size_slot *x = a, *y = b;
+  return (x->size > y->size) - (x->size < y->size);
+}
+
+/* The op's used size slots, sorted by size; returns how many. */
+static size_t
+sorted_sizes (const struct op_stats *os, struct size_slot *out)
+{
+  size_t n = 0;
+  for (size_t i = 0; i < SIZE_SLOTS; i++)
+    if (os->sizes[i].count)
+      out[n++] = os->sizes[i];
+  qsort (out, n, sizeof *out, cmp_slot);
+  return n;
+}
+
+static double
+us (uint64_t ns)
+{
+  return (double) ns / 1000.0;
+}
+
+char *
+blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
+{
+  struct stats *st = snapshot (disk);
+  struct size_slot *slots = malloc (SIZE_SLOTS * sizeof *slots);
+  struct strbuf sb = { 0 };
+  const char *nl = pretty ? "\n" : "";
+  const char *in1 = pretty ? "  " : "", *in2 = pretty ? "    " : "",
+             *in3 = pretty ? "      " : "";
+  char v[256];
+
+  if (!st || !slots) {
+    free (st);
+    free (slots);
+    return NULL;
+  }
+
+  double elapsed = (double) (clock_now_ns () - st->start_ns) / 1e9;
+  sb_printf (&sb, "{%s%s\"version\": \"%s\",%s%s\"elapsed_s\": %.3f,%s",
+             nl, in1, BLKEMU_VERSION, nl, in1, elapsed, nl);
+
+  sb_printf (&sb, "%s\"config\": {", in1);
+  pthread_mutex_lock (&disk->lock);
+  for (int i = 0; i < K_COUNT; i++) {
+    config_format (&disk->cfg, i, v, sizeof v);
+    sb_printf (&sb, "%s%s%s", i ? "," : "", nl, in2);
+    sb_json_string (&sb, config_key_name (i));
+    sb_printf (&sb, ": ");
+    sb_json_string (&sb, v);
+  }
+  pthread_mutex_unlock (&disk->lock);
+  sb_printf (&sb, "%s%s},%s", nl, in1, nl);
+
+  sb_printf (&sb, "%s\"ops\": {", in1);
+  for (int op = 0; op < BLKEMU_OP_COUNT; op++) {
+    const struct op_stats *os = &st->op[op];
+    sb_printf (&sb, "%s%s%s\"%s\": {%s", op ? "," : "", nl, in2,
+               stats_op_name ((enum blkemu_op) op), nl);
+    sb_printf (&sb, "%s\"requests\": %llu, \"bytes\": %llu, "
+               "\"errors\": %llu,%s", in3,
+               (unsigned long long) os->requests,
+               (unsigned long long) os->bytes,
+               (unsigned long long) os->errors, nl);
+    size_t n = sorted_sizes (os, slots);
+    sb_printf (&sb, "%s\"sizes\": {", in3);
+    for (size_t i = 0; i < n; i++)
+      sb_printf (&sb, "%s\"%llu\": %llu", i ? ", " : "",
+                 (unsigned long long) slots[i].size,
+                 (unsigned long long) slots[i].count);
+    if (os->size_other)
+      sb_printf (&sb, "%s\"other\": %llu", n ? ", " : "",
+                 (unsigned long long) os->size_other);
+    sb_printf (&sb, "},%s%s\"size_log2\": {", nl, in3);
+    bool first = true;
+    for (int b = 0; b < SIZE_LOG2_BUCKETS; b++)
+      if (os->size_log2[b]) {
+        blkemu_format_size (1ull << b, v, sizeof v);
+        sb_printf (&sb, "%s\"%s\": %llu", first ? "" : ", ", v,
+                   (unsigned long long) os->size_log2[b]);
+        first = false;
+      }
+    double mean = os->lat_count ? us (os->lat_sum_ns) / (double) os->lat_count
+                                : 0;
+    sb_printf (&sb, "},%s%s\"latency_us\": {\"mean\": %.3f, \"p50\": %.3f, "
+               "\"p90\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
+               "\"max\": %.3f}%s%s}",
+               nl, in3, mean,
+               us (stats_latency_percentile (os, 50)),
+               us (stats_latency_percentile (os, 90)),
+               us (stats_latency_percentile (os, 99)),
+               us (stats_latency_percentile (os, 99.9)),
+               us (os->lat_max_ns), nl, in2);
+  }
+  sb_printf (&sb, "%s%s},%s", nl, in1, nl);
+
+  sb_printf (&sb, "%s\"oversize\": {\"rejected\": %llu, \"split\": %llu, "
+             "\"pieces\": %llu, \"allowed\": %llu},%s", in1,
+             (unsigned long long) st->oversize_rejected,
+             (unsigned long long) st->oversize_split,
+             (unsigned long long) st->oversize_pieces,
+             (unsigned long long) st->oversize_allowed, nl);
+  sb_printf (&sb, "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s",
+             in1, (unsigned long long) st->misaligned, nl, in1,
+             (unsigned long long) st->out_of_range, nl);
+
+  uint64_t qd_n = 0, qd_sum = 0;
+  for (int i = 0; i < QD_BUCKETS; i++) {
+    qd_n += st->qd_hist[i];
+    qd_sum += st->qd_hist[i] * (uint64_t) i;
+  }
+  sb_printf (&sb, "%s\"queue_depth\": {\"max\": %llu, \"mean\": %.3f, "
+             "\"histogram\": {", in1, (unsigned long long) st->qd_max,
+             qd_n ? (double) qd_sum / (double) qd_n : 0.0);
+  bool first = true;
+  for (int i = 0; i < QD_BUCKETS; i++)
+    if (st->qd_hist[i]) {
+      sb_printf (&sb, "%s\"%d%s\": %llu", first ? "" : ", ", i,
+                 i == QD_BUCKETS - 1 ? "+" : "",
+                 (unsigned long long) st->qd_hist[i]);
+      first = false;
+    }
+  sb_printf (&sb, "}},%s", nl);
+  sb_printf (&sb, "%s\"sequential_fraction\": %.4f,%s", in1,
+             st->rw_requests ? (double) st->seq_requests
+                               / (double) st->rw_requests : 0.0, nl);
+
+  sb_printf (&sb, "%s\"transport\": {", in1);
+  pthread_mutex_lock (&disk->transport_lock);
+  for (int i = 0; i < TRANSPORT_MAX && disk->transport[i].key; i++) {
+    sb_printf (&sb, "%s", i ? ", " : "");
+    sb_json_string (&sb, disk->transport[i].key);
+    sb_printf (&sb, ": ");
+    sb_json_string (&sb, disk->transport[i].value);
+  }
+  pthread_mutex_unlock (&disk->transport_lock);
+  sb_printf (&sb, "}%s}\n", nl);
+
+  free (slots);
+  free (st);
+  return sb_take (&sb);
+}
+
+int
+blkemu_disk_write_stats (struct blkemu_disk *disk, char *err)
+{
+  const char *path = disk->cfg.str[K_STATS];
+  char tmp[4200];
+  if (!path) {
+    snprintf (err, BLKEMU_ERR_MAX, "stats: no stats=PATH was given");
+    return -1;
+  }
+  trace_flush (&disk->trace);
+  char *json = blkemu_disk_stats_json (disk, true);
+  if (!json) {
+    snprintf (err, BLKEMU_ERR_MAX, "stats=%s: out of memory", path);
+    return -1;
+  }
+  /* Write beside the target and rename, so readers never see half. */
+  snprintf (tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid ());
+  FILE *fp = fopen (tmp, "w");
+  int r = -1;
+  if (fp) {
+    fputs (json, fp);
+    if (fclose (fp) == 0 && rename (tmp, path) == 0)
+      r = 0;
+  }
+  if (r == -1) {
+    snprintf (err, BLKEMU_ERR_MAX, "stats=%s: %s", path, strerror (errno));
+    unlink (tmp);
+  }
+  free (json);
+  return r;
+}
+
+/* ---- the human summary ------------------------------------------- */
+
+#define BAR_WIDTH 40
+
+static void
+summary_histogram (struct strbuf *sb, const char *opname,
+                   const struct op_stats *os, struct size_slot *slots)
+{
+  size_t n = sorted_sizes (os, slots);
+  if (n == 0)
+    return;
+  uint64_t max = 0;
+  for (size_t i = 0; i < n; i++)
+    if (slots[i].count > max)
+      max = slots[i].count;
+  sb_printf (sb, "\n%s request sizes (as the device saw them):\n", opname);
+  /* Long tails of rare sizes go into one line. */
+  uint64_t rest = 0, rest_kinds = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (n > 16 && slots[i].count * 100 < max) {
+      rest += slots[i].count;
+      rest_kinds++;
+      continue;
+    }
+    char sz[32];
+    blkemu_format_size (slots[i].size, sz, sizeof sz);
+    int bar = (int) ((slots[i].count * BAR_WIDTH + max - 1) / max);
+    sb_printf (sb, "  %8s |%.*s%*s %llu\n", sz, bar,
+               "########################################", BAR_WIDTH - bar,
+               "", (unsigned long long) slots[i].count);
+  }
+  if (rest)
+    sb_printf (sb, "  %8s  %llu requests in %llu other sizes\n", "...",
+               (unsigned long long) rest, (unsigned long long) rest_kinds);
+}
+
+char *
+disk_summary_text (struct blkemu_disk *disk)
+{
+  struct stats *st = snapshot (disk);
+  struct size_slot *slots = malloc (SIZE_SLOTS * sizeof *slots);
+  struct strbuf sb = { 0 };
+  char mt[32], name[128], pol[32];
+  if (!st || !slots) {
+    free (st);
+    free (slots);
+    return NULL;
+  }
+  pthread_mutex_lock (&disk->lock);
+  config_format (&disk->cfg, K_MAX_TRANSFER, mt, sizeof mt);
+  config_format (&disk->cfg, K_NAME, name, sizeof name);
+  config_format (&disk->cfg, K_OVERSIZE, pol, sizeof pol);
+  pthread_mutex_unlock (&disk->lock);
+
+  double secs = (double) (clock_now_ns () - st->start_ns) / 1e9;
+  if (secs <= 0)
+    secs = 1e-9;
+  sb_printf (&sb, "blkemu %s: %.2f s, max-transfer %s, oversize=%s\n",
+             name, secs, mt, pol);
+  sb_printf (&sb, "%-6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", "op",
+             "requests", "IOPS", "MiB", "MiB/s", "avg-KiB", "lat-mean",
+             "lat-p50", "lat-p99", "lat-max", "errors");
+  for (int op = 0; op < BLKEMU_OP_COUNT; op++) {
+    const struct op_stats *os = &st->op[op];
+    if (os->requests == 0)
+      continue;
+    uint64_t ok = os->requests - os->errors;
+    sb_printf (&sb, "%-6s %9llu %9.1f %9.2f %9.2f %9.1f %9.1f %9.1f %9.1f "
+               "%9.1f %7llu\n",
+               stats_op_name ((enum blkemu_op) op),
+               (unsigned long long) os->requests, (double) os->requests / secs,
+               (double) os->bytes / 1048576.0,
+               (double) os->bytes / 1048576.0 / secs,
+               ok ? (double) os->bytes / 1024.0 / (double) ok : 0.0,
+               os->lat_count ? us (os->lat_sum_ns) / (double) os->lat_count
+                             : 0.0,
+               us (stats_latency_percentile (os, 50)),
+               us (stats_latency_percentile (os, 99)), us (os->lat_max_ns),
+               (unsigned long long) os->errors);
+  }
+  sb_printf (&sb, "(latencies in microseconds, arrival to completion)\n");
+  uint64_t qd_n = 0, qd_sum = 0;
+  for (int i = 0; i < QD_BUCKETS; i++) {
+    qd_n += st->qd_hist[i];
+    qd_sum += st->qd_hist[i] * (uint64_t) i;
+  }
+  sb_printf (&sb, "oversize: %llu rejected, %llu split into %llu pieces, "
+             "%llu allowed; misaligned %llu; out of range %llu\n",
+             (unsigned long long) st->oversize_rejected,
+             (unsigned long long) st->oversize_split,
+             (unsigned long long) st->oversize_pieces,
+             (unsigned long long) st->oversize_allowed,
+             (unsigned long long) st->misaligned,
+             (unsigned long long) st->out_of_range);
+  sb_printf (&sb, "queue depth at arrival: max %llu, mean %.2f; "
+             "sequential %.1f%%\n", (unsigned long long) st->qd_max,
+             qd_n ? (double) qd_sum / (double) qd_n : 0.0,
+             st->rw_requests ? 100.0 * (double) st->seq_requests
+                               / (double) st->rw_requests : 0.0);
+  summary_histogram (&sb, "read", &st->op[BLKEMU_OP_READ], slots);
+  summary_histogram (&sb, "write", &st->op[BLKEMU_OP_WRITE], slots);
+  free (slots);
+  free (st);
+  return sb_take (&sb);
+}
+
+void
+disk_write_summary (struct blkemu_disk *disk, FILE *fp)
+{
+  char *text = disk_summary_text (disk);
+  if (text) {
+    fputs (text, fp);
+    free (text);
+  }
+}

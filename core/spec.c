@@ -1,0 +1,579 @@
+/* The key table, the spec (raw key=value pairs), profiles, and the
+ * validation that turns them into an effective configuration.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "units.h"
+
+enum key_type { T_SIZE, T_DURATION, T_RATE, T_UINT, T_ENUM, T_BOOL, T_STRING };
+
+struct key_def {
+  const char *name;
+  enum key_type type;
+  const char *def;        /* default, in the key's own syntax; NULL: unset */
+  const char *choices;    /* T_ENUM: '|'-separated names, index = value */
+  uint64_t min, max;      /* numeric bounds, inclusive (max 0: none) */
+  bool runtime;           /* changeable through control */
+  const char *help;
+};
+
+#define NOMAX 0
+static const struct key_def keys[K_COUNT] = {
+  [K_SIZE] = { "size", T_SIZE, NULL, NULL, 1, NOMAX, false,
+    "capacity (required unless backend=file, where the file's size is used)" },
+  [K_BACKEND] = { "backend", T_ENUM, "memory", "memory|file|null", 0, 0, false,
+    "where data lives: memory (sparse), file (file=PATH), null (discard)" },
+  [K_FILE] = { "file", T_STRING, NULL, NULL, 0, 0, false,
+    "backing file or block device for backend=file (created if missing)" },
+  [K_NAME] = { "name", T_STRING, "disk0", NULL, 0, 0, false,
+    "the disk's name in stats, trace and FUSE paths" },
+  [K_LOGICAL_BLOCK_SIZE] = { "logical-block-size", T_SIZE, "512", NULL,
+    512, 65536, false,
+    "smallest addressable unit: a power of two, 512..64K" },
+  [K_PHYSICAL_BLOCK_SIZE] = { "physical-block-size", T_SIZE, "0", NULL,
+    0, 1u << 20, false,
+    "internal block size: a power of two >= logical (0: same as logical)" },
+  [K_MIN_IO] = { "min-io", T_SIZE, "0", NULL, 0, 1u << 30, false,
+    "minimum I/O hint, a multiple of the logical block size (0: none)" },
+  [K_OPT_IO] = { "opt-io", T_SIZE, "0", NULL, 0, 1u << 30, false,
+    "optimal I/O hint, a multiple of the logical block size (0: none)" },
+  [K_MAX_TRANSFER] = { "max-transfer", T_SIZE, "32M", NULL,
+    512, BLKEMU_MAX_TRANSFER, true,
+    "largest read/write payload (max_hw_sectors_kb), a multiple of the "
+    "logical block size, <= 32M" },
+  [K_MAX_DISCARD] = { "max-discard", T_SIZE, "0", NULL, 0, NOMAX, true,
+    "largest trim, a multiple of the logical block size (0: unlimited)" },
+  [K_MAX_WRITE_ZEROES] = { "max-write-zeroes", T_SIZE, "0", NULL, 0, NOMAX,
+    true,
+    "largest write-zeroes, a multiple of the logical block size "
+    "(0: unlimited)" },
+  [K_OVERSIZE] = { "oversize", T_ENUM, "error", "error|split|allow", 0, 0,
+    true,
+    "a request above its limit: error (EINVAL), split (device splits it, "
+    "each piece timed), allow (served whole); all counted" },
+  [K_LATENCY_READ] = { "latency-read", T_DURATION, "0", NULL, 0,
+    60000000000ull, true, "base service time of a read" },
+  [K_LATENCY_WRITE] = { "latency-write", T_DURATION, "0", NULL, 0,
+    60000000000ull, true, "base service time of a write or write-zeroes" },
+  [K_LATENCY_FLUSH] = { "latency-flush", T_DURATION, "0", NULL, 0,
+    60000000000ull, true,
+    "base service time of a flush (which also waits for earlier writes)" },
+  [K_LATENCY_TRIM] = { "latency-trim", T_DURATION, "0", NULL, 0,
+    60000000000ull, true, "base service time of a trim" },
+  [K_BANDWIDTH] = { "bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
+    "media transfer rate shared by all requests, bytes/s (0: unlimited)" },
+  [K_READ_BANDWIDTH] = { "read-bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
+    "transfer rate for reads (0: use bandwidth)" },
+  [K_WRITE_BANDWIDTH] = { "write-bandwidth", T_RATE, "0", NULL, 0, NOMAX,
+    true, "transfer rate for writes (0: use bandwidth)" },
+  [K_QUEUE_DEPTH] = { "queue-depth", T_UINT, "128", NULL, 1,
+    BLKEMU_MAX_QUEUE_DEPTH, true,
+    "requests the device holds at once; later ones wait for a slot" },
+  [K_CHANNELS] = { "channels", T_UINT, "0", NULL, 0, BLKEMU_MAX_CHANNELS,
+    true,
+    "requests serviced in parallel (0: as many as queue-depth, up to 4096)" },
+  [K_MODEL] = { "model", T_ENUM, "fixed", "fixed", 0, 0, false,
+    "timing model: fixed (latency + size/bandwidth per request)" },
+  [K_ROTATIONAL] = { "rotational", T_BOOL, "no", NULL, 0, 0, false,
+    "advertise a rotational device (yes|no)" },
+  [K_PROFILE] = { "profile", T_STRING, NULL, NULL, 0, 0, false,
+    "preset: profiles/NAME.conf or a path; explicit keys override it" },
+  [K_STATS] = { "stats", T_STRING, NULL, NULL, 0, 0, false,
+    "JSON stats file, written at exit, on SIGUSR1 and on 'dump'" },
+  [K_TRACE] = { "trace", T_STRING, NULL, NULL, 0, 0, false,
+    "per-request trace file (see blkemu-trace(5))" },
+  [K_CONTROL] = { "control", T_STRING, NULL, NULL, 0, 0, false,
+    "unix socket for runtime get/set/stats/reset (blkemu-ctl)" },
+  [K_SUMMARY] = { "summary", T_BOOL, "no", NULL, 0, 0, false,
+    "print an iostat-style summary and histograms on stderr at exit" },
+};
+
+struct blkemu_spec {
+  char *val[K_COUNT];
+};
+
+static void
+set_err (char *err, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (err, BLKEMU_ERR_MAX, fmt, ap);
+  va_end (ap);
+}
+
+int
+config_key_lookup (const char *key)
+{
+  for (int i = 0; i < K_COUNT; i++)
+    if (strcmp (keys[i].name, key) == 0)
+      return i;
+  return -1;
+}
+
+const char *
+config_key_name (int id)
+{
+  return keys[id].name;
+}
+
+const char *
+blkemu_key_name (size_t n)
+{
+  return n < K_COUNT ? keys[n].name : NULL;
+}
+
+bool
+blkemu_key_is_runtime (const char *key)
+{
+  int id = config_key_lookup (key);
+  return id >= 0 && keys[id].runtime;
+}
+
+static int
+enum_index (const char *choices, const char *value)
+{
+  size_t vlen = strlen (value);
+  int idx = 0;
+  for (const char *p = choices; *p; idx++) {
+    const char *bar = strchr (p, '|');
+    size_t n = bar ? (size_t) (bar - p) : strlen (p);
+    if (n == vlen && strncmp (p, value, n) == 0)
+      return idx;
+    p += n + (bar ? 1 : 0);
+  }
+  return -1;
+}
+
+/* Parse VALUE for key ID into *num (numeric and enum keys).  Checks the
+ * per-key rules; cross-key rules come later in config_validate.
+ */
+static int
+parse_value (int id, const char *value, uint64_t *num, char *err)
+{
+  const struct key_def *k = &keys[id];
+  const char *why = NULL;
+  int r = 0;
+
+  switch (k->type) {
+  case T_SIZE: r = blkemu_parse_size (value, num, &why); break;
+  case T_DURATION: r = blkemu_parse_duration (value, num, &why); break;
+  case T_RATE: r = blkemu_parse_rate (value, num, &why); break;
+  case T_UINT: r = blkemu_parse_uint (value, num, &why); break;
+  case T_ENUM: {
+    int i = enum_index (k->choices, value);
+    if (i < 0) {
+      set_err (err, "%s=%s: must be one of %s", k->name, value, k->choices);
+      return -1;
+    }
+    *num = (uint64_t) i;
+    return 0;
+  }
+  case T_BOOL:
+    if (!strcmp (value, "yes") || !strcmp (value, "on") ||
+        !strcmp (value, "1") || !strcmp (value, "true"))
+      *num = 1;
+    else if (!strcmp (value, "no") || !strcmp (value, "off") ||
+             !strcmp (value, "0") || !strcmp (value, "false"))
+      *num = 0;
+    else {
+      set_err (err, "%s=%s: must be yes or no", k->name, value);
+      return -1;
+    }
+    return 0;
+  case T_STRING:
+    if (*value == '\0') {
+      set_err (err, "%s=: must not be empty", k->name);
+      return -1;
+    }
+    return 0;
+  }
+  if (r == -1) {
+    set_err (err, "%s=%s: %s", k->name, value, why);
+    return -1;
+  }
+  /* Zero is "unset/unlimited" for keys whose minimum is 0. */
+  if (*num < k->min) {
+    char lim[32];
+    if (k->type == T_DURATION) blkemu_format_duration (k->min, lim, sizeof lim);
+    else blkemu_format_size (k->min, lim, sizeof lim);
+    set_err (err, "%s=%s: must be at least %s", k->name, value, lim);
+    return -1;
+  }
+  if (k->max != NOMAX && *num > k->max) {
+    char lim[32];
+    if (k->type == T_DURATION) blkemu_format_duration (k->max, lim, sizeof lim);
+    else if (k->type == T_UINT)
+      snprintf (lim, sizeof lim, "%llu", (unsigned long long) k->max);
+    else blkemu_format_size (k->max, lim, sizeof lim);
+    set_err (err, "%s=%s: must be at most %s", k->name, value, lim);
+    return -1;
+  }
+  return 0;
+}
+
+/* Store VALUE for key ID into CFG. */
+static int
+config_apply (struct blkemu_config *cfg, int id, const char *value, char *err)
+{
+  uint64_t num = 0;
+  if (parse_value (id, value, &num, err) == -1)
+    return -1;
+  if (keys[id].type == T_STRING) {
+    char *copy = strdup (value);
+    if (!copy) {
+      set_err (err, "%s: out of memory", keys[id].name);
+      return -1;
+    }
+    free (cfg->str[id]);
+    cfg->str[id] = copy;
+  }
+  else
+    cfg->num[id] = num;
+  return 0;
+}
+
+struct blkemu_spec *
+blkemu_spec_new (void)
+{
+  return calloc (1, sizeof (struct blkemu_spec));
+}
+
+void
+blkemu_spec_free (struct blkemu_spec *spec)
+{
+  if (!spec)
+    return;
+  for (int i = 0; i < K_COUNT; i++)
+    free (spec->val[i]);
+  free (spec);
+}
+
+int
+blkemu_spec_set (struct blkemu_spec *spec, const char *key, const char *value,
+                 char *err)
+{
+  int id = config_key_lookup (key);
+  uint64_t num;
+  if (id < 0) {
+    set_err (err, "unknown key '%s' (see --help for the list of keys)", key);
+    return -1;
+  }
+  if (parse_value (id, value, &num, err) == -1)
+    return -1;
+  char *copy = strdup (value);
+  if (!copy) {
+    set_err (err, "%s: out of memory", key);
+    return -1;
+  }
+  free (spec->val[id]);
+  spec->val[id] = copy;
+  return 0;
+}
+
+/* Split "key=value" at the first '='. */
+static int
+split_pair (char *pair, char **key, char **value, char *err)
+{
+  char *eq = strchr (pair, '=');
+  if (!eq || eq == pair) {
+    set_err (err, "'%s': expected key=value", pair);
+    return -1;
+  }
+  *eq = '\0';
+  *key = pair;
+  *value = eq + 1;
+  return 0;
+}
+
+int
+blkemu_spec_set_list (struct blkemu_spec *spec, const char *list, char *err)
+{
+  char *copy = strdup (list), *save = NULL;
+  int r = 0;
+  if (!copy) {
+    set_err (err, "out of memory");
+    return -1;
+  }
+  for (char *tok = strtok_r (copy, ",", &save); tok && r == 0;
+       tok = strtok_r (NULL, ",", &save)) {
+    char *key, *value;
+    r = split_pair (tok, &key, &value, err);
+    if (r == 0)
+      r = blkemu_spec_set (spec, key, value, err);
+  }
+  free (copy);
+  return r;
+}
+
+const char *
+blkemu_spec_get (const struct blkemu_spec *spec, const char *key)
+{
+  int id = config_key_lookup (key);
+  return id >= 0 ? spec->val[id] : NULL;
+}
+
+void
+blkemu_spec_print_help (FILE *fp, const char *indent)
+{
+  for (int i = 0; i < K_COUNT; i++) {
+    const struct key_def *k = &keys[i];
+    static const char *type_names[] = {
+      [T_SIZE] = "SIZE", [T_DURATION] = "TIME", [T_RATE] = "RATE",
+      [T_UINT] = "N", [T_ENUM] = NULL, [T_BOOL] = "yes|no",
+      [T_STRING] = "STR",
+    };
+    const char *t = k->type == T_ENUM ? k->choices : type_names[k->type];
+    if (i == K_FILE || i == K_PROFILE || i == K_STATS || i == K_TRACE ||
+        i == K_CONTROL)
+      t = i == K_PROFILE ? "NAME|PATH" : "PATH";
+    fprintf (fp, "%s%s=%s\n%s    %s", indent, k->name, t, indent, k->help);
+    if (k->def && strcmp (k->def, "0") != 0)
+      fprintf (fp, " [default %s]", k->def);
+    if (k->runtime)
+      fprintf (fp, " [runtime]");
+    fputc ('\n', fp);
+  }
+}
+
+/* ---- profiles ---------------------------------------------------- */
+
+#ifndef BLKEMU_PROFILE_DIR
+#define BLKEMU_PROFILE_DIR "profiles"
+#endif
+
+static FILE *
+open_profile (const char *name, char *path, size_t pathlen)
+{
+  if (strchr (name, '/') || strstr (name, ".conf")) {
+    snprintf (path, pathlen, "%s", name);
+    return fopen (path, "r");
+  }
+  const char *env = getenv ("BLKEMU_PROFILE_DIR");
+  const char *dirs[] = { env, BLKEMU_PROFILE_DIR };
+  for (size_t i = 0; i < 2; i++) {
+    if (!dirs[i])
+      continue;
+    snprintf (path, pathlen, "%s/%s.conf", dirs[i], name);
+    FILE *fp = fopen (path, "r");
+    if (fp)
+      return fp;
+  }
+  return NULL;
+}
+
+static char *
+trim (char *s)
+{
+  while (isspace ((unsigned char) *s))
+    s++;
+  char *e = s + strlen (s);
+  while (e > s && isspace ((unsigned char) e[-1]))
+    *--e = '\0';
+  return s;
+}
+
+static int
+load_profile (struct blkemu_config *cfg, const char *name, char *err)
+{
+  char path[4096], line[1024];
+  FILE *fp = open_profile (name, path, sizeof path);
+  int lineno = 0, r = 0;
+
+  if (!fp) {
+    set_err (err, "profile=%s: no such profile (looked for %s): %s", name,
+             path, strerror (errno));
+    return -1;
+  }
+  while (r == 0 && fgets (line, sizeof line, fp)) {
+    lineno++;
+    char *hash = strchr (line, '#');
+    if (hash)
+      *hash = '\0';
+    char *s = trim (line);
+    if (*s == '\0')
+      continue;
+    char *eq = strchr (s, '=');
+    if (!eq) {
+      set_err (err, "profile %s:%d: expected key=value", path, lineno);
+      r = -1;
+      break;
+    }
+    *eq = '\0';
+    char *key = trim (s), *value = trim (eq + 1);
+    int id = config_key_lookup (key);
+    char sub[BLKEMU_ERR_MAX];
+    if (id < 0 || id == K_PROFILE) {
+      set_err (err, "profile %s:%d: unknown key '%s'", path, lineno, key);
+      r = -1;
+    }
+    else if (config_apply (cfg, id, value, sub) == -1) {
+      set_err (err, "profile %s:%d: %s", path, lineno, sub);
+      r = -1;
+    }
+  }
+  fclose (fp);
+  return r;
+}
+
+/* ---- building and validating ------------------------------------- */
+
+void
+config_free (struct blkemu_config *cfg)
+{
+  for (int i = 0; i < K_COUNT; i++) {
+    free (cfg->str[i]);
+    cfg->str[i] = NULL;
+  }
+}
+
+void
+config_copy (struct blkemu_config *dst, const struct blkemu_config *src)
+{
+  memcpy (dst->num, src->num, sizeof dst->num);
+  for (int i = 0; i < K_COUNT; i++)
+    dst->str[i] = src->str[i] ? strdup (src->str[i]) : NULL;
+}
+
+static bool
+is_pow2 (uint64_t v)
+{
+  return v && (v & (v - 1)) == 0;
+}
+
+/* Errors for the cross-key rules quote the value as the user wrote it. */
+static void
+rule_err (char *err, const struct blkemu_config *cfg, int id, const char *rule)
+{
+  char v[64];
+  config_format (cfg, id, v, sizeof v);
+  set_err (err, "%s=%s: %s", keys[id].name, v, rule);
+}
+
+int
+config_validate (const struct blkemu_config *cfg, char *err)
+{
+  const uint64_t *n = cfg->num;
+  uint64_t lbs = n[K_LOGICAL_BLOCK_SIZE];
+  char rule[160];
+
+  if (!is_pow2 (lbs)) {
+    rule_err (err, cfg, K_LOGICAL_BLOCK_SIZE,
+              "must be a power of two between 512 and 64K");
+    return -1;
+  }
+  if (n[K_PHYSICAL_BLOCK_SIZE] &&
+      (!is_pow2 (n[K_PHYSICAL_BLOCK_SIZE]) || n[K_PHYSICAL_BLOCK_SIZE] < lbs)) {
+    rule_err (err, cfg, K_PHYSICAL_BLOCK_SIZE,
+              "must be a power of two >= logical-block-size");
+    return -1;
+  }
+  snprintf (rule, sizeof rule,
+            "must be a multiple of logical-block-size (%llu)",
+            (unsigned long long) lbs);
+  static const int multiples[] = { K_SIZE, K_MIN_IO, K_OPT_IO, K_MAX_TRANSFER,
+                                   K_MAX_DISCARD, K_MAX_WRITE_ZEROES };
+  for (size_t i = 0; i < sizeof multiples / sizeof multiples[0]; i++)
+    if (n[multiples[i]] % lbs != 0) {
+      rule_err (err, cfg, multiples[i], rule);
+      return -1;
+    }
+  if (n[K_MAX_TRANSFER] < lbs) {
+    snprintf (rule, sizeof rule, "must be at least logical-block-size (%llu)",
+              (unsigned long long) lbs);
+    rule_err (err, cfg, K_MAX_TRANSFER, rule);
+    return -1;
+  }
+  if (n[K_BACKEND] == BACKEND_FILE && !cfg->str[K_FILE]) {
+    set_err (err, "backend=file: needs file=PATH");
+    return -1;
+  }
+  if (n[K_BACKEND] != BACKEND_FILE && cfg->str[K_FILE]) {
+    rule_err (err, cfg, K_BACKEND, "file= is only used with backend=file");
+    return -1;
+  }
+  if (n[K_BACKEND] != BACKEND_FILE && n[K_SIZE] == 0) {
+    set_err (err, "size: you must specify size=SIZE (e.g. size=1G)");
+    return -1;
+  }
+  return 0;
+}
+
+int
+config_build (struct blkemu_config *cfg, const struct blkemu_spec *spec,
+              char *err)
+{
+  memset (cfg, 0, sizeof *cfg);
+  for (int i = 0; i < K_COUNT; i++)
+    if (keys[i].def && config_apply (cfg, i, keys[i].def, err) == -1)
+      goto fail;
+  /* file= alone implies backend=file. */
+  if (spec->val[K_FILE] && !spec->val[K_BACKEND])
+    cfg->num[K_BACKEND] = BACKEND_FILE;
+  if (spec->val[K_PROFILE] && load_profile (cfg, spec->val[K_PROFILE], err))
+    goto fail;
+  for (int i = 0; i < K_COUNT; i++)
+    if (spec->val[i] && config_apply (cfg, i, spec->val[i], err) == -1)
+      goto fail;
+  if (config_validate (cfg, err) == -1)
+    goto fail;
+  return 0;
+fail:
+  config_free (cfg);
+  return -1;
+}
+
+int
+config_set_runtime (struct blkemu_config *cfg, const char *key,
+                    const char *value, char *err)
+{
+  int id = config_key_lookup (key);
+  if (id < 0) {
+    set_err (err, "unknown key '%s'", key);
+    return -1;
+  }
+  if (!keys[id].runtime) {
+    set_err (err, "%s=%s: cannot be changed at runtime", key, value);
+    return -1;
+  }
+  uint64_t old = cfg->num[id];
+  if (config_apply (cfg, id, value, err) == -1)
+    return -1;
+  if (config_validate (cfg, err) == -1) {
+    cfg->num[id] = old;
+    return -1;
+  }
+  return 0;
+}
+
+void
+config_format (const struct blkemu_config *cfg, int id, char *buf, size_t len)
+{
+  const struct key_def *k = &keys[id];
+  uint64_t v = cfg->num[id];
+  switch (k->type) {
+  case T_SIZE: case T_RATE: blkemu_format_size (v, buf, len); break;
+  case T_DURATION: blkemu_format_duration (v, buf, len); break;
+  case T_UINT: snprintf (buf, len, "%llu", (unsigned long long) v); break;
+  case T_BOOL: snprintf (buf, len, "%s", v ? "yes" : "no"); break;
+  case T_ENUM: {
+    const char *p = k->choices;
+    for (uint64_t i = 0; i < v && p; i++) {
+      p = strchr (p, '|');
+      if (p)
+        p++;
+    }
+    size_t n = p ? strcspn (p, "|") : 0;
+    snprintf (buf, len, "%.*s", (int) n, p ? p : "");
+    break;
+  }
+  case T_STRING: snprintf (buf, len, "%s", cfg->str[id] ? cfg->str[id] : "");
+    break;
+  }
+}

@@ -1,0 +1,152 @@
+/* Recording into the stats tables: see stats.h. */
+#include "stats.h"
+
+#include <string.h>
+
+#include "clock.h"
+
+static const char *const op_names[BLKEMU_OP_COUNT] = {
+  "read", "write", "flush", "trim", "zero"
+};
+
+const char *
+stats_op_name (enum blkemu_op op)
+{
+  return op_names[op];
+}
+
+void
+stats_init (struct stats *st)
+{
+  memset (st, 0, sizeof *st);
+  pthread_mutex_init (&st->lock, NULL);
+  st->start_ns = clock_now_ns ();
+}
+
+void
+stats_destroy (struct stats *st)
+{
+  pthread_mutex_destroy (&st->lock);
+}
+
+void
+stats_reset (struct stats *st)
+{
+  pthread_mutex_lock (&st->lock);
+  size_t off = offsetof (struct stats, start_ns);
+  memset ((char *) st + off, 0, sizeof *st - off);
+  st->start_ns = clock_now_ns ();
+  pthread_mutex_unlock (&st->lock);
+}
+
+static unsigned
+lat_bucket (uint64_t ns)
+{
+  if (ns < (2u << LAT_SUB_BITS))
+    return (unsigned) ns;
+  unsigned msb = 63 - (unsigned) __builtin_clzll (ns);
+  unsigned shift = msb - LAT_SUB_BITS;
+  unsigned idx = shift * (1u << LAT_SUB_BITS) + (unsigned) (ns >> shift);
+  return idx < LAT_BUCKETS ? idx : LAT_BUCKETS - 1;
+}
+
+/* Lowest value and width of bucket IDX (the inverse of lat_bucket). */
+static void
+lat_bucket_range (unsigned idx, uint64_t *low, uint64_t *width)
+{
+  if (idx < (2u << LAT_SUB_BITS)) {
+    *low = idx;
+    *width = 1;
+    return;
+  }
+  unsigned shift = idx / (1u << LAT_SUB_BITS) - 1;
+  uint64_t mant = idx - shift * (1u << LAT_SUB_BITS);
+  *low = mant << shift;
+  *width = 1ull << shift;
+}
+
+uint64_t
+stats_latency_percentile (const struct op_stats *os, double pct)
+{
+  if (os->lat_count == 0)
+    return 0;
+  uint64_t rank = (uint64_t) (pct / 100.0 * (double) os->lat_count + 0.5);
+  if (rank < 1)
+    rank = 1;
+  uint64_t seen = 0;
+  for (unsigned i = 0; i < LAT_BUCKETS; i++) {
+    seen += os->lat[i];
+    if (seen >= rank) {
+      uint64_t low, width;
+      lat_bucket_range (i, &low, &width);
+      uint64_t mid = low + width / 2;
+      return mid > os->lat_max_ns ? os->lat_max_ns : mid;
+    }
+  }
+  return os->lat_max_ns;
+}
+
+static void
+count_size (struct op_stats *os, uint64_t len)
+{
+  /* Fibonacci hashing of the size, then linear probing. */
+  unsigned h = (unsigned) ((len * 0x9E3779B97F4A7C15ull) >> 54) % SIZE_SLOTS;
+  for (unsigned probe = 0; probe < SIZE_SLOTS; probe++) {
+    struct size_slot *s = &os->sizes[(h + probe) % SIZE_SLOTS];
+    if (s->size == len) {
+      s->count++;
+      return;
+    }
+    if (s->count == 0) {
+      s->size = len;
+      s->count = 1;
+      return;
+    }
+  }
+  os->size_other++;
+}
+
+void
+stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
+              uint64_t len, uint64_t latency_ns, uint64_t qd_at_arrival,
+              int err)
+{
+  struct op_stats *os = &st->op[op];
+  pthread_mutex_lock (&st->lock);
+  os->requests++;
+  if (err)
+    os->errors++;
+  else
+    os->bytes += len;
+  if (op != BLKEMU_OP_FLUSH) {
+    count_size (os, len);
+    os->size_log2[len ? 63 - __builtin_clzll (len) : 0]++;
+  }
+  os->lat[lat_bucket (latency_ns)]++;
+  os->lat_sum_ns += latency_ns;
+  os->lat_count++;
+  if (latency_ns > os->lat_max_ns)
+    os->lat_max_ns = latency_ns;
+  st->qd_hist[qd_at_arrival < QD_BUCKETS - 1 ? qd_at_arrival
+                                             : QD_BUCKETS - 1]++;
+  if (qd_at_arrival > st->qd_max)
+    st->qd_max = qd_at_arrival;
+  if (op == BLKEMU_OP_READ || op == BLKEMU_OP_WRITE) {
+    st->rw_requests++;
+    if (offset == st->next_offset)
+      st->seq_requests++;
+    st->next_offset = offset + len;
+  }
+  pthread_mutex_unlock (&st->lock);
+}
+
+void
+stats_record_refused (struct stats *st, enum blkemu_op op, uint64_t len)
+{
+  pthread_mutex_lock (&st->lock);
+  st->op[op].requests++;
+  st->op[op].errors++;
+  if (op != BLKEMU_OP_FLUSH)
+    count_size (&st->op[op], len);
+  pthread_mutex_unlock (&st->lock);
+}

@@ -1,0 +1,21 @@
+/* Parsing and printing of sizes, durations and rates: the one conversion
+ * point for units.  Sizes and rates take K/M/G/T (powers of 1024), durations
+ * ns/us/ms/s.  Each parser returns 0, or -1 with a rule in *why.
+ */
+#ifndef BLKEMU_UNITS_H
+#define BLKEMU_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int blkemu_parse_size (const char *s, uint64_t *bytes, const char **why);
+int blkemu_parse_duration (const char *s, uint64_t *ns, const char **why);
+int blkemu_parse_rate (const char *s, uint64_t *bytes_per_s,
+                       const char **why);
+int blkemu_parse_uint (const char *s, uint64_t *n, const char **why);
+
+/* Shortest exact spelling: 131072 -> "128K", 1000000 ns -> "1ms". */
+void blkemu_format_size (uint64_t bytes, char *buf, size_t len);
+void blkemu_format_duration (uint64_t ns, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,125 @@
+/* blkemu - userspace block-device emulator: the public interface.
+ *
+ * Every frontend (nbdkit plugin, FUSE) builds a disk from key=value specs
+ * and hands each request to blkemu_io(); limits, timing, stats, trace and
+ * runtime control all live behind this header.
+ */
+#ifndef BLKEMU_BLKEMU_H
+#define BLKEMU_BLKEMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BLKEMU_VERSION "0.1.0"
+
+enum blkemu_op {
+  BLKEMU_OP_READ,
+  BLKEMU_OP_WRITE,
+  BLKEMU_OP_FLUSH,
+  BLKEMU_OP_TRIM,
+  BLKEMU_OP_ZERO,
+  BLKEMU_OP_COUNT
+};
+
+/* Request flags, matching the NBD command flags in meaning. */
+#define BLKEMU_FLAG_FUA      (1u << 0) /* write through before completing */
+#define BLKEMU_FLAG_MAY_TRIM (1u << 1) /* zero may deallocate */
+
+/* Size of the error buffers the API fills: one message, key=value: rule. */
+#define BLKEMU_ERR_MAX 512
+
+struct blkemu_spec;   /* key=value settings, before validation */
+struct blkemu_disk;   /* an emulated disk, ready for requests */
+
+/* --- spec --------------------------------------------------------- */
+
+struct blkemu_spec *blkemu_spec_new (void);
+void blkemu_spec_free (struct blkemu_spec *spec);
+
+/* Set one key.  Unknown keys and malformed values fail here, with a message
+ * naming the key, the value and the rule.  Returns 0 or -1.
+ */
+int blkemu_spec_set (struct blkemu_spec *spec, const char *key,
+                     const char *value, char *err);
+
+/* Parse "key=value,key=value" (the --disk syntax).  Returns 0 or -1. */
+int blkemu_spec_set_list (struct blkemu_spec *spec, const char *list,
+                          char *err);
+
+/* The value set for KEY, or NULL (the frontends use this for name=). */
+const char *blkemu_spec_get (const struct blkemu_spec *spec, const char *key);
+
+/* Print the table of keys (name, default, runtime-changeable, help). */
+void blkemu_spec_print_help (FILE *fp, const char *indent);
+
+/* --- disk --------------------------------------------------------- */
+
+/* Resolve the profile, validate every key and cross-key rule, open the
+ * backend.  Does not start threads (nbdkit may still fork): call
+ * blkemu_disk_start() from the process that will serve.
+ */
+struct blkemu_disk *blkemu_disk_open (const struct blkemu_spec *spec,
+                                      char *err);
+/* Start the service thread (control socket, SIGUSR1 stats dumps). */
+int blkemu_disk_start (struct blkemu_disk *disk, char *err);
+/* Stop the service thread, write stats= and the summary, free the disk. */
+void blkemu_disk_close (struct blkemu_disk *disk);
+
+/* Serve one request.  BUF holds LEN bytes for read/write, NULL otherwise.
+ * Returns 0 or a positive errno (EINVAL for a limit violation, EIO ...).
+ * Blocks until the request's modelled completion time.
+ */
+int blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+               uint64_t len, uint64_t offset, unsigned flags);
+
+/* Report allocated/hole ranges from OFFSET for up to LEN bytes.  CB returns
+ * 0 to continue, -1 to stop.  Returns 0 or a positive errno.
+ */
+typedef int (*blkemu_extent_cb) (void *opaque, uint64_t offset,
+                                 uint64_t length, bool hole);
+int blkemu_extents (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
+                    blkemu_extent_cb cb, void *opaque);
+
+/* What a frontend advertises. */
+struct blkemu_geometry {
+  uint64_t size_bytes;
+  uint32_t logical_block_size;
+  uint32_t physical_block_size;
+  uint32_t min_io_bytes;
+  uint32_t opt_io_bytes;
+  uint32_t max_transfer_bytes;
+  uint64_t max_discard_bytes;      /* 0: unlimited */
+  uint64_t max_write_zeroes_bytes; /* 0: unlimited */
+  bool rotational;
+  bool can_flush, can_fua, can_trim, can_zero, can_extents, can_multi_conn;
+  bool persistent;                 /* data outlives the process (file) */
+};
+void blkemu_disk_geometry (struct blkemu_disk *disk,
+                           struct blkemu_geometry *geo);
+
+/* Frontend facts shown in stats under "transport" (e.g. FUSE's request
+ * cap).  KEY and VALUE are copied; VALUE is emitted as a JSON string.
+ */
+void blkemu_disk_set_transport (struct blkemu_disk *disk, const char *key,
+                                const char *value);
+
+/* Runtime control, the same for the control socket and FUSE attribute
+ * files.  Each returns 0 or -1 with ERR filled.
+ */
+int blkemu_disk_get (struct blkemu_disk *disk, const char *key, char *out,
+                     size_t outlen, char *err);
+int blkemu_disk_set (struct blkemu_disk *disk, const char *key,
+                     const char *value, char *err);
+void blkemu_disk_reset_stats (struct blkemu_disk *disk);
+/* Stats JSON in a malloc'd string (caller frees); PRETTY adds newlines. */
+char *blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty);
+/* Write stats= now.  Returns 0 or -1 with ERR filled. */
+int blkemu_disk_write_stats (struct blkemu_disk *disk, char *err);
+
+/* Iterate the key table: returns the Nth key's name or NULL past the end. */
+const char *blkemu_key_name (size_t n);
+bool blkemu_key_is_runtime (const char *key);
+
+#endif /* BLKEMU_BLKEMU_H */

@@ -1,0 +1,291 @@
+/* nbdkit-blkemu-plugin: an emulated disk with programmable limits and
+ * timing, served over NBD.  A thin translation to core/: every request
+ * goes to blkemu_io(), which enforces limits, waits out the modelled
+ * service time and records stats.  See nbdkit-blkemu-plugin.pod.
+ */
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "blkemu/blkemu.h"
+
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+/* Keys collected from the command line by .config. */
+static struct blkemu_spec *spec;
+/* The disk, built in .config_complete and shared by all connections. */
+static struct blkemu_disk *disk;
+/* Its geometry, fixed at start-up: what every client is told. */
+static struct blkemu_geometry geo;
+
+static void
+plugin_load (void)
+{
+  spec = blkemu_spec_new ();
+  if (!spec) {
+    fprintf (stderr, "nbdkit-blkemu-plugin: out of memory\n");
+    exit (EXIT_FAILURE);
+  }
+}
+
+static void
+plugin_unload (void)
+{
+  blkemu_disk_close (disk);
+  blkemu_spec_free (spec);
+}
+
+static int
+plugin_config (const char *key, const char *value)
+{
+  char err[BLKEMU_ERR_MAX];
+  if (blkemu_spec_set (spec, key, value, err) == -1) {
+    nbdkit_error ("%s", err);
+    return -1;
+  }
+  return 0;
+}
+
+static int
+plugin_config_complete (void)
+{
+  char err[BLKEMU_ERR_MAX];
+  disk = blkemu_disk_open (spec, err);
+  if (!disk) {
+    nbdkit_error ("%s", err);
+    return -1;
+  }
+  blkemu_disk_geometry (disk, &geo);
+  blkemu_disk_set_transport (disk, "frontend", "nbd");
+  return 0;
+}
+
+/* Threads start after nbdkit has forked into the background. */
+static int
+plugin_after_fork (void)
+{
+  char err[BLKEMU_ERR_MAX];
+  if (blkemu_disk_start (disk, err) == -1) {
+    nbdkit_error ("%s", err);
+    return -1;
+  }
+  return 0;
+}
+
+static void
+plugin_dump_plugin (void)
+{
+  printf ("blkemu_version=%s\n", BLKEMU_VERSION);
+  printf ("blkemu_keys=");
+  for (size_t i = 0; blkemu_key_name (i); i++)
+    printf ("%s%s", i ? "," : "", blkemu_key_name (i));
+  printf ("\n");
+}
+
+static void *
+plugin_open (int readonly)
+{
+  (void) readonly;
+  return disk;
+}
+
+static int64_t
+plugin_get_size (void *handle)
+{
+  (void) handle;
+  return (int64_t) geo.size_bytes;
+}
+
+static int
+largest_pow2_at_most (uint32_t v)
+{
+  uint32_t p = 1;
+  while (p <= v / 2)
+    p *= 2;
+  return (int) p;
+}
+
+static int
+plugin_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
+                   uint32_t *maximum)
+{
+  (void) handle;
+  uint32_t pref = geo.physical_block_size;
+  if (geo.opt_io_bytes > pref)
+    pref = geo.opt_io_bytes;
+  /* NBD wants preferred a power of two in [512, 32M] and <= maximum. */
+  pref = (uint32_t) largest_pow2_at_most (pref);
+  if (pref > geo.max_transfer_bytes)
+    pref = (uint32_t) largest_pow2_at_most (geo.max_transfer_bytes);
+  *minimum = geo.logical_block_size;
+  *preferred = pref < *minimum ? *minimum : pref;
+  *maximum = geo.max_transfer_bytes;
+  return 0;
+}
+
+static int
+plugin_can_write (void *handle) { (void) handle; return 1; }
+static int
+plugin_can_flush (void *handle) { (void) handle; return geo.can_flush; }
+static int
+plugin_can_trim (void *handle) { (void) handle; return geo.can_trim; }
+static int
+plugin_can_zero (void *handle) { (void) handle; return geo.can_zero; }
+static int
+plugin_can_extents (void *handle) { (void) handle; return geo.can_extents; }
+static int
+plugin_is_rotational (void *handle) { (void) handle; return geo.rotational; }
+static int
+plugin_can_multi_conn (void *handle)
+{
+  (void) handle;
+  return geo.can_multi_conn;
+}
+static int
+plugin_can_fua (void *handle)
+{
+  (void) handle;
+  return geo.can_fua ? NBDKIT_FUA_NATIVE : NBDKIT_FUA_NONE;
+}
+
+/* Map a core result (0 or errno) to nbdkit's convention. */
+static int
+result (int err)
+{
+  if (err == 0)
+    return 0;
+  nbdkit_set_error (err);
+  return -1;
+}
+
+static unsigned
+core_flags (uint32_t flags)
+{
+  return (flags & NBDKIT_FLAG_FUA ? BLKEMU_FLAG_FUA : 0) |
+         (flags & NBDKIT_FLAG_MAY_TRIM ? BLKEMU_FLAG_MAY_TRIM : 0);
+}
+
+static int
+plugin_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
+              uint32_t flags)
+{
+  return result (blkemu_io (handle, BLKEMU_OP_READ, buf, count, offset,
+                            core_flags (flags)));
+}
+
+static int
+plugin_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
+               uint32_t flags)
+{
+  return result (blkemu_io (handle, BLKEMU_OP_WRITE, (void *) buf, count,
+                            offset, core_flags (flags)));
+}
+
+static int
+plugin_flush (void *handle, uint32_t flags)
+{
+  return result (blkemu_io (handle, BLKEMU_OP_FLUSH, NULL, 0, 0,
+                            core_flags (flags)));
+}
+
+static int
+plugin_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  return result (blkemu_io (handle, BLKEMU_OP_TRIM, NULL, count, offset,
+                            core_flags (flags)));
+}
+
+static int
+plugin_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
+{
+  return result (blkemu_io (handle, BLKEMU_OP_ZERO, NULL, count, offset,
+                            core_flags (flags)));
+}
+
+struct extent_ctx {
+  struct nbdkit_extents *extents;
+  bool req_one;
+  bool failed;
+};
+
+static int
+add_extent (void *opaque, uint64_t offset, uint64_t length, bool hole)
+{
+  struct extent_ctx *ctx = opaque;
+  uint32_t type = hole ? NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO : 0;
+  if (nbdkit_add_extent (ctx->extents, offset, length, type) == -1) {
+    ctx->failed = true;
+    return -1;
+  }
+  return ctx->req_one ? -1 : 0;
+}
+
+static int
+plugin_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
+                struct nbdkit_extents *extents)
+{
+  struct extent_ctx ctx = { extents, flags & NBDKIT_FLAG_REQ_ONE, false };
+  int r = blkemu_extents ((struct blkemu_disk *) handle, offset, count,
+                          add_extent, &ctx);
+  if (r)
+    return result (r);
+  return ctx.failed ? -1 : 0;
+}
+
+static struct nbdkit_plugin plugin = {
+  .name = "blkemu",
+  .longname = "blkemu emulated disk",
+  .version = BLKEMU_VERSION,
+  .description = "emulated disk with programmable limits, timing and stats",
+  .load = plugin_load,
+  .unload = plugin_unload,
+  .config = plugin_config,
+  .config_complete = plugin_config_complete,
+  .magic_config_key = "size",
+  .after_fork = plugin_after_fork,
+  .dump_plugin = plugin_dump_plugin,
+  .open = plugin_open,
+  .get_size = plugin_get_size,
+  .block_size = plugin_block_size,
+  .can_write = plugin_can_write,
+  .can_flush = plugin_can_flush,
+  .can_trim = plugin_can_trim,
+  .can_zero = plugin_can_zero,
+  .can_fua = plugin_can_fua,
+  .can_extents = plugin_can_extents,
+  .can_multi_conn = plugin_can_multi_conn,
+  .is_rotational = plugin_is_rotational,
+  .pread = plugin_pread,
+  .pwrite = plugin_pwrite,
+  .flush = plugin_flush,
+  .trim = plugin_trim,
+  .zero = plugin_zero,
+  .extents = plugin_extents,
+  .errno_is_preserved = 0,
+};
+
+/* NBDKIT_REGISTER_PLUGIN, plus building config_help from core's key table
+ * (nbdkit copies the struct right after this returns, so it must be ready).
+ */
+NBDKIT_DLL_PUBLIC struct nbdkit_plugin *plugin_init (void);
+
+struct nbdkit_plugin *
+plugin_init (void)
+{
+  static char *help;
+  size_t len = 0;
+  FILE *fp = open_memstream (&help, &len);
+  if (fp) {
+    blkemu_spec_print_help (fp, "");
+    fclose (fp);
+    if (len && help[len - 1] == '\n')
+      help[len - 1] = '\0';
+    plugin.config_help = help;
+  }
+  plugin._struct_size = sizeof (plugin);
+  plugin._api_version = NBDKIT_API_VERSION;
+  plugin._thread_model = THREAD_MODEL;
+  return &plugin;
+}

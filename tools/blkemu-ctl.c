@@ -1,0 +1,124 @@
+/* blkemu-ctl: talk to a running blkemu disk's control socket.
+ *
+ *   blkemu-ctl SOCKET get [KEY]
+ *   blkemu-ctl SOCKET set KEY=VALUE...
+ *   blkemu-ctl SOCKET stats | summary | reset | dump | keys | help
+ *
+ * Prints the reply without its "ok" and exits 0, or prints the error on
+ * stderr and exits 1.  See docs/blkemu-ctl.1.md.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static void
+usage (FILE *fp)
+{
+  fprintf (fp,
+    "usage: blkemu-ctl SOCKET COMMAND [ARGS...]\n"
+    "\n"
+    "Commands (sent to the disk started with control=SOCKET):\n"
+    "  get [KEY]            print a key's current value (all keys without KEY)\n"
+    "  set KEY=VALUE...     change runtime keys; all are applied or none\n"
+    "  stats                print the stats JSON (one line; pipe to jq)\n"
+    "  summary              print the human summary (iostat-style)\n"
+    "  reset                clear the stats\n"
+    "  dump                 write the stats= file now\n"
+    "  keys                 list the keys that can change at runtime\n"
+    "  help                 list the commands the server knows\n"
+    "\n"
+    "Exit status: 0 on 'ok', 1 on an error reply, 2 on usage or connection\n"
+    "errors.\n");
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc >= 2 && (!strcmp (argv[1], "--help") || !strcmp (argv[1], "-h"))) {
+    usage (stdout);
+    return 0;
+  }
+  if (argc < 3) {
+    usage (stderr);
+    return 2;
+  }
+
+  /* The command line becomes one protocol line. */
+  size_t len = 2;
+  for (int i = 2; i < argc; i++)
+    len += strlen (argv[i]) + 1;
+  char *line = malloc (len);
+  if (!line)
+    return 2;
+  line[0] = '\0';
+  for (int i = 2; i < argc; i++) {
+    if (strchr (argv[i], '\n')) {
+      fprintf (stderr, "blkemu-ctl: arguments must not contain newlines\n");
+      return 2;
+    }
+    strcat (line, argv[i]);
+    strcat (line, i + 1 < argc ? " " : "\n");
+  }
+
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  if (strlen (argv[1]) >= sizeof sa.sun_path) {
+    fprintf (stderr, "blkemu-ctl: %s: socket path too long\n", argv[1]);
+    return 2;
+  }
+  strcpy (sa.sun_path, argv[1]);
+  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
+  if (fd == -1 || connect (fd, (struct sockaddr *) &sa, sizeof sa) == -1) {
+    fprintf (stderr, "blkemu-ctl: %s: %s\n", argv[1], strerror (errno));
+    return 2;
+  }
+  if (write (fd, line, strlen (line)) != (ssize_t) strlen (line)) {
+    fprintf (stderr, "blkemu-ctl: %s: write: %s\n", argv[1], strerror (errno));
+    return 2;
+  }
+  shutdown (fd, SHUT_WR);
+  free (line);
+
+  /* Read the whole reply, then judge it by its first word. */
+  size_t cap = 65536, have = 0;
+  char *buf = malloc (cap + 1);
+  ssize_t r;
+  while (buf && (r = read (fd, buf + have, cap - have)) > 0) {
+    have += (size_t) r;
+    if (have == cap) {
+      char *nbuf = realloc (buf, cap * 2 + 1);
+      if (!nbuf) {
+        free (buf);
+        buf = NULL;
+        break;
+      }
+      buf = nbuf;
+      cap *= 2;
+    }
+  }
+  close (fd);
+  if (!buf)
+    return 2;
+  buf[have] = '\0';
+  int status;
+  if (!strncmp (buf, "ok", 2)) {
+    const char *body = buf + 2;
+    if (*body == ' ' || *body == '\n')
+      body++;
+    /* "summary" ends with a line holding a single dot. */
+    size_t blen = strlen (body);
+    if (blen >= 2 && !strcmp (body + blen - 2, ".\n"))
+      blen -= 2;
+    fwrite (body, 1, blen, stdout);
+    status = 0;
+  }
+  else {
+    fprintf (stderr, "blkemu-ctl: %s", buf);
+    status = 1;
+  }
+  free (buf);
+  return status;
+}
