@@ -474,6 +474,12 @@ config_validate (const struct blkemu_config *cfg, char *err)
               "must be a power of two >= logical-block-size");
     return -1;
   }
+  if (n[K_MAX_TRANSFER] < lbs) {
+    snprintf (rule, sizeof rule, "must be at least logical-block-size (%llu)",
+              (unsigned long long) lbs);
+    rule_err (err, cfg, K_MAX_TRANSFER, rule);
+    return -1;
+  }
   snprintf (rule, sizeof rule,
             "must be a multiple of logical-block-size (%llu)",
             (unsigned long long) lbs);
@@ -484,12 +490,6 @@ config_validate (const struct blkemu_config *cfg, char *err)
       rule_err (err, cfg, multiples[i], rule);
       return -1;
     }
-  if (n[K_MAX_TRANSFER] < lbs) {
-    snprintf (rule, sizeof rule, "must be at least logical-block-size (%llu)",
-              (unsigned long long) lbs);
-    rule_err (err, cfg, K_MAX_TRANSFER, rule);
-    return -1;
-  }
   if (n[K_BACKEND] == BACKEND_FILE && !cfg->str[K_FILE]) {
     set_err (err, "backend=file: needs file=PATH");
     return -1;

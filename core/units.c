@@ -37,6 +37,10 @@ parse_decimal (const char *s, uint64_t scale, uint64_t *out, const char **end,
         frac = frac * 10 + (uint64_t) (*p - '0');
         frac_div *= 10;
       }
+      else if (*p != '0') {
+        *why = "is not a whole number of the base unit";
+        return -1;
+      }
     }
   }
   if (whole > UINT64_MAX / scale) {

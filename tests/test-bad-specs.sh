@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Every bad spec stops nbdkit before it serves, with a message that names
+# the key, the value and the rule.
+source "$(dirname "$0")/functions.sh"
+
+# bad_spec 'EXPECTED MESSAGE PART' KEY=VALUE...
+bad_spec () {
+  local want=$1; shift
+  if nbdkit -U - "$PLUGIN" "$@" --run true > "$tmp/out" 2>&1; then
+    fail "[$*] was accepted"
+  fi
+  grep -qF -- "$want" "$tmp/out" ||
+    fail "[$*]: message lacks '$want': $(cat "$tmp/out")"
+  echo "ok: [$*] -> $(grep -F -- "$want" "$tmp/out" | head -1)"
+}
+
+bad_spec "size=-1G: must not be negative" size=-1G
+bad_spec "size: you must specify size=SIZE" max-transfer=1M
+bad_spec "unknown key 'colour'" size=1G colour=blue
+bad_spec "logical-block-size=3000: must be a power of two" size=1G logical-block-size=3000
+bad_spec "logical-block-size=256: must be at least 512" size=1G logical-block-size=256
+bad_spec "max-transfer=2K: must be at least logical-block-size (4096)" size=1G logical-block-size=4K max-transfer=2K
+bad_spec "max-transfer=1000: must be a multiple of logical-block-size (512)" size=1G max-transfer=1000
+bad_spec "max-transfer=64M: must be at most 32M" size=1G max-transfer=64M
+bad_spec "size=1000: must be a multiple of logical-block-size" size=1000
+bad_spec "latency-read=1: takes a number with a unit" size=1G latency-read=1
+bad_spec "latency-read=1xs: takes a number with a unit" size=1G latency-read=1xs
+bad_spec "latency-write=-1ms: must not be negative" size=1G latency-write=-1ms
+bad_spec "latency-flush=1.0000000001s: is not a whole number" size=1G latency-flush=1.0000000001s
+bad_spec "oversize=truncate: must be one of error|split|allow" size=1G oversize=truncate
+bad_spec "backend=tape: must be one of memory|file|null" size=1G backend=tape
+bad_spec "backend=file: needs file=PATH" size=1G backend=file
+bad_spec "physical-block-size=512: must be a power of two >= logical-block-size" size=1G logical-block-size=4K physical-block-size=512
+bad_spec "queue-depth=0: must be at least 1" size=1G queue-depth=0
+bad_spec "bandwidth=fast: takes a number" size=1G bandwidth=fast
+bad_spec "profile=no-such-profile: no such profile" size=1G profile=no-such-profile
+bad_spec "file=$tmp/missing/x: No such file or directory" file="$tmp/missing/x"
+bad_spec "rotational=maybe: must be yes or no" size=1G rotational=maybe
+
+# A profile with a bad line names the file and the line.
+printf 'max-transfer = 127K\nlatency-read = soon\n' > "$tmp/bad.conf"
+bad_spec "bad.conf:2: latency-read=soon" size=1G profile="$tmp/bad.conf"

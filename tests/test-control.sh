@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The control socket: get, set (all or nothing, validated), stats, reset,
+# dump; bad commands get an error and the disk keeps serving.
+source "$(dirname "$0")/functions.sh"
+requires jq --version
+sock="$tmp/ctl.sock"
+export sock
+
+nbdkit -U - "$PLUGIN" size=64M control="$sock" stats="$tmp/s.json" \
+    max-transfer=127K --run '
+  set -e
+  ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
+  [ "$(ctl get max-transfer)" = 127K ]
+  [ "$(ctl get latency-write)" = 0 ]
+  ctl set latency-write=2ms oversize=split
+  [ "$(ctl get latency-write)" = 2ms ]
+  [ "$(ctl get oversize)" = split ]
+  # Rejected changes leave everything as it was, and say why.
+  if ctl set latency-write=5ms max-transfer=1000 2> '"$tmp"'/err; then exit 1; fi
+  grep -q "max-transfer=1000: must be a multiple of logical-block-size" '"$tmp"'/err
+  [ "$(ctl get latency-write)" = 2ms ]
+  if ctl set size=1G 2> '"$tmp"'/err2; then exit 1; fi
+  grep -q "size=1G: cannot be changed at runtime" '"$tmp"'/err2
+  if ctl frobnicate 2>/dev/null; then exit 1; fi
+  ctl keys | grep -qw latency-read
+  # The new latency and the split policy apply to the next request.
+  "$NBD_IO" "$uri" write 0 1048576 4
+  ctl stats > '"$tmp"'/live.json
+  ctl summary > '"$tmp"'/summary.txt
+  ctl dump
+  ctl reset
+  ctl stats > '"$tmp"'/after-reset.json
+  "$NBD_IO" "$uri" read 0 1048576 4
+'
+live="$tmp/live.json"
+expect_eq "split after set" "$(jqr "$live" .oversize.split)" 1
+expect_eq "pieces" "$(jqr "$live" .ops.write.requests)" 9
+awk -v v="$(jqr "$live" .ops.write.latency_us.p50)" 'BEGIN { exit !(v >= 2000) }' ||
+  fail "latency-write=2ms not applied: p50 $(jqr "$live" .ops.write.latency_us.p50)"
+echo "ok: write p50 $(jqr "$live" .ops.write.latency_us.p50) us after set latency-write=2ms"
+grep -q "write request sizes" "$tmp/summary.txt" || fail "summary: $(cat "$tmp/summary.txt")"
+expect_eq "requests after reset" "$(jqr "$tmp/after-reset.json" .ops.write.requests)" 0
+# The exit stats (after reset) hold only the read that followed.
+expect_eq "final reads" "$(jqr "$tmp/s.json" .ops.read.requests)" 9
+expect_eq "final writes" "$(jqr "$tmp/s.json" .ops.write.requests)" 0
+expect_eq "socket removed at exit" "$(test -e "$sock" && echo yes || echo no)" no

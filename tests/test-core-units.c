@@ -1,0 +1,159 @@
+/* Unit tests of core pieces against hand-computed expectations: unit
+ * parsing and printing, the latency histogram's percentiles, and the
+ * fixed model's deadlines.  Standalone: exit 0 pass, 1 fail.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "stats.h"
+#include "units.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                          \
+  do {                                                            \
+    if (!(cond)) {                                                \
+      failures++;                                                 \
+      printf ("FAIL %s:%d: ", __FILE__, __LINE__);                \
+      printf (__VA_ARGS__);                                       \
+      printf ("\n");                                              \
+    }                                                             \
+  } while (0)
+
+static void
+test_units (void)
+{
+  static const struct { const char *in; uint64_t want; } sizes[] = {
+    { "512", 512 }, { "127K", 130048 }, { "4M", 4194304 }, { "1G", 1ull << 30 },
+    { "1.5K", 1536 }, { "2T", 2ull << 40 }, { "64KiB", 65536 },
+  };
+  const char *why;
+  uint64_t v;
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    CHECK (blkemu_parse_size (sizes[i].in, &v, &why) == 0 && v == sizes[i].want,
+           "size %s -> %llu", sizes[i].in, (unsigned long long) v);
+  }
+  static const char *bad_sizes[] = { "", "-1", "1X", "K", "1.3", "1..5K",
+                                     "99999999999999999999" };
+  for (size_t i = 0; i < sizeof bad_sizes / sizeof bad_sizes[0]; i++)
+    CHECK (blkemu_parse_size (bad_sizes[i], &v, &why) == -1,
+           "size '%s' accepted", bad_sizes[i]);
+
+  static const struct { const char *in; uint64_t want; } durs[] = {
+    { "0", 0 }, { "1ms", 1000000 }, { "250us", 250000 }, { "1.5ms", 1500000 },
+    { "2s", 2000000000 }, { "100ns", 100 },
+  };
+  for (size_t i = 0; i < sizeof durs / sizeof durs[0]; i++)
+    CHECK (blkemu_parse_duration (durs[i].in, &v, &why) == 0 &&
+           v == durs[i].want, "duration %s -> %llu", durs[i].in,
+           (unsigned long long) v);
+  CHECK (blkemu_parse_duration ("5", &v, &why) == -1, "unitless duration");
+  CHECK (blkemu_parse_rate ("150M/s", &v, &why) == 0 && v == 150ull << 20,
+         "rate 150M/s");
+
+  char buf[32];
+  blkemu_format_size (130048, buf, sizeof buf);
+  CHECK (!strcmp (buf, "127K"), "format 127K: %s", buf);
+  blkemu_format_size (1000, buf, sizeof buf);
+  CHECK (!strcmp (buf, "1000"), "format 1000: %s", buf);
+  blkemu_format_duration (1500000, buf, sizeof buf);
+  CHECK (!strcmp (buf, "1500us"), "format 1500us: %s", buf);
+}
+
+static void
+test_percentiles (void)
+{
+  static struct stats st;   /* large: keep it off the stack */
+  stats_init (&st);
+  /* 1..1000 us, one each: p50 = 500 us, p99 = 990 us, within 0.4%. */
+  for (uint64_t i = 1; i <= 1000; i++)
+    stats_record (&st, BLKEMU_OP_READ, i * 4096, 4096, i * 1000, 1, 0);
+  const struct op_stats *os = &st.op[BLKEMU_OP_READ];
+  static const struct { double pct; double want_ns; } cases[] = {
+    { 50, 500000 }, { 90, 900000 }, { 99, 990000 }, { 100, 1000000 },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    double got = (double) stats_latency_percentile (os, cases[i].pct);
+    double err = (got - cases[i].want_ns) / cases[i].want_ns;
+    CHECK (err > -0.005 && err < 0.005, "p%g = %.0f ns, want %.0f",
+           cases[i].pct, got, cases[i].want_ns);
+  }
+  CHECK (os->lat_max_ns == 1000000, "max %llu",
+         (unsigned long long) os->lat_max_ns);
+  CHECK (st.seq_requests == 999, "sequential %llu",
+         (unsigned long long) st.seq_requests);
+  /* Exact values below 256 ns land in their own buckets. */
+  stats_reset (&st);
+  stats_record (&st, BLKEMU_OP_WRITE, 0, 512, 200, 1, 0);
+  CHECK (stats_latency_percentile (&st.op[BLKEMU_OP_WRITE], 50) == 200,
+         "exact small latency");
+  stats_destroy (&st);
+}
+
+static void
+test_fixed_model (void)
+{
+  struct blkemu_config cfg;
+  memset (&cfg, 0, sizeof cfg);
+  cfg.num[K_QUEUE_DEPTH] = 2;
+  cfg.num[K_LATENCY_READ] = 1000000;      /* 1 ms */
+  cfg.num[K_LATENCY_FLUSH] = 10000;
+  cfg.num[K_BANDWIDTH] = 100ull << 20;    /* 100 MiB/s */
+  const struct model_ops *m = &model_fixed_ops;
+  void *s = m->create (&cfg);
+  uint64_t t0 = 1000000000;
+  uint64_t xfer_1m = 10000000;            /* 1 MiB at 100 MiB/s = 10 ms */
+
+  /* Two slots: A and B start at once, share the media pipe; C waits for
+   * A's slot.  Reads: transfer, then latency.
+   */
+  struct model_req a = { BLKEMU_OP_READ, 0, 1 << 20, 0, t0 };
+  uint64_t da = m->schedule (s, &cfg, &a);
+  CHECK (da == t0 + xfer_1m + 1000000, "A done at +%llu",
+         (unsigned long long) (da - t0));
+  uint64_t db = m->schedule (s, &cfg, &a);
+  CHECK (db == t0 + 2 * xfer_1m + 1000000, "B done at +%llu",
+         (unsigned long long) (db - t0));
+  uint64_t dc = m->schedule (s, &cfg, &a);
+  CHECK (dc == t0 + 3 * xfer_1m + 1000000, "C done at +%llu",
+         (unsigned long long) (dc - t0));
+
+  /* A write at t0 then a flush: the flush waits for the write. */
+  m->reset (s);
+  cfg.num[K_LATENCY_WRITE] = 5000000;
+  cfg.num[K_BANDWIDTH] = 0;
+  struct model_req w = { BLKEMU_OP_WRITE, 0, 4096, 0, t0 };
+  struct model_req f = { BLKEMU_OP_FLUSH, 0, 0, 0, t0 + 1000 };
+  uint64_t dw = m->schedule (s, &cfg, &w);
+  uint64_t df = m->schedule (s, &cfg, &f);
+  CHECK (dw == t0 + 5000000 && df == dw, "flush after write: %llu vs %llu",
+         (unsigned long long) df, (unsigned long long) dw);
+
+  /* channels=1 serializes whatever the queue depth. */
+  m->reset (s);
+  cfg.num[K_QUEUE_DEPTH] = 32;
+  cfg.num[K_CHANNELS] = 1;
+  struct model_req r = { BLKEMU_OP_READ, 0, 4096, 0, t0 };
+  uint64_t last = 0;
+  for (int i = 0; i < 4; i++)
+    last = m->schedule (s, &cfg, &r);
+  CHECK (last == t0 + 4 * 1000000, "4 reads on 1 channel end at +%llu",
+         (unsigned long long) (last - t0));
+  m->destroy (s);
+}
+
+int
+main (void)
+{
+  test_units ();
+  test_percentiles ();
+  test_fixed_model ();
+  if (failures) {
+    printf ("%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf ("all core unit checks passed\n");
+  return 0;
+}

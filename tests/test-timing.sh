@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Timing: the latency blkemu adds is what was set, queue-depth=1
+# serializes, bandwidth holds.  Margins here are generous enough for a
+# loaded CI machine; bench/accuracy prints the exact figures.
+source "$(dirname "$0")/functions.sh"
+requires fio --version
+requires jq --version
+fio --enghelp 2>/dev/null | grep -qw nbd || { echo "SKIP: fio has no nbd engine"; exit 77; }
+
+# fio_nbd OUT FIO-ARGS -- SPEC...: run fio against a fresh disk.
+fio_nbd () {
+  local out=$1; shift
+  local fio_args=()
+  while [ "$1" != -- ]; do fio_args+=("$1"); shift; done; shift
+  nbdkit -U - "$PLUGIN" "$@" stats="$out.stats" --run '
+    fio --name=t --ioengine=nbd --uri="$uri" '"${fio_args[*]}"' \
+        --output-format=json --output='"$out"
+}
+
+mean_us () { jqr "$1" ".jobs[0].$2.clat_ns.mean / 1000"; }
+
+common="--rw=randread --bs=4k --size=64M --time_based --runtime=2"
+fio_nbd "$tmp/base.json" $common --iodepth=1 -- size=64M
+fio_nbd "$tmp/lat.json" $common --iodepth=1 -- size=64M latency-read=1ms
+base=$(mean_us "$tmp/base.json" read)
+lat=$(mean_us "$tmp/lat.json" read)
+added=$(awk -v a="$lat" -v b="$base" 'BEGIN { print a - b }')
+echo "QD1: client mean ${lat}us, zero-latency ${base}us, added ${added}us"
+within "added latency at QD1 (us)" "$added" 1000 10
+within "server-side mean (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.mean)" 1000 3
+within "server-side p50 (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.p50)" 1000 3
+
+# QD8 on a device that holds one request: each waits for the 7 before it.
+fio_nbd "$tmp/qd1.json" $common --iodepth=8 -- size=64M latency-read=1ms queue-depth=1
+within "QD8 latency on queue-depth=1 (us)" "$(mean_us "$tmp/qd1.json" read)" 8000 15
+expect_eq "device saw a queue" "$(jqr "$tmp/qd1.json.stats" '.queue_depth.max >= 8')" true
+
+# QD8 with the default depth: requests overlap, each still costs 1 ms.
+fio_nbd "$tmp/qd8.json" $common --iodepth=8 -- size=64M latency-read=1ms
+within "QD8 latency on queue-depth=128 (us)" "$(mean_us "$tmp/qd8.json" read)" 1000 20
+
+# Bandwidth: 100 MiB/s sequential writes, 1M requests, 4 in flight.
+fio_nbd "$tmp/bw.json" --rw=write --bs=1M --size=64M --iodepth=4 \
+    --time_based --runtime=3 -- size=64M bandwidth=100M
+bw=$(jqr "$tmp/bw.json" '.jobs[0].write.bw_bytes / 1048576')
+within "write bandwidth (MiB/s)" "$bw" 100 5
