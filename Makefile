@@ -12,7 +12,8 @@ $(BUILD)/build.ninja:
 	meson setup $(BUILD) $(MESON_OPTS)
 
 check: all
-	meson test -C $(BUILD) --print-errorlogs --num-processes 1
+	meson test -C $(BUILD) --print-errorlogs --num-processes 1; \
+	  status=$$?; ./tools/test-summary $(BUILD) tests && exit $$status
 
 demo:
 	./tools/blkemu-demo

@@ -37,7 +37,7 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
     flags |= O_CREAT;
   int fd = open (path, flags, 0644);
   if (fd == -1) {
-    snprintf (err, BLKEMU_ERR_MAX, "file=%s: %s%s", path, strerror (errno),
+    snprintf (err, BLKEMU_ERR_MAX, "file=%s: %s%s", path, strerrordesc_np (errno),
               errno == ENOENT ? " (give size= to create it)" : "");
     return -1;
   }
@@ -95,7 +95,7 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
   return 0;
 
 fail_errno:
-  snprintf (err, BLKEMU_ERR_MAX, "file=%s: %s", path, strerror (errno));
+  snprintf (err, BLKEMU_ERR_MAX, "file=%s: %s", path, strerrordesc_np (errno));
   close (fd);
   return -1;
 }

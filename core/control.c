@@ -266,14 +266,14 @@ listen_unix (const char *path, char *err)
   int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd == -1) {
     snprintf (err, BLKEMU_ERR_MAX, "control=%s: socket: %s", path,
-              strerror (errno));
+              strerrordesc_np (errno));
     return -1;
   }
   /* A stale socket from an earlier run is replaced; anything else stays. */
   unlink (path);
   if (bind (fd, (struct sockaddr *) &sa, sizeof sa) == -1 ||
       listen (fd, 16) == -1) {
-    snprintf (err, BLKEMU_ERR_MAX, "control=%s: %s", path, strerror (errno));
+    snprintf (err, BLKEMU_ERR_MAX, "control=%s: %s", path, strerrordesc_np (errno));
     close (fd);
     return -1;
   }
@@ -292,7 +292,7 @@ service_start (struct blkemu_disk *disk, char *err)
   pthread_once (&usr1_once, usr1_setup);
   sv->usr1_seen = __atomic_load_n (&usr1_generation, __ATOMIC_RELAXED);
   if (pipe2 (sv->stop_pipe, O_CLOEXEC) == -1) {
-    snprintf (err, BLKEMU_ERR_MAX, "pipe: %s", strerror (errno));
+    snprintf (err, BLKEMU_ERR_MAX, "pipe: %s", strerrordesc_np (errno));
     free (sv);
     return -1;
   }
@@ -304,7 +304,7 @@ service_start (struct blkemu_disk *disk, char *err)
   disk->service = sv;
   int r = pthread_create (&sv->thread, NULL, service_main, disk);
   if (r != 0) {
-    snprintf (err, BLKEMU_ERR_MAX, "pthread_create: %s", strerror (r));
+    snprintf (err, BLKEMU_ERR_MAX, "pthread_create: %s", strerrordesc_np (r));
     disk->service = NULL;
     goto fail;
   }

@@ -67,8 +67,10 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
   }
 
   double elapsed = (double) (clock_now_ns () - st->start_ns) / 1e9;
-  sb_printf (&sb, "{%s%s\"version\": \"%s\",%s%s\"elapsed_s\": %.3f,%s",
-             nl, in1, BLKEMU_VERSION, nl, in1, elapsed, nl);
+  double active = (double) (st->last_done_ns - st->first_arrival_ns) / 1e9;
+  sb_printf (&sb, "{%s%s\"version\": \"%s\",%s%s\"elapsed_s\": %.3f,%s"
+             "%s\"active_s\": %.6f,%s", nl, in1, BLKEMU_VERSION, nl, in1,
+             elapsed, nl, in1, active, nl);
 
   sb_printf (&sb, "%s\"config\": {", in1);
   pthread_mutex_lock (&disk->lock);
@@ -196,7 +198,7 @@ blkemu_disk_write_stats (struct blkemu_disk *disk, char *err)
       r = 0;
   }
   if (r == -1) {
-    snprintf (err, BLKEMU_ERR_MAX, "stats=%s: %s", path, strerror (errno));
+    snprintf (err, BLKEMU_ERR_MAX, "stats=%s: %s", path, strerrordesc_np (errno));
     unlink (tmp);
   }
   free (json);
@@ -257,11 +259,15 @@ disk_summary_text (struct blkemu_disk *disk)
   config_format (&disk->cfg, K_OVERSIZE, pol, sizeof pol);
   pthread_mutex_unlock (&disk->lock);
 
-  double secs = (double) (clock_now_ns () - st->start_ns) / 1e9;
+  /* Rates are over the active window (first arrival to last completion),
+   * so idle time before and after a run does not dilute them.
+   */
+  double total = (double) (clock_now_ns () - st->start_ns) / 1e9;
+  double secs = (double) (st->last_done_ns - st->first_arrival_ns) / 1e9;
   if (secs <= 0)
     secs = 1e-9;
-  sb_printf (&sb, "blkemu %s: %.2f s, max-transfer %s, oversize=%s\n",
-             name, secs, mt, pol);
+  sb_printf (&sb, "blkemu %s: %.3f s active of %.2f s, max-transfer %s, "
+             "oversize=%s\n", name, secs, total, mt, pol);
   sb_printf (&sb, "%-6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", "op",
              "requests", "IOPS", "MiB", "MiB/s", "avg-KiB", "lat-mean",
              "lat-p50", "lat-p99", "lat-max", "errors");

@@ -388,7 +388,7 @@ load_profile (struct blkemu_config *cfg, const char *name, char *err)
 
   if (!fp) {
     set_err (err, "profile=%s: no such profile (looked for %s): %s", name,
-             path, strerror (errno));
+             path, strerrordesc_np (errno));
     return -1;
   }
   while (r == 0 && fgets (line, sizeof line, fp)) {

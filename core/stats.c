@@ -33,8 +33,12 @@ void
 stats_reset (struct stats *st)
 {
   pthread_mutex_lock (&st->lock);
-  size_t off = offsetof (struct stats, start_ns);
-  memset ((char *) st + off, 0, sizeof *st - off);
+  memset (st->op, 0, sizeof st->op);
+  memset (st->qd_hist, 0, sizeof st->qd_hist);
+  st->oversize_rejected = st->oversize_split = st->oversize_pieces = 0;
+  st->oversize_allowed = st->misaligned = st->out_of_range = 0;
+  st->qd_max = st->seq_requests = st->rw_requests = st->next_offset = 0;
+  st->first_arrival_ns = st->last_done_ns = 0;
   st->start_ns = clock_now_ns ();
   pthread_mutex_unlock (&st->lock);
 }
@@ -108,11 +112,15 @@ count_size (struct op_stats *os, uint64_t len)
 
 void
 stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
-              uint64_t len, uint64_t latency_ns, uint64_t qd_at_arrival,
-              int err)
+              uint64_t len, uint64_t arrival_ns, uint64_t latency_ns,
+              uint64_t qd_at_arrival, int err)
 {
   struct op_stats *os = &st->op[op];
   pthread_mutex_lock (&st->lock);
+  if (st->first_arrival_ns == 0 || arrival_ns < st->first_arrival_ns)
+    st->first_arrival_ns = arrival_ns;
+  if (arrival_ns + latency_ns > st->last_done_ns)
+    st->last_done_ns = arrival_ns + latency_ns;
   os->requests++;
   if (err)
     os->errors++;

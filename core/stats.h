@@ -51,6 +51,8 @@ struct stats {
   uint64_t seq_requests;        /* read/write starting where the last ended */
   uint64_t rw_requests;
   uint64_t next_offset;         /* end of the last read/write */
+  uint64_t first_arrival_ns;    /* the active window, for rates: first */
+  uint64_t last_done_ns;        /* arrival to last completion */
 };
 
 void stats_init (struct stats *st);
@@ -61,8 +63,8 @@ void stats_reset (struct stats *st);
  * counts the requests already in the device, this one included.
  */
 void stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
-                   uint64_t len, uint64_t latency_ns, uint64_t qd_at_arrival,
-                   int err);
+                   uint64_t len, uint64_t arrival_ns, uint64_t latency_ns,
+                   uint64_t qd_at_arrival, int err);
 /* A request refused before reaching the device (limits, range). */
 void stats_record_refused (struct stats *st, enum blkemu_op op, uint64_t len);
 
