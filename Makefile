@@ -11,7 +11,8 @@ all: $(BUILD)/build.ninja
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) $(MESON_OPTS)
 
-check: all
+check: deps
+	$(MAKE) all
 	meson test -C $(BUILD) --print-errorlogs --num-processes 1; \
 	  status=$$?; ./tools/test-summary $(BUILD) tests && exit $$status
 
@@ -28,7 +29,7 @@ deps:
 asan:
 	$(MAKE) BUILD=build-asan MESON_OPTS="-Db_sanitize=address,undefined -Db_lundef=false" all
 
-check-asan: asan
+check-asan: deps asan
 	./tools/run-asan-tests build-asan
 
 format:
