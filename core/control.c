@@ -148,7 +148,7 @@ run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
       sb_printf (sb, "error: out of memory\n");
   }
   else if (!strcmp (cmd, "summary")) {
-    char *text = disk_summary_text (disk);
+    char *text = blkemu_disk_summary_text (disk);
     sb_printf (sb, "ok\n%s.\n", text ? text : "");
     free (text);
   }

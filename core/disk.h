@@ -41,7 +41,7 @@ struct blkemu_disk {
 
 /* Human summary: iostat-style totals, latency, size histograms. */
 void disk_write_summary (struct blkemu_disk *disk, FILE *fp);
-char *disk_summary_text (struct blkemu_disk *disk);
+
 
 /* The service thread (control.c). */
 int service_start (struct blkemu_disk *disk, char *err);

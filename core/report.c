@@ -242,7 +242,7 @@ summary_histogram (struct strbuf *sb, const char *opname,
 }
 
 char *
-disk_summary_text (struct blkemu_disk *disk)
+blkemu_disk_summary_text (struct blkemu_disk *disk)
 {
   struct stats *st = snapshot (disk);
   struct size_slot *slots = malloc (SIZE_SLOTS * sizeof *slots);
@@ -318,7 +318,7 @@ disk_summary_text (struct blkemu_disk *disk)
 void
 disk_write_summary (struct blkemu_disk *disk, FILE *fp)
 {
-  char *text = disk_summary_text (disk);
+  char *text = blkemu_disk_summary_text (disk);
   if (text) {
     fputs (text, fp);
     free (text);

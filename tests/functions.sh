@@ -52,3 +52,51 @@ within () {
 jqr () {
   jq -r "$2" "$1"
 }
+
+# ---- FUSE and loop helpers ------------------------------------------
+: "${BLKEMU_FUSE:=$BLKEMU_BUILD/fuse/blkemu-fuse}"
+
+# requires_fuse_loop: skip unless FUSE mounts and loop devices work here.
+requires_fuse_loop () {
+  [ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+  command -v fusermount3 >/dev/null || { echo "SKIP: fusermount3 not installed"; exit 77; }
+  [ "$(id -u)" -eq 0 ] || { echo "SKIP: loop devices need root"; exit 77; }
+  losetup -f >/dev/null 2>&1 || { echo "SKIP: no free loop device"; exit 77; }
+}
+
+# fuse_mount MNT ARGS...: start blkemu-fuse in the foreground (its log in
+# MNT.log), wait for the mount, and undo everything at exit.
+fuse_mount () {
+  local mnt=$1; shift
+  mkdir -p "$mnt"
+  "$BLKEMU_FUSE" -f "$mnt" "$@" 2> "$mnt.log" &
+  fuse_pid=$!
+  cleanup_hooks+=("fuse_umount '$mnt'")
+  local i
+  for i in $(seq 100); do
+    mountpoint -q "$mnt" && return 0
+    kill -0 "$fuse_pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  cat "$mnt.log" >&2
+  fail "blkemu-fuse did not mount $mnt"
+}
+
+fuse_umount () {
+  local mnt=$1 dev
+  for dev in $(losetup -j "$mnt"/ -O NAME -n 2>/dev/null); do :; done
+  for dev in $(losetup -a | awk -F: -v m="$mnt/" 'index($0, m) { print $1 }'); do
+    losetup -d "$dev" || true
+  done
+  mountpoint -q "$mnt" && fusermount3 -u "$mnt"
+  wait "$fuse_pid" 2>/dev/null || true
+}
+
+# loop_attach FILE [LOSETUP OPTIONS]: a loop device over FILE, removed at exit.
+loop_attach () {
+  local f=$1; shift
+  local dev
+  dev=$(losetup -f --show "$@" "$f")
+  cleanup_hooks=("losetup -d $dev" "${cleanup_hooks[@]}")
+  echo "$dev"
+}

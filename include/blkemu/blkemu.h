@@ -115,6 +115,8 @@ int blkemu_disk_set (struct blkemu_disk *disk, const char *key,
 void blkemu_disk_reset_stats (struct blkemu_disk *disk);
 /* Stats JSON in a malloc'd string (caller frees); PRETTY adds newlines. */
 char *blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty);
+/* The human summary (iostat-style totals, size histograms), malloc'd. */
+char *blkemu_disk_summary_text (struct blkemu_disk *disk);
 /* Write stats= now.  Returns 0 or -1 with ERR filled. */
 int blkemu_disk_write_stats (struct blkemu_disk *disk, char *err);
 

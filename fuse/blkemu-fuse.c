@@ -1,0 +1,828 @@
+/* blkemu-fuse: emulated disks as files, with sysfs-like live attributes.
+ *
+ *   blkemu-fuse [FUSE options] MOUNTPOINT --disk 'name=d0,size=1G,...' ...
+ *
+ *   MOUNTPOINT/d0                     the disk, a regular file of size bytes
+ *   MOUNTPOINT/.blkemu/d0/stats       the stats JSON, current at every read
+ *   MOUNTPOINT/.blkemu/d0/summary     the human summary
+ *   MOUNTPOINT/.blkemu/d0/reset       write 1 to clear the stats
+ *   MOUNTPOINT/.blkemu/d0/KEY         one file per spec key: read the value,
+ *                                     write a new one (runtime keys)
+ *
+ * A thin frontend: reads, writes, fsync and fallocate become blkemu_io()
+ * calls; attribute files call the same control functions as the control
+ * socket.  Low-level API, multithreaded: a request waiting out its
+ * modelled latency holds only its own thread.  See docs/blkemu-fuse.1.md.
+ */
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blkemu/blkemu.h"
+
+/* Inode layout: the root, one file per disk, the .blkemu directory, and
+ * per disk a directory with ATTR_SLOTS attribute files.
+ */
+#define MAX_DISKS      64
+#define INO_ROOT       FUSE_ROOT_ID
+#define INO_DISK0      2
+#define INO_CTLDIR     (INO_DISK0 + MAX_DISKS)
+#define INO_ATTR_BASE  1024
+#define ATTR_SLOTS     64
+#define CTLDIR_NAME    ".blkemu"
+
+/* Attribute files: three fixed, then one per spec key. */
+enum { ATTR_DIR, ATTR_STATS, ATTR_SUMMARY, ATTR_RESET, ATTR_KEY0 };
+
+/* The largest request libfuse can receive: its read buffer holds 256
+ * pages (FUSE_MAX_MAX_PAGES in libfuse 3.14), and the kernel refuses a
+ * reader whose buffer is smaller than max_write.  The kernel caps it
+ * again at fs.fuse.max_pages_limit.
+ */
+#define LIBFUSE_MAX_PAGES 256
+
+struct disk {
+  char *name;
+  struct blkemu_disk *emu;
+  struct blkemu_geometry geo;
+};
+
+/* The disks given with --disk, in order. */
+static struct disk disks[MAX_DISKS];
+static size_t ndisks;
+/* The session's connection info, kept to report the negotiated cap. */
+static struct fuse_conn_info *conn_info;
+/* Mount time, shown as every inode's times. */
+static struct timespec mount_time;
+static pthread_once_t transport_once = PTHREAD_ONCE_INIT;
+
+static fuse_ino_t
+disk_ino (size_t i) { return INO_DISK0 + i; }
+static fuse_ino_t
+attr_ino (size_t i, unsigned attr) { return INO_ATTR_BASE + i * ATTR_SLOTS + attr; }
+
+static size_t
+nkeys (void)
+{
+  size_t n = 0;
+  while (blkemu_key_name (n))
+    n++;
+  return n;
+}
+
+static const char *
+attr_name (unsigned attr)
+{
+  switch (attr) {
+  case ATTR_STATS: return "stats";
+  case ATTR_SUMMARY: return "summary";
+  case ATTR_RESET: return "reset";
+  default: return blkemu_key_name (attr - ATTR_KEY0);
+  }
+}
+
+/* Keys named like a fixed attribute (stats=, summary=) are reached
+ * through the fixed file only.
+ */
+static bool
+attr_listed (unsigned attr)
+{
+  if (attr < ATTR_KEY0)
+    return true;
+  const char *name = attr_name (attr);
+  return strcmp (name, "stats") && strcmp (name, "summary") &&
+         strcmp (name, "reset");
+}
+
+/* Decode an attribute inode: returns false if INO is not one. */
+static bool
+attr_decode (fuse_ino_t ino, size_t *disk, unsigned *attr)
+{
+  if (ino < INO_ATTR_BASE)
+    return false;
+  *disk = (ino - INO_ATTR_BASE) / ATTR_SLOTS;
+  *attr = (unsigned) ((ino - INO_ATTR_BASE) % ATTR_SLOTS);
+  return *disk < ndisks &&
+         (*attr <= ATTR_RESET || *attr - ATTR_KEY0 < nkeys ()) &&
+         attr_listed (*attr);
+}
+
+/* The FUSE transport cap, as negotiated, goes into every disk's stats. */
+static void
+record_transport (void)
+{
+  char v[64];
+  unsigned max_write = conn_info ? conn_info->max_write : 0;
+  unsigned page = (unsigned) sysconf (_SC_PAGESIZE);
+  unsigned limit_pages = 0;
+  FILE *fp = fopen ("/proc/sys/fs/fuse/max_pages_limit", "r");
+  if (fp) {
+    if (fscanf (fp, "%u", &limit_pages) != 1)
+      limit_pages = 0;
+    fclose (fp);
+  }
+  if (limit_pages && max_write > limit_pages * page)
+    max_write = limit_pages * page;
+  for (size_t i = 0; i < ndisks; i++) {
+    blkemu_disk_set_transport (disks[i].emu, "frontend", "fuse");
+    snprintf (v, sizeof v, "%u", max_write);
+    blkemu_disk_set_transport (disks[i].emu, "fuse_max_request", v);
+    snprintf (v, sizeof v, "%u", max_write / page);
+    blkemu_disk_set_transport (disks[i].emu, "fuse_max_pages", v);
+    if (conn_info) {
+      snprintf (v, sizeof v, "%u", conn_info->max_background);
+      blkemu_disk_set_transport (disks[i].emu, "fuse_max_background", v);
+    }
+  }
+  fprintf (stderr, "blkemu-fuse: kernel requests capped at %u bytes (%u "
+           "pages); a max-transfer above that is split by the kernel first\n",
+           max_write, max_write / page);
+}
+
+/* ---- attributes of inodes ---------------------------------------- */
+
+static int
+fill_stat (fuse_ino_t ino, struct stat *st)
+{
+  size_t d;
+  unsigned attr;
+  memset (st, 0, sizeof *st);
+  st->st_ino = ino;
+  st->st_uid = getuid ();
+  st->st_gid = getgid ();
+  st->st_nlink = 1;
+  st->st_atim = st->st_mtim = st->st_ctim = mount_time;
+  if (ino == INO_ROOT || ino == INO_CTLDIR) {
+    st->st_mode = S_IFDIR | 0755;
+    st->st_nlink = 2;
+  }
+  else if (ino >= INO_DISK0 && ino < INO_DISK0 + ndisks) {
+    const struct disk *dk = &disks[ino - INO_DISK0];
+    st->st_mode = S_IFREG | 0644;
+    st->st_size = (off_t) dk->geo.size_bytes;
+    st->st_blksize = (blksize_t) dk->geo.physical_block_size;
+    st->st_blocks = (blkcnt_t) (dk->geo.size_bytes / 512);
+  }
+  else if (attr_decode (ino, &d, &attr)) {
+    if (attr == ATTR_DIR) {
+      st->st_mode = S_IFDIR | 0755;
+      st->st_nlink = 2;
+    }
+    else if (attr == ATTR_RESET)
+      st->st_mode = S_IFREG | 0200;
+    else if (attr >= ATTR_KEY0 && blkemu_key_is_runtime (attr_name (attr)))
+      st->st_mode = S_IFREG | 0644;
+    else
+      st->st_mode = S_IFREG | 0444;
+    st->st_size = 0;   /* generated on read; opened with direct_io */
+  }
+  else
+    return ENOENT;
+  return 0;
+}
+
+static void
+reply_entry (fuse_req_t req, fuse_ino_t ino)
+{
+  struct fuse_entry_param e = { .ino = ino, .attr_timeout = 1.0,
+                                .entry_timeout = 1.0 };
+  int r = fill_stat (ino, &e.attr);
+  if (r)
+    fuse_reply_err (req, r);
+  else
+    fuse_reply_entry (req, &e);
+}
+
+static void
+op_init (void *userdata, struct fuse_conn_info *conn)
+{
+  (void) userdata;
+  conn_info = conn;
+  /* Ask for the largest requests and a deep async queue, so the kernel's
+   * own limits are what the disk sees, not FUSE defaults.
+   */
+  unsigned max = LIBFUSE_MAX_PAGES * (unsigned) sysconf (_SC_PAGESIZE);
+  conn->max_write = max;
+  conn->max_readahead = max;
+  conn->max_background = 256;
+  conn->congestion_threshold = 192;
+  if (conn->capable & FUSE_CAP_ASYNC_DIO)
+    conn->want |= FUSE_CAP_ASYNC_DIO;
+  conn->want &= ~(unsigned) FUSE_CAP_WRITEBACK_CACHE;
+}
+
+static void
+op_lookup (fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+  if (parent == INO_ROOT) {
+    if (!strcmp (name, CTLDIR_NAME))
+      return reply_entry (req, INO_CTLDIR);
+    for (size_t i = 0; i < ndisks; i++)
+      if (!strcmp (name, disks[i].name))
+        return reply_entry (req, disk_ino (i));
+  }
+  else if (parent == INO_CTLDIR) {
+    for (size_t i = 0; i < ndisks; i++)
+      if (!strcmp (name, disks[i].name))
+        return reply_entry (req, attr_ino (i, ATTR_DIR));
+  }
+  else {
+    size_t d;
+    unsigned attr;
+    if (attr_decode (parent, &d, &attr) && attr == ATTR_DIR)
+      for (unsigned a = ATTR_STATS; a < ATTR_KEY0 + nkeys (); a++)
+        if (attr_listed (a) && !strcmp (name, attr_name (a)))
+          return reply_entry (req, attr_ino (d, a));
+  }
+  fuse_reply_err (req, ENOENT);
+}
+
+static void
+op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  (void) fi;
+  struct stat st;
+  int r = fill_stat (ino, &st);
+  if (r)
+    fuse_reply_err (req, r);
+  else
+    fuse_reply_attr (req, &st, 1.0);
+}
+
+/* Sizes cannot change; truncation to 0 of an attribute file (as `echo >`
+ * does) is accepted and ignored.
+ */
+static void
+op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+            struct fuse_file_info *fi)
+{
+  struct stat st;
+  int r = fill_stat (ino, &st);
+  if (r)
+    return (void) fuse_reply_err (req, r);
+  if ((to_set & FUSE_SET_ATTR_SIZE) && S_ISREG (st.st_mode) &&
+      ino < INO_ATTR_BASE && (uint64_t) attr->st_size != (uint64_t) st.st_size)
+    return (void) fuse_reply_err (req, EPERM);
+  if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
+    return (void) fuse_reply_err (req, EPERM);
+  op_getattr (req, ino, fi);
+}
+
+/* ---- directories ------------------------------------------------- */
+
+struct dirbuf {
+  char *p;
+  size_t size;
+};
+
+static void
+dirbuf_add (fuse_req_t req, struct dirbuf *b, const char *name, fuse_ino_t ino)
+{
+  struct stat st = { .st_ino = ino };
+  fill_stat (ino, &st);
+  size_t old = b->size;
+  b->size += fuse_add_direntry (req, NULL, 0, name, NULL, 0);
+  char *p = realloc (b->p, b->size);
+  if (!p) {
+    b->size = old;
+    return;
+  }
+  b->p = p;
+  fuse_add_direntry (req, b->p + old, b->size - old, name, &st,
+                     (off_t) b->size);
+}
+
+static void
+op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+            struct fuse_file_info *fi)
+{
+  (void) fi;
+  struct dirbuf b = { NULL, 0 };
+  size_t d;
+  unsigned attr;
+
+  dirbuf_add (req, &b, ".", ino);
+  if (ino == INO_ROOT) {
+    dirbuf_add (req, &b, "..", INO_ROOT);
+    dirbuf_add (req, &b, CTLDIR_NAME, INO_CTLDIR);
+    for (size_t i = 0; i < ndisks; i++)
+      dirbuf_add (req, &b, disks[i].name, disk_ino (i));
+  }
+  else if (ino == INO_CTLDIR) {
+    dirbuf_add (req, &b, "..", INO_ROOT);
+    for (size_t i = 0; i < ndisks; i++)
+      dirbuf_add (req, &b, disks[i].name, attr_ino (i, ATTR_DIR));
+  }
+  else if (attr_decode (ino, &d, &attr) && attr == ATTR_DIR) {
+    dirbuf_add (req, &b, "..", INO_CTLDIR);
+    for (unsigned a = ATTR_STATS; a < ATTR_KEY0 + nkeys (); a++)
+      if (attr_listed (a))
+        dirbuf_add (req, &b, attr_name (a), attr_ino (d, a));
+  }
+  else {
+    free (b.p);
+    return (void) fuse_reply_err (req, ENOTDIR);
+  }
+  if ((size_t) off < b.size)
+    fuse_reply_buf (req, b.p + off, b.size - (size_t) off < size
+                                      ? b.size - (size_t) off : size);
+  else
+    fuse_reply_buf (req, NULL, 0);
+  free (b.p);
+}
+
+/* ---- open files -------------------------------------------------- */
+
+/* An attribute file's content, generated at open so that reads at any
+ * offset see one consistent snapshot.
+ */
+struct attr_handle {
+  char *text;
+  size_t len;
+};
+
+static char *
+attr_text (size_t d, unsigned attr)
+{
+  struct blkemu_disk *emu = disks[d].emu;
+  char v[4200], err[BLKEMU_ERR_MAX];
+  switch (attr) {
+  case ATTR_STATS: return blkemu_disk_stats_json (emu, true);
+  case ATTR_SUMMARY: return blkemu_disk_summary_text (emu);
+  case ATTR_RESET: return strdup ("");
+  default:
+    if (blkemu_disk_get (emu, attr_name (attr), v, sizeof v, err) == -1)
+      return NULL;
+    strcat (v, "\n");
+    return strdup (v);
+  }
+}
+
+static void
+op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  size_t d;
+  unsigned attr;
+  if (ino >= INO_DISK0 && ino < INO_DISK0 + ndisks) {
+    pthread_once (&transport_once, record_transport);
+    fi->keep_cache = 0;
+    return (void) fuse_reply_open (req, fi);
+  }
+  if (!attr_decode (ino, &d, &attr) || attr == ATTR_DIR)
+    return (void) fuse_reply_err (req, ino == INO_ROOT ? EISDIR : ENOENT);
+  struct attr_handle *h = calloc (1, sizeof *h);
+  if (!h)
+    return (void) fuse_reply_err (req, ENOMEM);
+  if ((fi->flags & O_ACCMODE) != O_WRONLY) {
+    h->text = attr_text (d, attr);
+    if (!h->text) {
+      free (h);
+      return (void) fuse_reply_err (req, ENOMEM);
+    }
+    h->len = strlen (h->text);
+  }
+  fi->fh = (uint64_t) (uintptr_t) h;
+  fi->direct_io = 1;   /* size 0 in getattr; content is generated */
+  fuse_reply_open (req, fi);
+}
+
+static void
+op_release (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  if (ino >= INO_ATTR_BASE) {
+    struct attr_handle *h = (struct attr_handle *) (uintptr_t) fi->fh;
+    if (h)
+      free (h->text);
+    free (h);
+  }
+  fuse_reply_err (req, 0);
+}
+
+/* Clamp a disk request to the end of the disk, as a block device file. */
+static size_t
+clamp (const struct disk *dk, size_t size, off_t off)
+{
+  if ((uint64_t) off >= dk->geo.size_bytes)
+    return 0;
+  if (size > dk->geo.size_bytes - (uint64_t) off)
+    return (size_t) (dk->geo.size_bytes - (uint64_t) off);
+  return size;
+}
+
+static void
+op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+         struct fuse_file_info *fi)
+{
+  if (ino >= INO_ATTR_BASE) {
+    struct attr_handle *h = (struct attr_handle *) (uintptr_t) fi->fh;
+    if (!h->text)
+      return (void) fuse_reply_err (req, EBADF);
+    if ((size_t) off >= h->len)
+      return (void) fuse_reply_buf (req, NULL, 0);
+    size_t n = h->len - (size_t) off < size ? h->len - (size_t) off : size;
+    return (void) fuse_reply_buf (req, h->text + off, n);
+  }
+  const struct disk *dk = &disks[ino - INO_DISK0];
+  size = clamp (dk, size, off);
+  if (size == 0)
+    return (void) fuse_reply_buf (req, NULL, 0);
+  char *buf = malloc (size);
+  if (!buf)
+    return (void) fuse_reply_err (req, ENOMEM);
+  int r = blkemu_io (dk->emu, BLKEMU_OP_READ, buf, size, (uint64_t) off, 0);
+  if (r)
+    fuse_reply_err (req, r);
+  else
+    fuse_reply_buf (req, buf, size);
+  free (buf);
+}
+
+/* A write to an attribute file: the whole value in one write. */
+static int
+attr_write (size_t d, unsigned attr, const char *data, size_t size)
+{
+  char value[256], err[BLKEMU_ERR_MAX];
+  if (size >= sizeof value)
+    return EINVAL;
+  memcpy (value, data, size);
+  value[size] = '\0';
+  while (size && (value[size - 1] == '\n' || value[size - 1] == ' '))
+    value[--size] = '\0';
+  if (attr == ATTR_RESET) {
+    if (strcmp (value, "1") != 0) {
+      fprintf (stderr, "blkemu-fuse: %s/reset: write 1 to reset, not '%s'\n",
+               disks[d].name, value);
+      return EINVAL;
+    }
+    blkemu_disk_reset_stats (disks[d].emu);
+    return 0;
+  }
+  if (attr < ATTR_KEY0) {
+    fprintf (stderr, "blkemu-fuse: %s/%s is read-only\n", disks[d].name,
+             attr_name (attr));
+    return EINVAL;
+  }
+  if (blkemu_disk_set (disks[d].emu, attr_name (attr), value, err) == -1) {
+    fprintf (stderr, "blkemu-fuse: %s: %s\n", disks[d].name, err);
+    return EINVAL;
+  }
+  return 0;
+}
+
+static void
+op_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+          off_t off, struct fuse_file_info *fi)
+{
+  (void) fi;
+  size_t d;
+  unsigned attr;
+  if (attr_decode (ino, &d, &attr)) {
+    int r = off == 0 ? attr_write (d, attr, buf, size) : EINVAL;
+    if (r)
+      fuse_reply_err (req, r);
+    else
+      fuse_reply_write (req, size);
+    return;
+  }
+  const struct disk *dk = &disks[ino - INO_DISK0];
+  if ((uint64_t) off >= dk->geo.size_bytes || clamp (dk, size, off) != size)
+    return (void) fuse_reply_err (req, ENOSPC);
+  unsigned flags = fi->flags & (O_SYNC | O_DSYNC) ? BLKEMU_FLAG_FUA : 0;
+  int r = blkemu_io (dk->emu, BLKEMU_OP_WRITE, (void *) buf, size,
+                     (uint64_t) off, flags);
+  if (r)
+    fuse_reply_err (req, r);
+  else
+    fuse_reply_write (req, size);
+}
+
+static void
+op_fsync (fuse_req_t req, fuse_ino_t ino, int datasync,
+          struct fuse_file_info *fi)
+{
+  (void) datasync;
+  (void) fi;
+  if (ino < INO_DISK0 || ino >= INO_DISK0 + ndisks)
+    return (void) fuse_reply_err (req, 0);
+  fuse_reply_err (req, blkemu_io (disks[ino - INO_DISK0].emu, BLKEMU_OP_FLUSH,
+                                  NULL, 0, 0, 0));
+}
+
+static void
+op_flush (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+  (void) ino;
+  (void) fi;
+  fuse_reply_err (req, 0);   /* close(2), not a cache flush: fsync is */
+}
+
+static void
+op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
+              off_t len, struct fuse_file_info *fi)
+{
+  (void) fi;
+  if (ino < INO_DISK0 || ino >= INO_DISK0 + ndisks)
+    return (void) fuse_reply_err (req, EOPNOTSUPP);
+  struct disk *dk = &disks[ino - INO_DISK0];
+  if (!(mode & FALLOC_FL_KEEP_SIZE) && (uint64_t) (off + len) > dk->geo.size_bytes)
+    return (void) fuse_reply_err (req, EFBIG);
+  size_t n = clamp (dk, (size_t) len, off);
+  int r;
+  if (mode & FALLOC_FL_PUNCH_HOLE)
+    r = blkemu_io (dk->emu, BLKEMU_OP_TRIM, NULL, n, (uint64_t) off, 0);
+  else if (mode & FALLOC_FL_ZERO_RANGE)
+    r = blkemu_io (dk->emu, BLKEMU_OP_ZERO, NULL, n, (uint64_t) off, 0);
+  else if (mode & ~FALLOC_FL_KEEP_SIZE)
+    r = EOPNOTSUPP;
+  else
+    r = 0;   /* plain allocation: the disk is always fully "allocated" */
+  fuse_reply_err (req, r);
+}
+
+static void
+op_statfs (fuse_req_t req, fuse_ino_t ino)
+{
+  (void) ino;
+  struct statvfs sv = { .f_bsize = 4096, .f_frsize = 4096, .f_namemax = 255 };
+  uint64_t total = 0;
+  for (size_t i = 0; i < ndisks; i++)
+    total += disks[i].geo.size_bytes;
+  sv.f_blocks = total / 4096;
+  sv.f_files = ndisks;
+  fuse_reply_statfs (req, &sv);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+  .init = op_init,
+  .lookup = op_lookup,
+  .getattr = op_getattr,
+  .setattr = op_setattr,
+  .readdir = op_readdir,
+  .open = op_open,
+  .release = op_release,
+  .read = op_read,
+  .write = op_write,
+  .fsync = op_fsync,
+  .flush = op_flush,
+  .fallocate = op_fallocate,
+  .statfs = op_statfs,
+};
+
+/* ---- command line ------------------------------------------------ */
+
+struct options {
+  char *disk_specs[MAX_DISKS];
+  size_t ndisk_specs;
+  int show_help, show_version, list_keys;
+};
+
+enum { KEY_DISK, KEY_HELP, KEY_VERSION, KEY_KEYS };
+
+static const struct fuse_opt option_table[] = {
+  FUSE_OPT_KEY ("--disk ", KEY_DISK),
+  FUSE_OPT_KEY ("--disk=", KEY_DISK),
+  FUSE_OPT_KEY ("-h", KEY_HELP),
+  FUSE_OPT_KEY ("--help", KEY_HELP),
+  FUSE_OPT_KEY ("-V", KEY_VERSION),
+  FUSE_OPT_KEY ("--version", KEY_VERSION),
+  FUSE_OPT_KEY ("--list-keys", KEY_KEYS),
+  FUSE_OPT_END
+};
+
+static int
+option_proc (void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+  struct options *o = data;
+  (void) outargs;
+  switch (key) {
+  case KEY_DISK:
+    if (o->ndisk_specs == MAX_DISKS) {
+      fprintf (stderr, "blkemu-fuse: at most %d disks\n", MAX_DISKS);
+      return -1;
+    }
+    arg += strlen ("--disk");
+    if (*arg == '=')
+      arg++;
+    o->disk_specs[o->ndisk_specs++] = strdup (arg);
+    return 0;
+  case KEY_HELP: o->show_help = 1; return 0;
+  case KEY_VERSION: o->show_version = 1; return 0;
+  case KEY_KEYS: o->list_keys = 1; return 0;
+  }
+  return 1;   /* keep: for fuse_parse_cmdline */
+}
+
+static void
+usage (FILE *fp)
+{
+  fprintf (fp,
+    "usage: blkemu-fuse [options] MOUNTPOINT --disk SPEC [--disk SPEC ...]\n"
+    "\n"
+    "Serves each disk as the file MOUNTPOINT/NAME and its live attributes\n"
+    "under MOUNTPOINT/.blkemu/NAME/ (stats, summary, reset, one file per key).\n"
+    "\n"
+    "SPEC is name=NAME,key=value,... with the keys below (the same as the\n"
+    "nbdkit plugin's); name= defaults to d0, d1, ...\n"
+    "\n"
+    "blkemu-fuse options:\n"
+    "  --disk SPEC          add a disk (repeatable)\n"
+    "  --list-keys          print the disk keys and exit\n"
+    "  -h, --help           print this help and exit\n"
+    "  -V, --version        print the version and exit\n"
+    "\n"
+    "FUSE options:\n");
+  if (fp == stdout)
+    fuse_cmdline_help ();
+  fprintf (fp,
+    "\nDisk keys:\n");
+  blkemu_spec_print_help (fp, "  ");
+  fprintf (fp,
+    "\nThe kernel caps FUSE requests at max_pages (1 MiB here at best); a\n"
+    "max-transfer above the cap is never seen: the kernel splits first.\n"
+    "Use losetup --direct-io=on on a disk file to see the block layer's\n"
+    "requests; without it the page cache reshapes them.\n");
+}
+
+static int
+open_disks (struct options *o)
+{
+  char err[BLKEMU_ERR_MAX];
+  if (o->ndisk_specs == 0) {
+    fprintf (stderr, "blkemu-fuse: no disks: give at least one "
+             "--disk 'name=d0,size=1G,...'\n");
+    return -1;
+  }
+  for (size_t i = 0; i < o->ndisk_specs; i++) {
+    struct blkemu_spec *spec = blkemu_spec_new ();
+    if (!spec || blkemu_spec_set_list (spec, o->disk_specs[i], err) == -1) {
+      fprintf (stderr, "blkemu-fuse: --disk '%s': %s\n", o->disk_specs[i],
+               spec ? err : "out of memory");
+      blkemu_spec_free (spec);
+      return -1;
+    }
+    char defname[16];
+    const char *name = blkemu_spec_get (spec, "name");
+    if (!name) {
+      snprintf (defname, sizeof defname, "d%zu", i);
+      blkemu_spec_set (spec, "name", defname, err);
+      name = defname;
+    }
+    if (strchr (name, '/') || !strcmp (name, CTLDIR_NAME) ||
+        !strcmp (name, ".") || !strcmp (name, "..")) {
+      fprintf (stderr, "blkemu-fuse: name=%s: must be a plain file name\n",
+               name);
+      blkemu_spec_free (spec);
+      return -1;
+    }
+    for (size_t j = 0; j < ndisks; j++)
+      if (!strcmp (disks[j].name, name)) {
+        fprintf (stderr, "blkemu-fuse: name=%s: two disks with this name\n",
+                 name);
+        blkemu_spec_free (spec);
+        return -1;
+      }
+    disks[ndisks].name = strdup (name);
+    disks[ndisks].emu = blkemu_disk_open (spec, err);
+    blkemu_spec_free (spec);
+    if (!disks[ndisks].emu) {
+      fprintf (stderr, "blkemu-fuse: disk %s: %s\n", name, err);
+      free (disks[ndisks].name);
+      return -1;
+    }
+    blkemu_disk_geometry (disks[ndisks].emu, &disks[ndisks].geo);
+    ndisks++;
+  }
+  return 0;
+}
+
+static void
+close_disks (void)
+{
+  for (size_t i = 0; i < ndisks; i++) {
+    blkemu_disk_close (disks[i].emu);
+    free (disks[i].name);
+  }
+  ndisks = 0;
+}
+
+/* A clear message for the mount point problems people hit most. */
+static int
+check_mountpoint (const char *mp)
+{
+  struct stat st, parent;
+  char up[PATH_MAX];
+  if (stat (mp, &st) == -1) {
+    fprintf (stderr, "blkemu-fuse: mount point %s: %s\n", mp,
+             strerror (errno));
+    return -1;
+  }
+  if (!S_ISDIR (st.st_mode)) {
+    fprintf (stderr, "blkemu-fuse: mount point %s: not a directory\n", mp);
+    return -1;
+  }
+  snprintf (up, sizeof up, "%s/..", mp);
+  if (stat (up, &parent) == 0 && parent.st_dev != st.st_dev &&
+      parent.st_ino != st.st_ino) {
+    fprintf (stderr, "blkemu-fuse: mount point %s: already a mount point "
+             "(busy); unmount it first\n", mp);
+    return -1;
+  }
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  struct fuse_args args = FUSE_ARGS_INIT (argc, argv);
+  struct options o = { 0 };
+  struct fuse_cmdline_opts fo = { 0 };
+  int status = 1;
+
+  if (fuse_opt_parse (&args, &o, option_table, option_proc) == -1)
+    return 1;
+  if (o.show_help) {
+    usage (stdout);
+    return 0;
+  }
+  if (o.show_version) {
+    printf ("blkemu-fuse %s (libfuse %s)\n", BLKEMU_VERSION,
+            fuse_pkgversion ());
+    return 0;
+  }
+  if (o.list_keys) {
+    blkemu_spec_print_help (stdout, "");
+    return 0;
+  }
+  if (fuse_parse_cmdline (&args, &fo) != 0)
+    return 1;
+  if (!fo.mountpoint) {
+    usage (stderr);
+    fprintf (stderr, "\nblkemu-fuse: no mount point given\n");
+    goto out_args;
+  }
+  clock_gettime (CLOCK_REALTIME, &mount_time);
+  if (check_mountpoint (fo.mountpoint) == -1 || open_disks (&o) == -1)
+    goto out_disks;
+
+  struct fuse_session *se = fuse_session_new (&args, &ops, sizeof ops, NULL);
+  if (!se)
+    goto out_disks;
+  if (fuse_set_signal_handlers (se) != 0)
+    goto out_session;
+  if (fuse_session_mount (se, fo.mountpoint) != 0) {
+    fprintf (stderr, "blkemu-fuse: cannot mount on %s\n", fo.mountpoint);
+    goto out_signals;
+  }
+  fuse_daemonize (fo.foreground);
+
+  /* Service threads (control sockets, SIGUSR1) start after the fork. */
+  char err[BLKEMU_ERR_MAX];
+  for (size_t i = 0; i < ndisks; i++)
+    if (blkemu_disk_start (disks[i].emu, err) == -1) {
+      fprintf (stderr, "blkemu-fuse: disk %s: %s\n", disks[i].name, err);
+      goto out_unmount;
+    }
+  for (size_t i = 0; i < ndisks; i++)
+    fprintf (stderr, "blkemu-fuse: %s/%s: %llu bytes\n", fo.mountpoint,
+             disks[i].name, (unsigned long long) disks[i].geo.size_bytes);
+
+  if (fo.singlethread)
+    status = fuse_session_loop (se);
+  else {
+    struct fuse_loop_config *cfg = fuse_loop_cfg_create ();
+    fuse_loop_cfg_set_clone_fd (cfg, fo.clone_fd);
+    if (fo.max_idle_threads != UINT_MAX)
+      fuse_loop_cfg_set_idle_threads (cfg, fo.max_idle_threads);
+    /* Each request waits out its latency in its thread: allow a queue. */
+    fuse_loop_cfg_set_max_threads (cfg, 512);
+    status = fuse_session_loop_mt (se, cfg);
+    fuse_loop_cfg_destroy (cfg);
+  }
+  status = status < 0 ? 1 : 0;
+
+out_unmount:
+  fuse_session_unmount (se);
+out_signals:
+  fuse_remove_signal_handlers (se);
+out_session:
+  fuse_session_destroy (se);
+out_disks:
+  close_disks ();
+  free (fo.mountpoint);
+out_args:
+  for (size_t i = 0; i < o.ndisk_specs; i++)
+    free (o.disk_specs[i]);
+  fuse_opt_free_args (&args);
+  return status;
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# blkemu-fuse's command line: clear errors for bad input; SIGTERM unmounts
+# cleanly and writes stats.
+source "$(dirname "$0")/functions.sh"
+[ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
+
+bad () {
+  local want=$1; shift
+  if "$BLKEMU_FUSE" -f "$@" > "$tmp/out" 2>&1; then fail "[$*] accepted"; fi
+  grep -qF -- "$want" "$tmp/out" || fail "[$*]: no '$want' in: $(cat "$tmp/out")"
+  echo "ok: [$*] -> $(grep -F -- "$want" "$tmp/out" | head -1)"
+}
+mkdir -p "$tmp/m"
+bad "nope': No such file or directory" "$tmp/nope" --disk size=1M
+bad "no disks" "$tmp/m"
+bad "name=x: two disks with this name" "$tmp/m" --disk name=x,size=1M --disk name=x,size=1M
+bad "logical-block-size=3000: must be a power of two" "$tmp/m" --disk size=1M,logical-block-size=3000
+bad "unknown key 'speed'" "$tmp/m" --disk size=1M,speed=9
+bad "no mount point" --disk size=1M
+"$BLKEMU_FUSE" --help | grep -q -- "--disk SPEC" || fail "--help lacks --disk"
+"$BLKEMU_FUSE" --help | grep -q "max-transfer=SIZE" || fail "--help lacks the keys"
+echo "ok: --help lists options and keys"
+
+command -v fusermount3 >/dev/null || { echo "SKIP: the rest needs fusermount3"; exit 77; }
+mnt=$tmp/mnt
+fuse_mount "$mnt" --disk name=d0,size=8M,stats="$tmp/d0.json",control="$tmp/d0.ctl"
+bad "already a mount point" "$mnt" --disk size=1M
+# The control socket and the attribute files are two views of one control.
+"$BLKEMU_CTL" "$tmp/d0.ctl" set latency-read=2ms max-transfer=64K
+expect_eq "attr sees socket change" "$(cat "$mnt/.blkemu/d0/latency-read")" 2ms
+echo 128K > "$mnt/.blkemu/d0/max-transfer"
+expect_eq "socket sees attr change" "$("$BLKEMU_CTL" "$tmp/d0.ctl" get max-transfer)" 128K
+dd if=/dev/zero of="$mnt/d0" bs=64k count=4 conv=notrunc status=none
+kill -TERM "$fuse_pid"
+wait "$fuse_pid" || fail "blkemu-fuse exited non-zero on SIGTERM"
+mountpoint -q "$mnt" && fail "still mounted after SIGTERM"
+expect_eq "stats written at exit" "$(jq .ops.write.bytes "$tmp/d0.json")" 262144

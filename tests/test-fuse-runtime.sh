@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# A runtime change through an attribute file takes effect while fio runs;
+# garbage is refused with EINVAL and the disk keeps serving.
+source "$(dirname "$0")/functions.sh"
+requires_fuse_loop
+requires fio --version
+requires jq --version
+mnt=$tmp/mnt
+fuse_mount "$mnt" --disk name=d0,size=64M,latency-write=1ms
+dev=$(loop_attach "$mnt/d0" --direct-io=on)
+attr=$mnt/.blkemu/d0
+
+fio --name=rt --filename="$dev" --direct=1 --rw=randwrite --bs=4k \
+    --ioengine=psync --time_based --runtime=5 --output="$tmp/fio.out" &
+fio_pid=$!
+sleep 2
+jq . "$attr/stats" > "$tmp/before.json"
+echo 3ms > "$attr/latency-write"
+echo 1 > "$attr/reset"
+expect_eq "latency-write reads back" "$(cat "$attr/latency-write")" 3ms
+if echo garbage > "$attr/latency-write" 2>/dev/null; then fail "garbage accepted"; fi
+echo "ok: garbage refused"
+if echo 2 > "$attr/reset" 2>/dev/null; then fail "reset accepted 2"; fi
+if echo 1G > "$attr/size" 2>/dev/null; then fail "size changed at runtime"; fi
+echo "ok: non-runtime key refused"
+wait $fio_pid || fail "fio failed: $(cat "$tmp/fio.out")"
+jq . "$attr/stats" > "$tmp/after.json"
+
+p50_before=$(jq .ops.write.latency_us.p50 "$tmp/before.json")
+p50_after=$(jq .ops.write.latency_us.p50 "$tmp/after.json")
+echo "write p50: ${p50_before}us before, ${p50_after}us after"
+within "p50 before" "$p50_before" 1000 5
+within "p50 after" "$p50_after" 3000 5
+grep -q "latency-write=garbage" "$mnt.log" || fail "no log line for the bad write"
+echo "ok: logged: $(grep -m1 garbage "$mnt.log")"
+dd if="$dev" of=/dev/null bs=64k count=16 iflag=direct status=none || fail "disk stopped serving"
+echo "ok: disk still serves"
