@@ -671,7 +671,7 @@ open_disks (struct options *o)
       blkemu_spec_free (spec);
       return -1;
     }
-    char defname[16];
+    char defname[32];
     const char *name = blkemu_spec_get (spec, "name");
     if (!name) {
       snprintf (defname, sizeof defname, "d%zu", i);
@@ -750,22 +750,20 @@ main (int argc, char **argv)
   int status = 1;
 
   if (fuse_opt_parse (&args, &o, option_table, option_proc) == -1)
-    return 1;
-  if (o.show_help) {
-    usage (stdout);
-    return 0;
-  }
-  if (o.show_version) {
-    printf ("blkemu-fuse %s (libfuse %s)\n", BLKEMU_VERSION,
-            fuse_pkgversion ());
-    return 0;
-  }
-  if (o.list_keys) {
-    blkemu_spec_print_help (stdout, "");
-    return 0;
+    goto out_args;
+  if (o.show_help || o.show_version || o.list_keys) {
+    if (o.show_help)
+      usage (stdout);
+    else if (o.show_version)
+      printf ("blkemu-fuse %s (libfuse %s)\n", BLKEMU_VERSION,
+              fuse_pkgversion ());
+    else
+      blkemu_spec_print_help (stdout, "");
+    status = 0;
+    goto out_args;
   }
   if (fuse_parse_cmdline (&args, &fo) != 0)
-    return 1;
+    goto out_args;
   if (!fo.mountpoint) {
     usage (stderr);
     fprintf (stderr, "\nblkemu-fuse: no mount point given\n");
