@@ -1,0 +1,81 @@
+# Helpers for scenarios (sourced; bash).  A scenario runs as root inside
+# blkemu-vm (or on any Linux host with nbd and md): it serves blkemu disks
+# with nbdkit, attaches them with blkemu-attach, builds the stack, drives
+# I/O, prints a report and asserts invariants.
+set -uo pipefail
+
+top=${BLKEMU_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+PLUGIN=$top/build/nbd/nbdkit-blkemu-plugin.so
+CTL=$top/build/tools/blkemu-ctl
+ATTACH=$top/tools/blkemu-attach
+FUSE=$top/build/fuse/blkemu-fuse
+results=${BLKEMU_RESULTS:-/tmp/blkemu-results}
+work=$(mktemp -d /tmp/scenario.XXXXXX)
+mkdir -p "$results"
+failures=0
+checks=0
+
+section () { printf '\n=== %s\n' "$*"; }
+
+# check DESCRIPTION TEST-ARGS...: an invariant, counted and printed.
+check () {
+  local what=$1; shift
+  checks=$((checks + 1))
+  if [ "$@" ]; then echo "  PASS  $what"
+  else echo "  FAIL  $what"; failures=$((failures + 1)); fi
+}
+
+# disk_start NAME KEY=VALUE...: serve a blkemu disk on $work/NAME.sock
+# with its control socket at $work/NAME.ctl.
+disk_start () {
+  local name=$1; shift
+  nbdkit -U "$work/$name.sock" -P "$work/$name.pid" "$PLUGIN" name="$name" \
+    control="$work/$name.ctl" stats="$results/$name.json" "$@" ||
+    { echo "cannot start disk $name"; exit 1; }
+  local i
+  for i in $(seq 100); do [ -S "$work/$name.ctl" ] && return 0; sleep 0.05; done
+  echo "disk $name has no control socket"; exit 1
+}
+# disk_stop NAME: stop the server and wait for it (it writes stats= at exit).
+disk_stop () {
+  local pid i
+  pid=$(cat "$work/$1.pid")
+  kill "$pid" 2>/dev/null
+  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "  (disk $1 did not stop in 5 s; killed)"
+    kill -9 "$pid" 2>/dev/null
+  fi
+  rm -f "$work/$1.sock" "$work/$1.ctl"
+}
+ctl () { "$CTL" "$work/$1.ctl" "${@:2}"; }
+# stat NAME JQ: one value from a disk's live stats.
+stat () { ctl "$1" stats | jq -r "$2"; }
+# max_size NAME OP: the largest request size (bytes) the disk saw for OP.
+max_size () { stat "$1" "[.ops.$2.sizes | keys[] | select(. != \"other\") | tonumber] | max // 0"; }
+
+# queue_limits DEV...: one line per device, like the seeds' tables.
+queue_limits () {
+  printf '  %-8s %8s %8s %9s %6s %6s %8s %8s %4s\n' device max_kb hw_kb segments lbs pbs io_min io_opt rot
+  local d q
+  for d in "$@"; do
+    q=/sys/block/${d#/dev/}/queue
+    printf '  %-8s %8s %8s %9s %6s %6s %8s %8s %4s\n' "${d#/dev/}" \
+      "$(cat $q/max_sectors_kb)" "$(cat $q/max_hw_sectors_kb)" "$(cat $q/max_segments)" \
+      "$(cat $q/logical_block_size)" "$(cat $q/physical_block_size)" \
+      "$(cat $q/minimum_io_size)" "$(cat $q/optimal_io_size)" "$(cat $q/rotational)"
+  done
+}
+
+# seen NAME: what a disk saw: the iostat-style summary and histograms.
+seen () { ctl "$1" summary | sed 's/^/  /'; }
+
+# diskstats DEV: "reads merges sectors writes merges sectors" from /sys.
+diskstats () { awk '{ print $1, $2, $3, $5, $6, $7 }' "/sys/block/${1#/dev/}/stat"; }
+
+finish () {
+  section "verdict"
+  echo "  $checks checks, $failures failed"
+  cp "$work"/*.log "$results/" 2>/dev/null || true
+  [ "$failures" -eq 0 ]
+}
