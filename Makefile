@@ -24,6 +24,7 @@ bench: all
 
 deps:
 	./tools/install-deps
+	./tools/install-deps vm
 
 # An AddressSanitizer + UBSan build in build-asan/ and the suite run on it.
 asan:
