@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "error.h"
 
 struct file {
   int fd;
@@ -37,7 +38,7 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
     flags |= O_CREAT;
   int fd = open (path, flags, 0644);
   if (fd == -1) {
-    snprintf (err, BLKEMU_ERR_MAX, "file=%s: %s%s", path, strerrordesc_np (errno),
+    set_err (err, "file=%s: %s%s", path, strerrordesc_np (errno),
               errno == ENOENT ? " (give size= to create it)" : "");
     return -1;
   }
@@ -53,7 +54,7 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
   else if (S_ISREG (sb.st_mode))
     have = (uint64_t) sb.st_size;
   else {
-    snprintf (err, BLKEMU_ERR_MAX,
+    set_err (err,
               "file=%s: must be a regular file or a block device", path);
     close (fd);
     return -1;
@@ -61,7 +62,7 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
 
   if (want == 0) {
     if (have == 0) {
-      snprintf (err, BLKEMU_ERR_MAX, "file=%s: is empty (give size= to "
+      set_err (err, "file=%s: is empty (give size= to "
                 "extend it)", path);
       close (fd);
       return -1;
@@ -70,7 +71,7 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
   }
   else if (want > have) {
     if (is_block) {
-      snprintf (err, BLKEMU_ERR_MAX, "size=%llu: larger than the block "
+      set_err (err, "size=%llu: larger than the block "
                 "device file=%s (%llu bytes)", (unsigned long long) want,
                 path, (unsigned long long) have);
       close (fd);
@@ -82,7 +83,7 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
 
   struct file *f = calloc (1, sizeof *f);
   if (!f) {
-    snprintf (err, BLKEMU_ERR_MAX, "file=%s: out of memory", path);
+    set_err (err, "file=%s: out of memory", path);
     close (fd);
     return -1;
   }
@@ -95,7 +96,7 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
   return 0;
 
 fail_errno:
-  snprintf (err, BLKEMU_ERR_MAX, "file=%s: %s", path, strerrordesc_np (errno));
+  set_err (err, "file=%s: %s", path, strerrordesc_np (errno));
   close (fd);
   return -1;
 }

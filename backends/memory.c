@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "error.h"
 
 #define CHUNK_SHIFT 16
 #define CHUNK_SIZE  (1u << CHUNK_SHIFT)
@@ -43,7 +44,7 @@ memory_open (struct blkemu_config *cfg, void **state, char *err)
   *state = m;
   return 0;
 oom:
-  snprintf (err, BLKEMU_ERR_MAX, "backend=memory: cannot allocate the "
+  set_err (err, "backend=memory: cannot allocate the "
             "directory for size=%llu", (unsigned long long) cfg->num[K_SIZE]);
   return -1;
 }

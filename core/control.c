@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "disk.h"
+#include "error.h"
 #include "strbuf.h"
 
 struct service {
@@ -258,14 +259,14 @@ listen_unix (const char *path, char *err)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   if (strlen (path) >= sizeof sa.sun_path) {
-    snprintf (err, BLKEMU_ERR_MAX, "control=%s: path longer than %zu bytes",
+    set_err (err, "control=%s: path longer than %zu bytes",
               path, sizeof sa.sun_path - 1);
     return -1;
   }
   strcpy (sa.sun_path, path);
   int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd == -1) {
-    snprintf (err, BLKEMU_ERR_MAX, "control=%s: socket: %s", path,
+    set_err (err, "control=%s: socket: %s", path,
               strerrordesc_np (errno));
     return -1;
   }
@@ -273,11 +274,24 @@ listen_unix (const char *path, char *err)
   unlink (path);
   if (bind (fd, (struct sockaddr *) &sa, sizeof sa) == -1 ||
       listen (fd, 16) == -1) {
-    snprintf (err, BLKEMU_ERR_MAX, "control=%s: %s", path, strerrordesc_np (errno));
+    set_err (err, "control=%s: %s", path, strerrordesc_np (errno));
     close (fd);
     return -1;
   }
   return fd;
+}
+
+/* Close what service_start opened (the thread, if any, has stopped). */
+static void
+service_free (struct blkemu_disk *disk, struct service *sv)
+{
+  if (sv->listen_fd >= 0) {
+    close (sv->listen_fd);
+    unlink (disk->cfg.str[K_CONTROL]);
+  }
+  close (sv->stop_pipe[0]);
+  close (sv->stop_pipe[1]);
+  free (sv);
 }
 
 int
@@ -285,14 +299,14 @@ service_start (struct blkemu_disk *disk, char *err)
 {
   struct service *sv = calloc (1, sizeof *sv);
   if (!sv) {
-    snprintf (err, BLKEMU_ERR_MAX, "out of memory");
+    set_err (err, "out of memory");
     return -1;
   }
   sv->listen_fd = -1;
   pthread_once (&usr1_once, usr1_setup);
   sv->usr1_seen = __atomic_load_n (&usr1_generation, __ATOMIC_RELAXED);
   if (pipe2 (sv->stop_pipe, O_CLOEXEC) == -1) {
-    snprintf (err, BLKEMU_ERR_MAX, "pipe: %s", strerrordesc_np (errno));
+    set_err (err, "pipe: %s", strerrordesc_np (errno));
     free (sv);
     return -1;
   }
@@ -304,20 +318,14 @@ service_start (struct blkemu_disk *disk, char *err)
   disk->service = sv;
   int r = pthread_create (&sv->thread, NULL, service_main, disk);
   if (r != 0) {
-    snprintf (err, BLKEMU_ERR_MAX, "pthread_create: %s", strerrordesc_np (r));
+    set_err (err, "pthread_create: %s", strerrordesc_np (r));
     disk->service = NULL;
     goto fail;
   }
   return 0;
 
 fail:
-  if (sv->listen_fd >= 0) {
-    close (sv->listen_fd);
-    unlink (disk->cfg.str[K_CONTROL]);
-  }
-  close (sv->stop_pipe[0]);
-  close (sv->stop_pipe[1]);
-  free (sv);
+  service_free (disk, sv);
   return -1;
 }
 
@@ -329,12 +337,6 @@ service_stop (struct blkemu_disk *disk)
     return;
   if (write (sv->stop_pipe[1], "x", 1) == 1)
     pthread_join (sv->thread, NULL);
-  if (sv->listen_fd >= 0) {
-    close (sv->listen_fd);
-    unlink (disk->cfg.str[K_CONTROL]);
-  }
-  close (sv->stop_pipe[0]);
-  close (sv->stop_pipe[1]);
-  free (sv);
+  service_free (disk, sv);
   disk->service = NULL;
 }

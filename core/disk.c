@@ -5,20 +5,11 @@
 #include "disk.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
-
-static void
-set_err (char *err, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (err, BLKEMU_ERR_MAX, fmt, ap);
-  va_end (ap);
-}
+#include "error.h"
 
 static const struct backend_ops *
 backend_lookup (enum backend_kind kind)

@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "disk.h"
+#include "error.h"
 #include "strbuf.h"
 #include "units.h"
 
@@ -179,13 +180,13 @@ blkemu_disk_write_stats (struct blkemu_disk *disk, char *err)
   const char *path = disk->cfg.str[K_STATS];
   char tmp[4200];
   if (!path) {
-    snprintf (err, BLKEMU_ERR_MAX, "stats: no stats=PATH was given");
+    set_err (err, "stats: no stats=PATH was given");
     return -1;
   }
   trace_flush (&disk->trace);
   char *json = blkemu_disk_stats_json (disk, true);
   if (!json) {
-    snprintf (err, BLKEMU_ERR_MAX, "stats=%s: out of memory", path);
+    set_err (err, "stats=%s: out of memory", path);
     return -1;
   }
   /* Write beside the target and rename, so readers never see half. */
@@ -198,7 +199,7 @@ blkemu_disk_write_stats (struct blkemu_disk *disk, char *err)
       r = 0;
   }
   if (r == -1) {
-    snprintf (err, BLKEMU_ERR_MAX, "stats=%s: %s", path, strerrordesc_np (errno));
+    set_err (err, "stats=%s: %s", path, strerrordesc_np (errno));
     unlink (tmp);
   }
   free (json);

@@ -5,11 +5,11 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "units.h"
 
 enum key_type { T_SIZE, T_DURATION, T_RATE, T_UINT, T_ENUM, T_BOOL, T_STRING };
@@ -98,15 +98,6 @@ static const struct key_def keys[K_COUNT] = {
 struct blkemu_spec {
   char *val[K_COUNT];
 };
-
-static void
-set_err (char *err, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  vsnprintf (err, BLKEMU_ERR_MAX, fmt, ap);
-  va_end (ap);
-}
 
 int
 config_key_lookup (const char *key)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "stats.h"
 
 static const char op_letter[BLKEMU_OP_COUNT] = { 'R', 'W', 'F', 'T', 'Z' };
@@ -19,7 +20,7 @@ trace_open (struct trace *t, const char *path, uint64_t start_ns, char *err)
     return 0;
   t->fp = fopen (path, "w");
   if (!t->fp) {
-    snprintf (err, BLKEMU_ERR_MAX, "trace=%s: %s", path, strerrordesc_np (errno));
+    set_err (err, "trace=%s: %s", path, strerrordesc_np (errno));
     return -1;
   }
   /* A large buffer keeps the cost per record to a formatted memcpy. */

@@ -1,0 +1,10 @@
+/* Errors carry context upward as one message, "key=value: rule", in a
+ * caller's buffer of BLKEMU_ERR_MAX bytes.
+ */
+#ifndef BLKEMU_ERROR_H
+#define BLKEMU_ERROR_H
+
+void set_err (char *err, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
+#endif
