@@ -14,7 +14,7 @@ $(BUILD)/build.ninja:
 check: deps
 	$(MAKE) all
 	meson test -C $(BUILD) --print-errorlogs --num-processes 1; \
-	  status=$$?; ./tools/test-summary $(BUILD) tests && exit $$status
+	  status=$$?; ./tools/test-summary $(BUILD) tests: && exit $$status
 
 demo:
 	./tools/blkemu-demo
