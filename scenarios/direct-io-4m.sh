@@ -3,7 +3,7 @@
 # with max_sectors_kb at 4096, 1280 (6.12's default) and 128 (6.1's):
 # the sizes and merges the device saw, iostat-style.
 #   blkemu-vm scenarios/direct-io-4m.sh
-source "$(dirname "$0")/lib.sh" 2>/dev/null || source "$BLKEMU_SCRIPT_DIR/lib.sh"
+source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=4
 MB=$((1 << 20))
 
@@ -23,8 +23,8 @@ for kb in 4096 1280 128; do
   t1=$(date +%s.%N)
   read -r r1 m1 s1 _ < <(diskstats nbd0)
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-  reqs=$(stat big .ops.read.requests)
-  bytes=$(stat big .ops.read.bytes)
+  reqs=$(disk_stat big .ops.read.requests)
+  bytes=$(disk_stat big .ops.read.bytes)
   largest=$(max_size big read)
   printf '  %-14s %8.1f %9.0f %8.1f %10.1f %8sK %12s %9s\n' "$kb" \
     "$(awk -v n=$((r1 - r0)) -v t="$secs" 'BEGIN { print n / t }')" \

@@ -2,7 +2,7 @@
 # raid1 with one nbd leg (127K) and one loop-over-blkemu-fuse leg (512K):
 # both frontends, one core, the same stacked limit and invariants.
 #   blkemu-vm scenarios/fuse-loop-leg.sh
-source "$(dirname "$0")/lib.sh" 2>/dev/null || source "$BLKEMU_SCRIPT_DIR/lib.sh"
+source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=4
 modprobe raid1
 modprobe fuse
@@ -20,7 +20,7 @@ mdadm --create /dev/md0 --level=1 --raid-devices=2 --assume-clean --run --metada
 section "queue limits"
 queue_limits nbd0 "$loopdev" md0
 check "md0 max_sectors_kb = the nbd leg's 127" "$(cat /sys/block/md0/queue/max_sectors_kb)" -eq 127
-check "FUSE cap reported ($(stat fleg .transport.fuse_max_request))" "$(stat fleg .transport.fuse_max_request)" -ge $((512 << 10))
+check "FUSE cap reported ($(disk_stat fleg .transport.fuse_max_request))" "$(disk_stat fleg .transport.fuse_max_request)" -ge $((512 << 10))
 
 sync; ctl nleg reset; ctl fleg reset
 section "4 MiB O_DIRECT writes to md0"
@@ -31,7 +31,7 @@ check "nbd leg: no write above 127K ($(max_size nleg write))" "$(max_size nleg w
 check "fuse leg: no write above its 512K ($(max_size fleg write))" "$(max_size fleg write)" -le $((512 << 10))
 check "fuse leg: md's 127K pieces merged in the loop queue ($(max_size fleg write) > 127K)" "$(max_size fleg write)" -gt 130048
 for leg in nleg fleg; do
-  b=$(stat $leg .ops.write.bytes)
+  b=$(disk_stat $leg .ops.write.bytes)
   check "$leg: 64 MiB written ($b)" "$b" -ge "$MB64" -a "$b" -lt $((MB64 + 65536))
 done
 

@@ -49,10 +49,10 @@ disk_stop () {
   rm -f "$work/$1.sock" "$work/$1.ctl"
 }
 ctl () { "$CTL" "$work/$1.ctl" "${@:2}"; }
-# stat NAME JQ: one value from a disk's live stats.
-stat () { ctl "$1" stats | jq -r "$2"; }
+# disk_stat NAME JQ: one value from a disk's live stats.
+disk_stat () { ctl "$1" stats | jq -r "$2"; }
 # max_size NAME OP: the largest request size (bytes) the disk saw for OP.
-max_size () { stat "$1" "[.ops.$2.sizes | keys[] | select(. != \"other\") | tonumber] | max // 0"; }
+max_size () { disk_stat "$1" "[.ops.$2.sizes | keys[] | select(. != \"other\") | tonumber] | max // 0"; }
 
 # queue_limits DEV...: one line per device, like the seeds' tables.
 queue_limits () {

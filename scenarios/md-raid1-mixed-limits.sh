@@ -4,7 +4,7 @@
 # larger leg sees merged requests; again with 4 KiB logical blocks; then
 # with the cap lifted.
 #   blkemu-vm scenarios/md-raid1-mixed-limits.sh
-source "$(dirname "$0")/lib.sh" 2>/dev/null || source "$BLKEMU_SCRIPT_DIR/lib.sh"
+source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=8
 modprobe raid1
 MB64=$((64 << 20))
@@ -39,9 +39,9 @@ run () {
   check "slow leg: largest write $(max_size $s write) <= $ms" "$(max_size $s write)" -le "$ms"
   check "fast leg: largest write $(max_size $f write) <= $mf" "$(max_size $f write)" -le "$mf"
   check "fast leg: merged requests above the slow leg's limit ($(max_size $f write) > $ms)" "$(max_size $f write)" -gt "$ms"
-  check "no leg refused a request" "$(( $(stat $s .oversize.rejected) + $(stat $f .oversize.rejected) ))" -eq 0
+  check "no leg refused a request" "$(( $(disk_stat $s .oversize.rejected) + $(disk_stat $f .oversize.rejected) ))" -eq 0
   for leg in $s $f; do
-    local b; b=$(stat $leg .ops.write.bytes)
+    local b; b=$(disk_stat $leg .ops.write.bytes)
     check "$leg leg: bytes written $b = 64 MiB (+ md superblock writes < 64K)" \
       "$b" -ge "$MB64" -a "$b" -lt $((MB64 + 65536))
   done

@@ -4,7 +4,7 @@
 # chunk boundaries and at each member's own limit, both visible in what
 # each disk saw.
 #   blkemu-vm scenarios/raid0-limits.sh
-source "$(dirname "$0")/lib.sh" 2>/dev/null || source "$BLKEMU_SCRIPT_DIR/lib.sh"
+source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=8
 modprobe raid0
 limits=(64K 127K 256K 1M)
@@ -30,8 +30,8 @@ phase () {
   sync
   printf '  %-6s %8s %10s %10s %12s\n' member limit requests largest "MiB written"
   for i in 0 1 2 3; do
-    printf '  %-6s %8s %10s %9sK %12s\n' "m$i" "${limits[$i]}" "$(stat m$i .ops.write.requests)" \
-      "$(( $(max_size m$i write) / 1024 ))" "$(( $(stat m$i .ops.write.bytes) >> 20 ))"
+    printf '  %-6s %8s %10s %9sK %12s\n' "m$i" "${limits[$i]}" "$(disk_stat m$i .ops.write.requests)" \
+      "$(( $(max_size m$i write) / 1024 ))" "$(( $(disk_stat m$i .ops.write.bytes) >> 20 ))"
   done
 }
 
@@ -43,8 +43,8 @@ own_limits () {
   for i in 0 1 2 3; do
     check "m$i: no write above its own limit ${limits[$i]} ($(max_size m$i write))" \
       "$(max_size m$i write)" -le "${lim_bytes[$i]}"
-    check "m$i: a quarter of the 64 MiB ($(( $(stat m$i .ops.write.bytes) >> 20 )) MiB)" \
-      "$(stat m$i .ops.write.bytes)" -ge $((16 << 20)) -a "$(stat m$i .ops.write.bytes)" -lt $(((16 << 20) + 65536))
+    check "m$i: a quarter of the 64 MiB ($(( $(disk_stat m$i .ops.write.bytes) >> 20 )) MiB)" \
+      "$(disk_stat m$i .ops.write.bytes)" -ge $((16 << 20)) -a "$(disk_stat m$i .ops.write.bytes)" -lt $(((16 << 20) + 65536))
   done
 }
 
@@ -58,7 +58,7 @@ check "md0 kept its chunk as max_hw_sectors_kb ($(cat /sys/block/md0/queue/max_h
   "$(cat /sys/block/md0/queue/max_hw_sectors_kb)" -eq "$chunk_kb"
 section "request sizes per member (a chunk is 512K: 4 x 127K + a 4K tail on m1)"
 for i in 0 1 2 3; do
-  echo "  m$i (${limits[$i]}): $(stat m$i '.ops.write.sizes | to_entries | map("\(.key | tonumber / 1024)K x\(.value)") | join(", ")')"
+  echo "  m$i (${limits[$i]}): $(disk_stat m$i '.ops.write.sizes | to_entries | map("\(.key | tonumber / 1024)K x\(.value)") | join(", ")')"
 done
 seen m1
 mdadm --stop /dev/md0 >/dev/null 2>&1

@@ -48,6 +48,15 @@ within () {
   fi
 }
 
+# between WHAT ACTUAL LOW HIGH: low <= actual <= high
+between () {
+  if awk -v a="$2" -v l="$3" -v h="$4" 'BEGIN { exit !(a >= l && a <= h) }'; then
+    echo "ok: $1 = $2 (expected $3..$4)"
+  else
+    fail "$1: got $2, expected $3..$4"
+  fi
+}
+
 # jqr FILE FILTER: one value from a JSON file.
 jqr () {
   jq -r "$2" "$1"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Timing: the latency blkemu adds is what was set, queue-depth=1
-# serializes, bandwidth holds.  Margins here are generous enough for a
-# loaded CI machine; bench/accuracy prints the exact figures.
+# serializes, bandwidth holds.  The device's own measurement (arrival to
+# completion, in the server) is held to 3%; what a client sees also holds
+# its scheduler's wake-ups, which a loaded machine stretches, so the
+# client-side checks only bound it from both sides.  bench/nbd-bench
+# prints the exact figures.
 source "$(dirname "$0")/functions.sh"
 requires fio --version
 requires jq --version
@@ -26,18 +29,20 @@ base=$(mean_us "$tmp/base.json" read)
 lat=$(mean_us "$tmp/lat.json" read)
 added=$(awk -v a="$lat" -v b="$base" 'BEGIN { print a - b }')
 echo "QD1: client mean ${lat}us, zero-latency ${base}us, added ${added}us"
-within "added latency at QD1 (us)" "$added" 1000 10
+between "added latency at QD1 (us)" "$added" 950 1500
 within "server-side mean (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.mean)" 1000 3
 within "server-side p50 (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.p50)" 1000 3
 
 # QD8 on a device that holds one request: each waits for the 7 before it.
 fio_nbd "$tmp/qd1.json" $common --iodepth=8 -- size=64M latency-read=1ms queue-depth=1
-within "QD8 latency on queue-depth=1 (us)" "$(mean_us "$tmp/qd1.json" read)" 8000 15
+between "QD8 latency on queue-depth=1 (us)" "$(mean_us "$tmp/qd1.json" read)" 7600 10000
+within "QD8 on queue-depth=1, server-side mean (us)" "$(jqr "$tmp/qd1.json.stats" .ops.read.latency_us.mean)" 8000 5
 expect_eq "device saw a queue" "$(jqr "$tmp/qd1.json.stats" '.queue_depth.max >= 8')" true
 
 # QD8 with the default depth: requests overlap, each still costs 1 ms.
 fio_nbd "$tmp/qd8.json" $common --iodepth=8 -- size=64M latency-read=1ms
-within "QD8 latency on queue-depth=128 (us)" "$(mean_us "$tmp/qd8.json" read)" 1000 20
+between "QD8 latency on queue-depth=128 (us)" "$(mean_us "$tmp/qd8.json" read)" 950 1600
+within "QD8 on queue-depth=128, server-side mean (us)" "$(jqr "$tmp/qd8.json.stats" .ops.read.latency_us.mean)" 1000 5
 
 # Bandwidth: 100 MiB/s sequential writes, 1M requests, 4 in flight.
 fio_nbd "$tmp/bw.json" --rw=write --bs=1M --size=64M --iodepth=4 \
