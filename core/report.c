@@ -265,8 +265,8 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
    */
   double total = (double) (clock_now_ns () - st->start_ns) / 1e9;
   double secs = (double) (st->last_done_ns - st->first_arrival_ns) / 1e9;
-  if (secs <= 0)
-    secs = 1e-9;
+  if (secs <= 0)   /* nothing reached the device: rates over the uptime */
+    secs = total > 0 ? total : 1e-9;
   sb_printf (&sb, "blkemu %s: %.3f s active of %.2f s, max-transfer %s, "
              "oversize=%s\n", name, secs, total, mt, pol);
   sb_printf (&sb, "%-6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", "op",
