@@ -42,7 +42,6 @@ struct blkemu_disk {
 /* Human summary: iostat-style totals, latency, size histograms. */
 void disk_write_summary (struct blkemu_disk *disk, FILE *fp);
 
-
 /* The service thread (control.c). */
 int service_start (struct blkemu_disk *disk, char *err);
 void service_stop (struct blkemu_disk *disk);
