@@ -24,11 +24,6 @@ enum backend_kind { BACKEND_MEMORY, BACKEND_FILE, BACKEND_NULL };
 enum oversize_policy { OVERSIZE_ERROR, OVERSIZE_SPLIT, OVERSIZE_ALLOW };
 enum model_kind { MODEL_FIXED };
 
-/* Error messages use strerrordesc_np(), not strerror(): it is untranslated
- * and takes no locale lock (strerror under the preloaded ASan runtime of
- * the sanitizer build left nbdkit deadlocked in exit).
- */
-
 /* Limits of the emulation, also checked by the key table. */
 #define BLKEMU_MAX_CHANNELS    4096
 #define BLKEMU_MAX_QUEUE_DEPTH 65536

@@ -185,10 +185,7 @@ static int
 refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
         uint64_t offset, uint64_t arrival, uint64_t *counter, unsigned marks)
 {
-  pthread_mutex_lock (&disk->stats.lock);
-  (*counter)++;
-  pthread_mutex_unlock (&disk->stats.lock);
-  stats_record_refused (&disk->stats, op, len);
+  stats_record_refused (&disk->stats, op, len, counter);
   trace_record (&disk->trace, arrival, op, offset, len, 0, 0, EINVAL, marks);
   return EINVAL;
 }

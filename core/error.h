@@ -1,5 +1,9 @@
 /* Errors carry context upward as one message, "key=value: rule", in a
  * caller's buffer of BLKEMU_ERR_MAX bytes.
+ *
+ * Messages use strerrordesc_np(), not strerror(): it is untranslated and
+ * takes no locale lock (strerror under the preloaded ASan runtime of the
+ * sanitizer build left nbdkit deadlocked in exit).
  */
 #ifndef BLKEMU_ERROR_H
 #define BLKEMU_ERROR_H

@@ -44,6 +44,25 @@ sorted_sizes (const struct op_stats *os, struct size_slot *out)
   return n;
 }
 
+/* Mean queue depth at arrival, from the histogram. */
+static double
+qd_mean (const struct stats *st)
+{
+  uint64_t n = 0, sum = 0;
+  for (int i = 0; i < QD_BUCKETS; i++) {
+    n += st->qd_hist[i];
+    sum += st->qd_hist[i] * (uint64_t) i;
+  }
+  return n ? (double) sum / (double) n : 0.0;
+}
+
+/* First arrival to last completion, in seconds (0: nothing served). */
+static double
+active_seconds (const struct stats *st)
+{
+  return (double) (st->last_done_ns - st->first_arrival_ns) / 1e9;
+}
+
 static double
 us (uint64_t ns)
 {
@@ -68,7 +87,7 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
   }
 
   double elapsed = (double) (clock_now_ns () - st->start_ns) / 1e9;
-  double active = (double) (st->last_done_ns - st->first_arrival_ns) / 1e9;
+  double active = active_seconds (st);
   sb_printf (&sb, "{%s%s\"version\": \"%s\",%s%s\"elapsed_s\": %.3f,%s"
              "%s\"active_s\": %.6f,%s", nl, in1, BLKEMU_VERSION, nl, in1,
              elapsed, nl, in1, active, nl);
@@ -137,14 +156,9 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
              in1, (unsigned long long) st->misaligned, nl, in1,
              (unsigned long long) st->out_of_range, nl);
 
-  uint64_t qd_n = 0, qd_sum = 0;
-  for (int i = 0; i < QD_BUCKETS; i++) {
-    qd_n += st->qd_hist[i];
-    qd_sum += st->qd_hist[i] * (uint64_t) i;
-  }
   sb_printf (&sb, "%s\"queue_depth\": {\"max\": %llu, \"mean\": %.3f, "
              "\"histogram\": {", in1, (unsigned long long) st->qd_max,
-             qd_n ? (double) qd_sum / (double) qd_n : 0.0);
+             qd_mean (st));
   bool first = true;
   for (int i = 0; i < QD_BUCKETS; i++)
     if (st->qd_hist[i]) {
@@ -264,7 +278,7 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
    * so idle time before and after a run does not dilute them.
    */
   double total = (double) (clock_now_ns () - st->start_ns) / 1e9;
-  double secs = (double) (st->last_done_ns - st->first_arrival_ns) / 1e9;
+  double secs = active_seconds (st);
   if (secs <= 0)   /* nothing reached the device: rates over the uptime */
     secs = total > 0 ? total : 1e-9;
   sb_printf (&sb, "blkemu %s: %.3f s active of %.2f s, max-transfer %s, "
@@ -291,11 +305,6 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
                (unsigned long long) os->errors);
   }
   sb_printf (&sb, "(latencies in microseconds, arrival to completion)\n");
-  uint64_t qd_n = 0, qd_sum = 0;
-  for (int i = 0; i < QD_BUCKETS; i++) {
-    qd_n += st->qd_hist[i];
-    qd_sum += st->qd_hist[i] * (uint64_t) i;
-  }
   sb_printf (&sb, "oversize: %llu rejected, %llu split into %llu pieces, "
              "%llu allowed; misaligned %llu; out of range %llu\n",
              (unsigned long long) st->oversize_rejected,
@@ -306,7 +315,7 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
              (unsigned long long) st->out_of_range);
   sb_printf (&sb, "queue depth at arrival: max %llu, mean %.2f; "
              "sequential %.1f%%\n", (unsigned long long) st->qd_max,
-             qd_n ? (double) qd_sum / (double) qd_n : 0.0,
+             qd_mean (st),
              st->rw_requests ? 100.0 * (double) st->seq_requests
                                / (double) st->rw_requests : 0.0);
   summary_histogram (&sb, "read", &st->op[BLKEMU_OP_READ], slots);

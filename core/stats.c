@@ -149,9 +149,11 @@ stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
 }
 
 void
-stats_record_refused (struct stats *st, enum blkemu_op op, uint64_t len)
+stats_record_refused (struct stats *st, enum blkemu_op op, uint64_t len,
+                      uint64_t *reason)
 {
   pthread_mutex_lock (&st->lock);
+  (*reason)++;
   st->op[op].requests++;
   st->op[op].errors++;
   if (op != BLKEMU_OP_FLUSH)

@@ -65,8 +65,11 @@ void stats_reset (struct stats *st);
 void stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
                    uint64_t len, uint64_t arrival_ns, uint64_t latency_ns,
                    uint64_t qd_at_arrival, int err);
-/* A request refused before reaching the device (limits, range). */
-void stats_record_refused (struct stats *st, enum blkemu_op op, uint64_t len);
+/* A request refused before reaching the device (limits, range); REASON is
+ * the counter of st that says why.
+ */
+void stats_record_refused (struct stats *st, enum blkemu_op op, uint64_t len,
+                           uint64_t *reason);
 
 const char *stats_op_name (enum blkemu_op op);
 

@@ -93,7 +93,6 @@ fuse_mount () {
 
 fuse_umount () {
   local mnt=$1 dev
-  for dev in $(losetup -j "$mnt"/ -O NAME -n 2>/dev/null); do :; done
   for dev in $(losetup -a | awk -F: -v m="$mnt/" 'index($0, m) { print $1 }'); do
     losetup -d "$dev" || true
   done
