@@ -16,13 +16,39 @@ enum key_id {
   K_LATENCY_READ, K_LATENCY_WRITE, K_LATENCY_FLUSH, K_LATENCY_TRIM,
   K_BANDWIDTH, K_READ_BANDWIDTH, K_WRITE_BANDWIDTH,
   K_QUEUE_DEPTH, K_CHANNELS, K_MODEL, K_ROTATIONAL,
+  /* latency distribution */
+  K_LATENCY_DIST, K_LATENCY_JITTER, K_LATENCY_P99, K_LATENCY_P999, K_SEED,
+  /* model=hdd */
+  K_RPM, K_SEEK_TRACK, K_SEEK_AVG, K_SEEK_FULL, K_ZONE_RATE_OUTER,
+  K_ZONE_RATE_INNER,
+  /* model=ssd */
+  K_DIES, K_CHANNEL_BANDWIDTH,
+  /* model=array */
+  K_ARRAY_STRIPE, K_PIECE_OVERHEAD,
+  /* volatile write cache (every model) */
+  K_WRITE_CACHE, K_CACHE_SIZE, K_DESTAGE_RATE,
+  /* the link in front of any model */
+  K_LINK_BANDWIDTH, K_LINK_RTT, K_LINK_WINDOW,
+  /* faults */
+  K_ERROR_MODE, K_ERROR_OP, K_ERROR_OFFSET, K_ERROR_LENGTH, K_ERROR_ERRNO,
+  K_ERROR_PROBABILITY, K_ERROR_AFTER, K_SPIKE_PROBABILITY, K_SPIKE_LATENCY,
+  K_STALL, K_SLOWDOWN,
   K_PROFILE, K_STATS, K_TRACE, K_CONTROL, K_SUMMARY,
   K_COUNT
 };
 
 enum backend_kind { BACKEND_MEMORY, BACKEND_FILE, BACKEND_NULL };
 enum oversize_policy { OVERSIZE_ERROR, OVERSIZE_SPLIT, OVERSIZE_ALLOW };
-enum model_kind { MODEL_FIXED };
+enum model_kind { MODEL_FIXED, MODEL_HDD, MODEL_SSD, MODEL_ARRAY, MODEL_LINK };
+enum latency_dist { DIST_FIXED, DIST_UNIFORM, DIST_NORMAL, DIST_LOGNORMAL,
+                    DIST_PERCENTILES };
+enum error_mode { ERROR_OFF, ERROR_ALWAYS, ERROR_ONCE, ERROR_STICKY };
+/* error-op: which requests a fault rule matches. */
+enum error_op { ERROR_OP_ANY, ERROR_OP_READ, ERROR_OP_WRITE, ERROR_OP_FLUSH,
+                ERROR_OP_TRIM, ERROR_OP_ZERO };
+
+/* Probabilities are stored in parts per billion. */
+#define BLKEMU_PROB_ONE 1000000000ull
 
 /* Limits of the emulation, also checked by the key table. */
 #define BLKEMU_MAX_CHANNELS    4096
@@ -46,6 +72,8 @@ int config_build (struct blkemu_config *cfg, const struct blkemu_spec *spec,
 /* Apply one runtime change to CFG (a copy); re-checks the cross-key rules. */
 int config_set_runtime (struct blkemu_config *cfg, const char *key,
                         const char *value, char *err);
+/* The errno an error-errno value stands for. */
+int config_error_errno (const struct blkemu_config *cfg);
 /* Check every cross-key rule. */
 int config_validate (const struct blkemu_config *cfg, char *err);
 void config_copy (struct blkemu_config *dst, const struct blkemu_config *src);

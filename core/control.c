@@ -7,6 +7,9 @@
  *   stats              -> ok {JSON}
  *   summary            -> ok, then the human summary, then a line "."
  *   reset              -> ok            (stats cleared)
+ *   crash              -> ok            (unflushed writes lost, disk off)
+ *   power-on           -> ok            (the crashed disk serves again)
+ *   drop               -> ok            (the next request drops its link)
  *   dump               -> ok PATH       (stats= written now)
  *   keys               -> ok KEY ...    (the runtime-changeable keys)
  *   help               -> ok COMMAND ...
@@ -107,37 +110,17 @@ run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
     }
   }
   else if (!strcmp (cmd, "set")) {
-    /* Validate every pair on a copy first: all or nothing. */
-    struct blkemu_config trial;
     char *pairs[64];
-    int npairs = 0, r = 0;
+    int npairs = 0;
     for (char *p = strtok_r (NULL, " \t", &save); p && npairs < 64;
          p = strtok_r (NULL, " \t", &save))
       pairs[npairs++] = p;
-    if (npairs == 0) {
+    if (npairs == 0)
       sb_printf (sb, "error: set needs KEY=VALUE\n");
-      return;
-    }
-    pthread_mutex_lock (&disk->lock);
-    config_copy (&trial, &disk->cfg);
-    for (int i = 0; i < npairs && r == 0; i++) {
-      char *eq = strchr (pairs[i], '=');
-      if (!eq) {
-        snprintf (err, sizeof err, "'%s': expected KEY=VALUE", pairs[i]);
-        r = -1;
-        break;
-      }
-      *eq = '\0';
-      r = config_set_runtime (&trial, pairs[i], eq + 1, err);
-    }
-    if (r == 0)
-      memcpy (disk->cfg.num, trial.num, sizeof trial.num);
-    pthread_mutex_unlock (&disk->lock);
-    config_free (&trial);
-    if (r == 0)
-      sb_printf (sb, "ok\n");
-    else
+    else if (disk_set_pairs (disk, pairs, npairs, err) == -1)
       sb_printf (sb, "error: %s\n", err);
+    else
+      sb_printf (sb, "ok\n");
   }
   else if (!strcmp (cmd, "stats")) {
     char *json = blkemu_disk_stats_json (disk, false);
@@ -163,6 +146,20 @@ run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
     else
       sb_printf (sb, "ok %s\n", disk->cfg.str[K_STATS]);
   }
+  else if (!strcmp (cmd, "crash")) {
+    if (disk_crash (disk, err) == -1)
+      sb_printf (sb, "error: %s\n", err);
+    else
+      sb_printf (sb, "ok\n");
+  }
+  else if (!strcmp (cmd, "power-on")) {
+    disk_power_on (disk);
+    sb_printf (sb, "ok\n");
+  }
+  else if (!strcmp (cmd, "drop")) {
+    disk_drop_connection (disk);
+    sb_printf (sb, "ok\n");
+  }
   else if (!strcmp (cmd, "keys")) {
     sb_printf (sb, "ok");
     for (size_t i = 0; blkemu_key_name (i); i++)
@@ -172,7 +169,7 @@ run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
   }
   else if (!strcmp (cmd, "help")) {
     sb_printf (sb, "ok get [KEY] | set KEY=VALUE... | stats | summary | "
-               "reset | dump | keys | help\n");
+               "reset | dump | crash | power-on | drop | keys | help\n");
   }
   else
     sb_printf (sb, "error: unknown command '%s' (try 'help')\n", cmd);

@@ -45,18 +45,22 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
   if (config_validate (&disk->cfg, err) == -1)
     goto fail_model;
 
-  disk->model = model_lookup ((enum model_kind) disk->cfg.num[K_MODEL]);
+  disk->model = &model_link_ops;
   disk->model_state = disk->model->create (&disk->cfg);
   if (!disk->model_state) {
-    set_err (err, "model=%s: out of memory", disk->model->name);
+    set_err (err, "model: out of memory");
     goto fail_model;
   }
+  rng_seed (&disk->rng, disk->cfg.num[K_SEED]);
+  faults_init (&disk->faults, &disk->cfg, clock_now_ns ());
+  wcache_init (&disk->wcache);
   if (trace_open (&disk->trace, disk->cfg.str[K_TRACE], disk->stats.start_ns,
                   err) == -1)
     goto fail_trace;
   return disk;
 
 fail_trace:
+  wcache_destroy (&disk->wcache);
   disk->model->destroy (disk->model_state);
 fail_model:
   disk->backend->close (disk->backend_state);
@@ -87,6 +91,7 @@ blkemu_disk_close (struct blkemu_disk *disk)
   if (disk->cfg.num[K_SUMMARY])
     disk_write_summary (disk, stderr);
   trace_close (&disk->trace);
+  wcache_destroy (&disk->wcache);
   disk->model->destroy (disk->model_state);
   disk->backend->close (disk->backend_state);
   stats_destroy (&disk->stats);
@@ -156,9 +161,9 @@ op_limit (const struct blkemu_config *cfg, enum blkemu_op op)
   }
 }
 
-static int
-backend_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
-            uint64_t len, uint64_t offset, unsigned flags)
+int
+disk_backend_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+                 uint64_t len, uint64_t offset, unsigned flags)
 {
   const struct backend_ops *b = disk->backend;
   switch (op) {
@@ -183,11 +188,38 @@ backend_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
 /* Refuse a request before it reaches the device. */
 static int
 refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
-        uint64_t offset, uint64_t arrival, uint64_t *counter, unsigned marks)
+        uint64_t offset, uint64_t arrival, uint64_t *counter, unsigned marks,
+        int err)
 {
   stats_record_refused (&disk->stats, op, len, counter);
-  trace_record (&disk->trace, arrival, op, offset, len, 0, 0, EINVAL, marks);
-  return EINVAL;
+  trace_record (&disk->trace, arrival, op, offset, len, 0, 0, err, marks);
+  return err;
+}
+
+/* Data movement, through the volatile cache's undo log when there is one. */
+static int
+serve_data (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+            uint64_t len, uint64_t offset, unsigned flags, bool cache,
+            uint64_t cache_size)
+{
+  if (cache && model_is_write (op))
+    return wcache_write (&disk->wcache, disk, op, buf, len, offset, flags,
+                         cache_size);
+  int err = disk_backend_io (disk, op, buf, len, offset, flags);
+  if (cache && op == BLKEMU_OP_FLUSH && err == 0)
+    wcache_flushed (&disk->wcache);
+  return err;
+}
+
+static void
+count_faults (struct stats *st, unsigned marks, int injected, bool slowed)
+{
+  pthread_mutex_lock (&st->lock);
+  st->faults.errors += injected != 0;
+  st->faults.spikes += (marks & TRACE_SPIKE) != 0;
+  st->faults.stalled += (marks & TRACE_STALL) != 0;
+  st->faults.slowed += slowed;
+  pthread_mutex_unlock (&st->lock);
 }
 
 #define STACK_PIECES 64
@@ -209,11 +241,13 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
   if (op != BLKEMU_OP_FLUSH) {
     if (offset > size || len > size - offset) {
       pthread_mutex_unlock (&disk->lock);
-      return refuse (disk, op, len, offset, arrival, &st->out_of_range, 0);
+      return refuse (disk, op, len, offset, arrival, &st->out_of_range, 0,
+                     EINVAL);
     }
     if (offset % lbs || len % lbs || len == 0) {
       pthread_mutex_unlock (&disk->lock);
-      return refuse (disk, op, len, offset, arrival, &st->misaligned, 0);
+      return refuse (disk, op, len, offset, arrival, &st->misaligned, 0,
+                     EINVAL);
     }
   }
 
@@ -225,13 +259,25 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     if (policy == OVERSIZE_ERROR) {
       pthread_mutex_unlock (&disk->lock);
       return refuse (disk, op, len, offset, arrival, &st->oversize_rejected,
-                     marks);
+                     marks, EINVAL);
     }
     if (policy == OVERSIZE_SPLIT) {
       piece_len = limit;
       npieces = (len + limit - 1) / limit;
       marks = (marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
     }
+  }
+
+  struct fault_verdict fv;
+  faults_check (&disk->faults, &disk->cfg, &disk->rng, op, offset, len,
+                arrival, &fv);
+  marks |= fv.marks;
+  if (fv.refused) {
+    pthread_mutex_unlock (&disk->lock);
+    return refuse (disk, op, len, offset, arrival,
+                   fv.err == BLKEMU_ERR_DROP ? &st->faults.dropped
+                                             : &st->faults.offline,
+                   marks, fv.err);
   }
 
   uint64_t stack_deadlines[STACK_PIECES];
@@ -244,26 +290,45 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     }
   }
 
-  /* Schedule every piece as the device would queue it, at arrival. */
+  /* Schedule every piece as the device would queue it, at arrival; each
+   * draws its own base latency, the first carries any spike.
+   */
+  uint64_t slowdown = disk->cfg.num[K_SLOWDOWN];
   uint64_t last = arrival;
   for (uint64_t i = 0; i < npieces; i++) {
     struct model_req req = {
       .op = op, .offset = offset + i * piece_len,
       .len = i + 1 < npieces ? piece_len : len - i * piece_len,
       .flags = flags, .arrival_ns = arrival,
+      .latency_ns = dist_sample (&disk->cfg, &disk->rng,
+                                 cfg_latency_ns (&disk->cfg, op))
+                    + (i == 0 ? fv.extra_ns : 0),
     };
     deadline[i] = disk->model->schedule (disk->model_state, &disk->cfg, &req);
-    if (deadline[i] > last)
-      last = deadline[i];
+    if (slowdown > 1)
+      deadline[i] = arrival + (deadline[i] - arrival) * slowdown;
+    deadline[i] = model_max (deadline[i], fv.not_before);
+    last = model_max (last, deadline[i]);
   }
+  bool cache = disk->cfg.num[K_WRITE_CACHE] != 0;
+  uint64_t cache_size = disk->cfg.num[K_CACHE_SIZE];
+  if (cache && model_is_write (op) && !(flags & BLKEMU_FLAG_FUA))
+    marks |= TRACE_CACHED;
+  if (slowdown > 1)
+    marks |= TRACE_SLOW;
   uint64_t qd = __atomic_add_fetch (&disk->in_flight, npieces,
                                     __ATOMIC_RELAXED);
   pthread_mutex_unlock (&disk->lock);
 
-  int err = backend_io (disk, op, buf, len, offset, flags);
+  /* An injected error fails the request without touching the data. */
+  int err = fv.err ? fv.err
+                   : serve_data (disk, op, buf, len, offset, flags, cache,
+                                 cache_size);
   clock_wait_until (last);
   uint64_t done = clock_now_ns ();
   __atomic_sub_fetch (&disk->in_flight, npieces, __ATOMIC_RELAXED);
+  if (marks & (TRACE_FAULT | TRACE_SPIKE | TRACE_STALL | TRACE_SLOW))
+    count_faults (st, marks, fv.err, slowdown > 1);
 
   if (npieces > 1) {
     pthread_mutex_lock (&st->lock);
@@ -327,13 +392,92 @@ blkemu_disk_get (struct blkemu_disk *disk, const char *key, char *out,
 }
 
 int
+disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs, char *err)
+{
+  /* Validate every pair on a copy first: all or nothing. */
+  struct blkemu_config trial;
+  int r = 0;
+
+  pthread_mutex_lock (&disk->lock);
+  config_copy (&trial, &disk->cfg);
+  for (int i = 0; i < npairs && r == 0; i++) {
+    char *eq = strchr (pairs[i], '=');
+    if (!eq) {
+      set_err (err, "'%s': expected KEY=VALUE", pairs[i]);
+      r = -1;
+      break;
+    }
+    *eq = '\0';
+    r = config_set_runtime (&trial, pairs[i], eq + 1, err);
+    *eq = '=';
+  }
+  if (r == 0) {
+    memcpy (disk->cfg.num, trial.num, sizeof trial.num);
+    uint64_t now = clock_now_ns ();
+    for (int i = 0; i < npairs; i++) {
+      char *eq = strchr (pairs[i], '=');
+      *eq = '\0';
+      faults_key_set (&disk->faults, &disk->cfg, pairs[i], now);
+      *eq = '=';
+    }
+  }
+  pthread_mutex_unlock (&disk->lock);
+  config_free (&trial);
+  return r;
+}
+
+int
 blkemu_disk_set (struct blkemu_disk *disk, const char *key, const char *value,
                  char *err)
 {
-  pthread_mutex_lock (&disk->lock);
-  int r = config_set_runtime (&disk->cfg, key, value, err);
-  pthread_mutex_unlock (&disk->lock);
+  size_t n = strlen (key) + strlen (value) + 2;
+  char *pair = malloc (n);
+  if (!pair) {
+    set_err (err, "out of memory");
+    return -1;
+  }
+  snprintf (pair, n, "%s=%s", key, value);
+  int r = disk_set_pairs (disk, &pair, 1, err);
+  free (pair);
   return r;
+}
+
+int
+disk_crash (struct blkemu_disk *disk, char *err)
+{
+  uint64_t writes = 0, bytes = 0;
+  pthread_mutex_lock (&disk->lock);
+  disk->faults.offline = true;
+  pthread_mutex_unlock (&disk->lock);
+  int r = wcache_crash (&disk->wcache, disk, &writes, &bytes);
+  pthread_mutex_lock (&disk->stats.lock);
+  disk->stats.faults.crashes++;
+  disk->stats.faults.lost_writes += writes;
+  disk->stats.faults.lost_bytes += bytes;
+  pthread_mutex_unlock (&disk->stats.lock);
+  if (r) {
+    set_err (err, "crash: undoing unflushed writes failed: %s",
+             strerrordesc_np (r));
+    return -1;
+  }
+  return 0;
+}
+
+void
+disk_power_on (struct blkemu_disk *disk)
+{
+  pthread_mutex_lock (&disk->lock);
+  disk->faults.offline = false;
+  disk->model->reset (disk->model_state);
+  pthread_mutex_unlock (&disk->lock);
+}
+
+void
+disk_drop_connection (struct blkemu_disk *disk)
+{
+  pthread_mutex_lock (&disk->lock);
+  disk->faults.drop_armed = true;
+  pthread_mutex_unlock (&disk->lock);
 }
 
 void

@@ -9,9 +9,12 @@
 
 #include "backend.h"
 #include "config.h"
+#include "dist.h"
+#include "faults.h"
 #include "model.h"
 #include "stats.h"
 #include "trace.h"
+#include "wcache.h"
 
 #define TRANSPORT_MAX 8
 
@@ -21,11 +24,15 @@ struct blkemu_disk {
    */
   pthread_mutex_t lock;
   struct blkemu_config cfg;
-  const struct model_ops *model;
+  const struct model_ops *model;  /* the link, wrapping model= */
   void *model_state;
+  struct rng rng;                 /* latency draws and fault chances */
+  struct faults faults;
 
   const struct backend_ops *backend;
   void *backend_state;
+
+  struct wcache wcache;          /* write-cache=yes: the undo log */
 
   struct stats stats;
   struct trace trace;
@@ -38,6 +45,24 @@ struct blkemu_disk {
 
   struct service *service;      /* control socket + SIGUSR1; may be NULL */
 };
+
+/* Move data with the backend, no limits or timing (wcache.c uses it). */
+int disk_backend_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+                     uint64_t len, uint64_t offset, unsigned flags);
+
+/* Runtime changes, all or nothing: NPAIRS "key=value" strings (modified
+ * in place).  Returns 0 or -1 with ERR filled.
+ */
+int disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs,
+                    char *err);
+
+/* Power loss: discard unflushed writes, refuse I/O until disk_power_on.
+ * Returns 0 or -1 with ERR filled.
+ */
+int disk_crash (struct blkemu_disk *disk, char *err);
+void disk_power_on (struct blkemu_disk *disk);
+/* The next request drops its connection (BLKEMU_ERR_DROP). */
+void disk_drop_connection (struct blkemu_disk *disk);
 
 /* Human summary: iostat-style totals, latency, size histograms. */
 void disk_write_summary (struct blkemu_disk *disk, FILE *fp);

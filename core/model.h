@@ -6,6 +6,7 @@
 #ifndef BLKEMU_MODEL_H
 #define BLKEMU_MODEL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -15,7 +16,9 @@ struct model_req {
   uint64_t offset;
   uint64_t len;
   unsigned flags;
-  uint64_t arrival_ns;   /* when the frontend handed it over */
+  uint64_t arrival_ns;   /* when it reaches this model */
+  uint64_t latency_ns;   /* its base service time, drawn from latency-dist
+                            (spikes included) by the disk */
 };
 
 struct model_ops {
@@ -32,8 +35,57 @@ struct model_ops {
 };
 
 extern const struct model_ops model_fixed_ops;
+extern const struct model_ops model_hdd_ops;
+extern const struct model_ops model_ssd_ops;
+extern const struct model_ops model_array_ops;
+/* The link wraps the model named by model= (model=link: an instant fixed
+ * device); the disk always schedules through it, so link-* keys can be
+ * set at runtime whatever the model.
+ */
+extern const struct model_ops model_link_ops;
 
+/* The device model behind the link. */
 const struct model_ops *model_lookup (enum model_kind kind);
+
+/* Requests the device services at once: min(queue-depth, channels),
+ * channels 0 meaning queue-depth, at most BLKEMU_MAX_CHANNELS.
+ */
+unsigned model_service_slots (const struct blkemu_config *cfg);
+
+/* Index of the earliest of N times (FIFO slot choice). */
+static inline unsigned
+model_earliest (const uint64_t *free_ns, unsigned n)
+{
+  unsigned best = 0;
+  for (unsigned i = 1; i < n; i++)
+    if (free_ns[i] < free_ns[best])
+      best = i;
+  return best;
+}
+
+static inline uint64_t
+model_max (uint64_t a, uint64_t b)
+{
+  return a > b ? a : b;
+}
+
+static inline bool
+model_is_write (enum blkemu_op op)
+{
+  return op == BLKEMU_OP_WRITE || op == BLKEMU_OP_ZERO ||
+         op == BLKEMU_OP_TRIM;
+}
+
+/* The hdd seek curve, seek(d) = track + a*sqrt(d) + b*d for d the
+ * distance as a fraction of the disk; exposed for the unit tests.
+ */
+uint64_t hdd_seek_ns (const struct blkemu_config *cfg, uint64_t from,
+                      uint64_t to);
+/* Media rate at OFFSET, bytes/s, linear from outer to inner zone. */
+double hdd_rate (const struct blkemu_config *cfg, uint64_t offset);
+/* Time until OFFSET's sector passes under the head, from time T. */
+uint64_t hdd_rotation_wait_ns (const struct blkemu_config *cfg, uint64_t t,
+                               uint64_t offset);
 
 /* Transfer time of LEN bytes at BYTES_PER_S (0: instant). */
 static inline uint64_t

@@ -35,8 +35,8 @@ fixed_reset (void *state)
   memset (state, 0, sizeof (struct fixed_state));
 }
 
-static unsigned
-service_slots (const struct blkemu_config *cfg)
+unsigned
+model_service_slots (const struct blkemu_config *cfg)
 {
   uint64_t qd = cfg->num[K_QUEUE_DEPTH];
   uint64_t ch = cfg->num[K_CHANNELS];
@@ -49,35 +49,24 @@ fixed_schedule (void *state, const struct blkemu_config *cfg,
                 const struct model_req *req)
 {
   struct fixed_state *s = state;
-  unsigned n = service_slots (cfg);
-  unsigned slot = 0;
-
-  /* The slot that frees first takes the request (FIFO). */
-  for (unsigned i = 1; i < n; i++)
-    if (s->slot_free_ns[i] < s->slot_free_ns[slot])
-      slot = i;
-
-  uint64_t start = req->arrival_ns;
-  if (s->slot_free_ns[slot] > start)
-    start = s->slot_free_ns[slot];
+  unsigned slot = model_earliest (s->slot_free_ns, model_service_slots (cfg));
+  uint64_t start = model_max (req->arrival_ns, s->slot_free_ns[slot]);
 
   uint64_t done = start;
   bool has_payload = req->op == BLKEMU_OP_READ || req->op == BLKEMU_OP_WRITE;
   if (has_payload) {
     uint64_t xfer = model_transfer_ns (req->len, cfg_bandwidth (cfg, req->op));
     if (xfer) {
-      uint64_t xfer_start = start > s->media_free_ns ? start : s->media_free_ns;
-      s->media_free_ns = xfer_start + xfer;
+      s->media_free_ns = model_max (start, s->media_free_ns) + xfer;
       done = s->media_free_ns;
     }
   }
-  done += cfg_latency_ns (cfg, req->op);
+  done += req->latency_ns;
 
-  if (req->op == BLKEMU_OP_FLUSH && s->writes_done_ns > done)
-    done = s->writes_done_ns;
-  if ((req->op == BLKEMU_OP_WRITE || req->op == BLKEMU_OP_ZERO ||
-       req->op == BLKEMU_OP_TRIM) && done > s->writes_done_ns)
-    s->writes_done_ns = done;
+  if (req->op == BLKEMU_OP_FLUSH)
+    done = model_max (done, s->writes_done_ns);
+  if (model_is_write (req->op))
+    s->writes_done_ns = model_max (s->writes_done_ns, done);
 
   s->slot_free_ns[slot] = done;
   return done;
@@ -96,6 +85,10 @@ model_lookup (enum model_kind kind)
 {
   switch (kind) {
   case MODEL_FIXED: return &model_fixed_ops;
+  case MODEL_HDD: return &model_hdd_ops;
+  case MODEL_SSD: return &model_ssd_ops;
+  case MODEL_ARRAY: return &model_array_ops;
+  case MODEL_LINK: return &model_fixed_ops; /* instant with zero latencies */
   }
   return NULL;
 }

@@ -155,6 +155,18 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
   sb_printf (&sb, "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s",
              in1, (unsigned long long) st->misaligned, nl, in1,
              (unsigned long long) st->out_of_range, nl);
+  const struct fault_counts *fc = &st->faults;
+  sb_printf (&sb, "%s\"faults\": {\"errors\": %llu, \"spikes\": %llu, "
+             "\"stalled\": %llu, \"slowed\": %llu, \"dropped\": %llu, "
+             "\"offline\": %llu, \"crashes\": %llu, \"lost_writes\": %llu, "
+             "\"lost_bytes\": %llu},%s", in1,
+             (unsigned long long) fc->errors, (unsigned long long) fc->spikes,
+             (unsigned long long) fc->stalled, (unsigned long long) fc->slowed,
+             (unsigned long long) fc->dropped,
+             (unsigned long long) fc->offline,
+             (unsigned long long) fc->crashes,
+             (unsigned long long) fc->lost_writes,
+             (unsigned long long) fc->lost_bytes, nl);
 
   sb_printf (&sb, "%s\"queue_depth\": {\"max\": %llu, \"mean\": %.3f, "
              "\"histogram\": {", in1, (unsigned long long) st->qd_max,
@@ -313,6 +325,21 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
              (unsigned long long) st->oversize_allowed,
              (unsigned long long) st->misaligned,
              (unsigned long long) st->out_of_range);
+  const struct fault_counts *fc = &st->faults;
+  if (fc->errors || fc->spikes || fc->stalled || fc->slowed || fc->dropped ||
+      fc->offline || fc->crashes)
+    sb_printf (&sb, "faults: %llu errors injected, %llu spikes, %llu stalled, "
+               "%llu slowed, %llu connections dropped, %llu refused offline; "
+               "%llu crashes lost %llu unflushed writes (%.1f MiB)\n",
+               (unsigned long long) fc->errors,
+               (unsigned long long) fc->spikes,
+               (unsigned long long) fc->stalled,
+               (unsigned long long) fc->slowed,
+               (unsigned long long) fc->dropped,
+               (unsigned long long) fc->offline,
+               (unsigned long long) fc->crashes,
+               (unsigned long long) fc->lost_writes,
+               (double) fc->lost_bytes / 1048576.0);
   sb_printf (&sb, "queue depth at arrival: max %llu, mean %.2f; "
              "sequential %.1f%%\n", (unsigned long long) st->qd_max,
              qd_mean (st),

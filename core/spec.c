@@ -12,7 +12,8 @@
 #include "error.h"
 #include "units.h"
 
-enum key_type { T_SIZE, T_DURATION, T_RATE, T_UINT, T_ENUM, T_BOOL, T_STRING };
+enum key_type { T_SIZE, T_DURATION, T_RATE, T_UINT, T_ENUM, T_BOOL, T_STRING,
+                T_PROB };
 
 struct key_def {
   const char *name;
@@ -79,10 +80,94 @@ static const struct key_def keys[K_COUNT] = {
   [K_CHANNELS] = { "channels", T_UINT, "0", NULL, 0, BLKEMU_MAX_CHANNELS,
     true,
     "requests serviced in parallel (0: as many as queue-depth, up to 4096)" },
-  [K_MODEL] = { "model", T_ENUM, "fixed", "fixed", 0, 0, false,
-    "timing model: fixed (latency + size/bandwidth per request)" },
+  [K_MODEL] = { "model", T_ENUM, "fixed", "fixed|hdd|ssd|array|link", 0, 0,
+    false,
+    "timing model: fixed (latency + size/bandwidth), hdd (seek, rotation, "
+    "zones), ssd (dies behind channels), array (internal stripes, write-back "
+    "cache), link (a network link to an instant device); see blkemu-models(7)" },
   [K_ROTATIONAL] = { "rotational", T_BOOL, "no", NULL, 0, 0, false,
     "advertise a rotational device (yes|no)" },
+#define MAX_LAT 60000000000ull
+  [K_LATENCY_DIST] = { "latency-dist", T_ENUM, "fixed",
+    "fixed|uniform|normal|lognormal|percentiles", 0, 0, true,
+    "how each base latency varies: fixed; uniform (+-latency-jitter); normal "
+    "(sd latency-jitter); lognormal (mean the base, sd latency-jitter); "
+    "percentiles (p50 the base, tail from latency-p99/-p999)" },
+  [K_LATENCY_JITTER] = { "latency-jitter", T_DURATION, "0", NULL, 0, MAX_LAT,
+    true, "spread of uniform, normal and lognormal latencies" },
+  [K_LATENCY_P99] = { "latency-p99", T_DURATION, "0", NULL, 0, MAX_LAT, true,
+    "latency-dist=percentiles: the 99th percentile of a read (other ops "
+    "scale with their base)" },
+  [K_LATENCY_P999] = { "latency-p999", T_DURATION, "0", NULL, 0, MAX_LAT, true,
+    "latency-dist=percentiles: the 99.9th percentile of a read" },
+  [K_SEED] = { "seed", T_UINT, "1", NULL, 0, NOMAX, false,
+    "seed of the random draws (latencies, fault probabilities): same seed, "
+    "same arrival order, same numbers" },
+  [K_RPM] = { "rpm", T_UINT, "7200", NULL, 1000, 30000, true,
+    "model=hdd: spindle speed; a revolution is 60/rpm seconds" },
+  [K_SEEK_TRACK] = { "seek-track", T_DURATION, "1ms", NULL, 0, MAX_LAT, true,
+    "model=hdd: track-to-track seek (the shortest non-zero seek)" },
+  [K_SEEK_AVG] = { "seek-avg", T_DURATION, "8500us", NULL, 0, MAX_LAT, true,
+    "model=hdd: average seek over random positions (datasheet figure)" },
+  [K_SEEK_FULL] = { "seek-full", T_DURATION, "16ms", NULL, 0, MAX_LAT, true,
+    "model=hdd: full-stroke seek; seek(d) = track + a*sqrt(d) + b*d with a, b "
+    "fitted to the average" },
+  [K_ZONE_RATE_OUTER] = { "zone-rate-outer", T_RATE, "150M", NULL, 1, NOMAX,
+    true, "model=hdd: media rate at the start of the disk (outer tracks)" },
+  [K_ZONE_RATE_INNER] = { "zone-rate-inner", T_RATE, "75M", NULL, 1, NOMAX,
+    true, "model=hdd: media rate at the end of the disk (linear in between)" },
+  [K_DIES] = { "dies", T_UINT, "1", NULL, 1, BLKEMU_MAX_CHANNELS, true,
+    "model=ssd: dies per channel; channels x dies requests run in parallel" },
+  [K_CHANNEL_BANDWIDTH] = { "channel-bandwidth", T_RATE, "0", NULL, 0, NOMAX,
+    true, "model=ssd: transfer rate of each channel's bus (0: instant)" },
+  [K_ARRAY_STRIPE] = { "array-stripe", T_SIZE, "1M", NULL, 512, NOMAX, true,
+    "model=array: internal transfer size; a larger request is split inside "
+    "the array into pieces served one after another" },
+  [K_PIECE_OVERHEAD] = { "piece-overhead", T_DURATION, "0", NULL, 0, MAX_LAT,
+    true, "model=array: cost of each internal piece" },
+  [K_WRITE_CACHE] = { "write-cache", T_BOOL, "no", NULL, 0, 0, false,
+    "volatile write cache: writes complete before reaching media, flush "
+    "waits for them, and 'crash' discards what was not flushed" },
+  [K_CACHE_SIZE] = { "cache-size", T_SIZE, "64M", NULL, 0, NOMAX, true,
+    "write cache capacity (hdd, array): a write waits when the unwritten "
+    "backlog exceeds it" },
+  [K_DESTAGE_RATE] = { "destage-rate", T_RATE, "0", NULL, 0, NOMAX, true,
+    "model=array: rate at which the write cache drains (0: bandwidth)" },
+  [K_LINK_BANDWIDTH] = { "link-bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
+    "link in front of the device: payload bytes/s each way (0: no link)" },
+  [K_LINK_RTT] = { "link-rtt", T_DURATION, "0", NULL, 0, MAX_LAT, true,
+    "link: round trip paid once per request" },
+  [K_LINK_WINDOW] = { "link-window", T_UINT, "0", NULL, 0,
+    BLKEMU_MAX_CHANNELS, true,
+    "link: requests outstanding on the link at once (0: unlimited)" },
+  [K_ERROR_MODE] = { "error-mode", T_ENUM, "off", "off|always|once|sticky", 0,
+    0, true,
+    "inject errors into matching requests: always (each with "
+    "error-probability), once (the first hit, then off), sticky (after the "
+    "first hit every match fails)" },
+  [K_ERROR_OP] = { "error-op", T_ENUM, "any",
+    "any|read|write|flush|trim|zero", 0, 0, true,
+    "which requests the error rule matches" },
+  [K_ERROR_OFFSET] = { "error-offset", T_SIZE, "0", NULL, 0, NOMAX, true,
+    "start of the byte range the error rule matches" },
+  [K_ERROR_LENGTH] = { "error-length", T_SIZE, "0", NULL, 0, NOMAX, true,
+    "length of that range (0: to the end of the disk)" },
+  [K_ERROR_ERRNO] = { "error-errno", T_ENUM, "EIO",
+    "EIO|ENOSPC|EPERM|ENOMEM|EINVAL|EOVERFLOW|ENOTSUP|ESHUTDOWN", 0, 0, true,
+    "the error an injected fault returns" },
+  [K_ERROR_PROBABILITY] = { "error-probability", T_PROB, "1", NULL, 0, 0,
+    true, "chance that a matching request fails (0..1 or N%)" },
+  [K_ERROR_AFTER] = { "error-after", T_UINT, "0", NULL, 0, NOMAX, true,
+    "matching requests that pass before the rule can fire" },
+  [K_SPIKE_PROBABILITY] = { "spike-probability", T_PROB, "0", NULL, 0, 0,
+    true, "chance that a request pays spike-latency on top" },
+  [K_SPIKE_LATENCY] = { "spike-latency", T_DURATION, "0", NULL, 0, MAX_LAT,
+    true, "extra service time of a latency spike" },
+  [K_STALL] = { "stall", T_DURATION, "0", NULL, 0, 3600000000000ull, true,
+    "hold every request until this long after the key was set (a hung "
+    "device, to exercise timeouts)" },
+  [K_SLOWDOWN] = { "slowdown", T_UINT, "1", NULL, 1, 1000, true,
+    "every request takes N times its modelled time (a failing disk)" },
   [K_PROFILE] = { "profile", T_STRING, NULL, NULL, 0, 0, false,
     "preset: profiles/NAME.conf or a path; explicit keys override it" },
   [K_STATS] = { "stats", T_STRING, NULL, NULL, 0, 0, false,
@@ -157,6 +242,7 @@ parse_value (int id, const char *value, uint64_t *num, char *err)
   case T_DURATION: r = blkemu_parse_duration (value, num, &why); break;
   case T_RATE: r = blkemu_parse_rate (value, num, &why); break;
   case T_UINT: r = blkemu_parse_uint (value, num, &why); break;
+  case T_PROB: r = blkemu_parse_fraction (value, num, &why); break;
   case T_ENUM: {
     int i = enum_index (k->choices, value);
     if (i < 0) {
@@ -318,7 +404,7 @@ blkemu_spec_print_help (FILE *fp, const char *indent)
     static const char *type_names[] = {
       [T_SIZE] = "SIZE", [T_DURATION] = "TIME", [T_RATE] = "RATE",
       [T_UINT] = "N", [T_ENUM] = NULL, [T_BOOL] = "yes|no",
-      [T_STRING] = "STR",
+      [T_STRING] = "STR", [T_PROB] = "P",
     };
     const char *t = k->type == T_ENUM ? k->choices : type_names[k->type];
     if (i == K_FILE || i == K_PROFILE || i == K_STATS || i == K_TRACE ||
@@ -493,7 +579,72 @@ config_validate (const struct blkemu_config *cfg, char *err)
     set_err (err, "size: you must specify size=SIZE (e.g. size=1G)");
     return -1;
   }
+  if (n[K_LATENCY_DIST] == DIST_PERCENTILES) {
+    if (n[K_LATENCY_READ] == 0) {
+      rule_err (err, cfg, K_LATENCY_READ,
+                "latency-dist=percentiles needs a non-zero latency-read "
+                "(the p50 the tail is scaled from)");
+      return -1;
+    }
+    if (n[K_LATENCY_P99] < n[K_LATENCY_READ]) {
+      rule_err (err, cfg, K_LATENCY_P99,
+                "must be at least latency-read (the p50)");
+      return -1;
+    }
+    if (n[K_LATENCY_P999] < n[K_LATENCY_P99]) {
+      rule_err (err, cfg, K_LATENCY_P999, "must be at least latency-p99");
+      return -1;
+    }
+  }
+  if (n[K_MODEL] == MODEL_HDD) {
+    uint64_t tr = n[K_SEEK_TRACK], avg = n[K_SEEK_AVG], full = n[K_SEEK_FULL];
+    if (tr > full) {
+      rule_err (err, cfg, K_SEEK_TRACK, "must be at most seek-full");
+      return -1;
+    }
+    /* seek(d) = track + a*sqrt(d) + b*d over uniform random positions
+     * averages track + 8a/15 + b/3; a, b >= 0 bounds the average.
+     */
+    uint64_t lo = tr + (full - tr) / 3, hi = tr + (full - tr) * 8 / 15;
+    if (avg < lo || avg > hi) {
+      char l[32], h[32];
+      blkemu_format_duration (lo, l, sizeof l);
+      blkemu_format_duration (hi, h, sizeof h);
+      snprintf (rule, sizeof rule,
+                "must lie between %s and %s for this seek-track and "
+                "seek-full (a monotone seek curve)", l, h);
+      rule_err (err, cfg, K_SEEK_AVG, rule);
+      return -1;
+    }
+    if (n[K_ZONE_RATE_INNER] > n[K_ZONE_RATE_OUTER]) {
+      rule_err (err, cfg, K_ZONE_RATE_INNER,
+                "must be at most zone-rate-outer (outer tracks are faster)");
+      return -1;
+    }
+  }
+  if (n[K_MODEL] == MODEL_SSD) {
+    uint64_t ch = n[K_CHANNELS] ? n[K_CHANNELS] : 1;
+    if (ch * n[K_DIES] > BLKEMU_MAX_CHANNELS) {
+      snprintf (rule, sizeof rule,
+                "channels x dies must be at most %d", BLKEMU_MAX_CHANNELS);
+      rule_err (err, cfg, K_DIES, rule);
+      return -1;
+    }
+  }
+  if (n[K_ERROR_OFFSET] > n[K_SIZE]) {
+    rule_err (err, cfg, K_ERROR_OFFSET, "must lie inside the disk (<= size)");
+    return -1;
+  }
   return 0;
+}
+
+int
+config_error_errno (const struct blkemu_config *cfg)
+{
+  static const int codes[] = { EIO, ENOSPC, EPERM, ENOMEM, EINVAL, EOVERFLOW,
+                               ENOTSUP, ESHUTDOWN };
+  uint64_t i = cfg->num[K_ERROR_ERRNO];
+  return i < sizeof codes / sizeof codes[0] ? codes[i] : EIO;
 }
 
 int
@@ -552,6 +703,7 @@ config_format (const struct blkemu_config *cfg, int id, char *buf, size_t len)
   case T_SIZE: case T_RATE: blkemu_format_size (v, buf, len); break;
   case T_DURATION: blkemu_format_duration (v, buf, len); break;
   case T_UINT: snprintf (buf, len, "%llu", (unsigned long long) v); break;
+  case T_PROB: blkemu_format_fraction (v, buf, len); break;
   case T_BOOL: snprintf (buf, len, "%s", v ? "yes" : "no"); break;
   case T_ENUM: {
     const char *p = k->choices;

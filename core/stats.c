@@ -35,6 +35,7 @@ stats_reset (struct stats *st)
   pthread_mutex_lock (&st->lock);
   memset (st->op, 0, sizeof st->op);
   memset (st->qd_hist, 0, sizeof st->qd_hist);
+  memset (&st->faults, 0, sizeof st->faults);
   st->oversize_rejected = st->oversize_split = st->oversize_pieces = 0;
   st->oversize_allowed = st->misaligned = st->out_of_range = 0;
   st->qd_max = st->seq_requests = st->rw_requests = st->next_offset = 0;

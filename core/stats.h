@@ -36,8 +36,22 @@ struct op_stats {
   uint64_t lat[LAT_BUCKETS];
 };
 
+/* Every injected fault, by kind. */
+struct fault_counts {
+  uint64_t errors;        /* injected by the error rule */
+  uint64_t spikes;        /* requests that paid spike-latency */
+  uint64_t stalled;       /* requests held by a stall */
+  uint64_t slowed;        /* requests stretched by slowdown */
+  uint64_t dropped;       /* connections dropped */
+  uint64_t offline;       /* requests refused while crashed */
+  uint64_t crashes;       /* power losses */
+  uint64_t lost_writes;   /* unflushed writes a crash discarded */
+  uint64_t lost_bytes;
+};
+
 struct stats {
   pthread_mutex_t lock;
+  struct fault_counts faults;
   uint64_t start_ns;
   struct op_stats op[BLKEMU_OP_COUNT];
   uint64_t oversize_rejected;   /* requests refused with EINVAL */

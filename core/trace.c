@@ -56,10 +56,15 @@ trace_record (struct trace *t, uint64_t arrival_ns, enum blkemu_op op,
 {
   if (!t->fp)
     return;
-  char m[32] = "";
-  if (marks & TRACE_SPLIT) strcat (m, "split,");
-  if (marks & TRACE_OVERSIZE) strcat (m, "oversize,");
-  if (marks & TRACE_FUA) strcat (m, "fua,");
+  static const char *const names[] = { "split", "oversize", "fua", "fault",
+                                       "spike", "stall", "offline", "drop",
+                                       "cached", "slow" };
+  char m[128] = "";
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (marks & (1u << i)) {
+      strcat (m, names[i]);
+      strcat (m, ",");
+    }
   size_t n = strlen (m);
   if (n)
     m[n - 1] = '\0';

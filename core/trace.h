@@ -19,6 +19,13 @@ struct trace {
 #define TRACE_SPLIT    (1u << 0)  /* a piece of a request the device split */
 #define TRACE_OVERSIZE (1u << 1)  /* above the limit (rejected or allowed) */
 #define TRACE_FUA      (1u << 2)
+#define TRACE_FAULT    (1u << 3)  /* an injected error */
+#define TRACE_SPIKE    (1u << 4)  /* paid a latency spike */
+#define TRACE_STALL    (1u << 5)  /* held by a stall */
+#define TRACE_OFFLINE  (1u << 6)  /* refused: the disk crashed */
+#define TRACE_DROP     (1u << 7)  /* its connection was dropped */
+#define TRACE_CACHED   (1u << 8)  /* held in the volatile write cache */
+#define TRACE_SLOW     (1u << 9)  /* stretched by slowdown */
 
 int trace_open (struct trace *t, const char *path, uint64_t start_ns,
                 char *err);

@@ -147,6 +147,41 @@ blkemu_parse_uint (const char *s, uint64_t *n, const char **why)
   return 0;
 }
 
+int
+blkemu_parse_fraction (const char *s, uint64_t *ppb, const char **why)
+{
+  const char *end;
+  if (parse_decimal (s, 1000000000u, ppb, &end, why) == -1)
+    return -1;
+  if (*end == '%' && end[1] == '\0')
+    *ppb /= 100;
+  else if (*end != '\0') {
+    *why = "must be a number between 0 and 1, or a percentage like 5%";
+    return -1;
+  }
+  if (*ppb > 1000000000u) {
+    *why = "must be between 0 and 1 (or 0% and 100%)";
+    return -1;
+  }
+  return 0;
+}
+
+void
+blkemu_format_fraction (uint64_t ppb, char *buf, size_t len)
+{
+  char tmp[32];
+  snprintf (tmp, sizeof tmp, "%llu.%09llu",
+            (unsigned long long) (ppb / 1000000000u),
+            (unsigned long long) (ppb % 1000000000u));
+  /* Trim trailing zeros: 0.010000000 -> 0.01, 1.000000000 -> 1. */
+  char *e = tmp + strlen (tmp) - 1;
+  while (*e == '0')
+    *e-- = '\0';
+  if (*e == '.')
+    *e = '\0';
+  snprintf (buf, len, "%s", tmp);
+}
+
 void
 blkemu_format_size (uint64_t bytes, char *buf, size_t len)
 {

@@ -13,6 +13,9 @@ int blkemu_parse_duration (const char *s, uint64_t *ns, const char **why);
 int blkemu_parse_rate (const char *s, uint64_t *bytes_per_s,
                        const char **why);
 int blkemu_parse_uint (const char *s, uint64_t *n, const char **why);
+/* A probability "0.01" or "1%", in parts per billion (1e9 = certain). */
+int blkemu_parse_fraction (const char *s, uint64_t *ppb, const char **why);
+void blkemu_format_fraction (uint64_t ppb, char *buf, size_t len);
 
 /* Shortest exact spelling: 131072 -> "128K", 1000000 ns -> "1ms". */
 void blkemu_format_size (uint64_t bytes, char *buf, size_t len);

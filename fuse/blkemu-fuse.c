@@ -303,6 +303,17 @@ dirbuf_add (fuse_req_t req, struct dirbuf *b, const char *name, fuse_ino_t ino)
                      (off_t) b->size);
 }
 
+/* blkemu_io for FUSE: a dropped connection has no meaning here (the
+ * kernel would hand ECONNRESET to the reader), so the drop fault is EIO.
+ */
+static int
+disk_io (struct blkemu_disk *emu, enum blkemu_op op, void *buf, uint64_t len,
+         uint64_t offset, unsigned flags)
+{
+  int r = blkemu_io (emu, op, buf, len, offset, flags);
+  return r == BLKEMU_ERR_DROP ? EIO : r;
+}
+
 static void
 op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
             struct fuse_file_info *fi)
@@ -440,7 +451,7 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   char *buf = malloc (size);
   if (!buf)
     return (void) fuse_reply_err (req, ENOMEM);
-  int r = blkemu_io (dk->emu, BLKEMU_OP_READ, buf, size, (uint64_t) off, 0);
+  int r = disk_io (dk->emu, BLKEMU_OP_READ, buf, size, (uint64_t) off, 0);
   if (r)
     fuse_reply_err (req, r);
   else
@@ -499,7 +510,7 @@ op_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
   if ((uint64_t) off >= dk->geo.size_bytes || clamp (dk, size, off) != size)
     return (void) fuse_reply_err (req, ENOSPC);
   unsigned flags = fi->flags & (O_SYNC | O_DSYNC) ? BLKEMU_FLAG_FUA : 0;
-  int r = blkemu_io (dk->emu, BLKEMU_OP_WRITE, (void *) buf, size,
+  int r = disk_io (dk->emu, BLKEMU_OP_WRITE, (void *) buf, size,
                      (uint64_t) off, flags);
   if (r)
     fuse_reply_err (req, r);
@@ -515,7 +526,7 @@ op_fsync (fuse_req_t req, fuse_ino_t ino, int datasync,
   (void) fi;
   if (ino < INO_DISK0 || ino >= INO_DISK0 + ndisks)
     return (void) fuse_reply_err (req, 0);
-  fuse_reply_err (req, blkemu_io (disks[ino - INO_DISK0].emu, BLKEMU_OP_FLUSH,
+  fuse_reply_err (req, disk_io (disks[ino - INO_DISK0].emu, BLKEMU_OP_FLUSH,
                                   NULL, 0, 0, 0));
 }
 
@@ -540,9 +551,9 @@ op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
   size_t n = clamp (dk, (size_t) len, off);
   int r;
   if (mode & FALLOC_FL_PUNCH_HOLE)
-    r = blkemu_io (dk->emu, BLKEMU_OP_TRIM, NULL, n, (uint64_t) off, 0);
+    r = disk_io (dk->emu, BLKEMU_OP_TRIM, NULL, n, (uint64_t) off, 0);
   else if (mode & FALLOC_FL_ZERO_RANGE)
-    r = blkemu_io (dk->emu, BLKEMU_OP_ZERO, NULL, n, (uint64_t) off, 0);
+    r = disk_io (dk->emu, BLKEMU_OP_ZERO, NULL, n, (uint64_t) off, 0);
   else if (mode & ~FALLOC_FL_KEEP_SIZE)
     r = EOPNOTSUPP;
   else

@@ -6,8 +6,13 @@
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 
 #include "blkemu/blkemu.h"
 
@@ -150,12 +155,55 @@ plugin_can_fua (void *handle)
   return geo.can_fua ? NBDKIT_FUA_NATIVE : NBDKIT_FUA_NONE;
 }
 
+/* The drop fault: a network outage.  nbdkit 1.32 has no call to close
+ * one connection, so shut down every connected client socket in the
+ * process (listening sockets and the control socket stay); nbdkit sees
+ * the peer gone, ends those connections and keeps accepting new ones.
+ */
+static void
+drop_client_connections (void *handle)
+{
+  char control[4096] = "", err[BLKEMU_ERR_MAX];
+  blkemu_disk_get (handle, "control", control, sizeof control, err);
+  DIR *dir = opendir ("/proc/self/fd");
+  if (!dir)
+    return;
+  struct dirent *d;
+  while ((d = readdir (dir)) != NULL) {
+    int fd = atoi (d->d_name), listening = 0, type = 0;
+    socklen_t len = sizeof listening;
+    struct stat st;
+    if (fd <= 2 || fd == dirfd (dir) || fstat (fd, &st) == -1 ||
+        !S_ISSOCK (st.st_mode) ||
+        getsockopt (fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == -1 ||
+        listening)
+      continue;
+    len = sizeof type;
+    if (getsockopt (fd, SOL_SOCKET, SO_TYPE, &type, &len) == -1 ||
+        type != SOCK_STREAM)
+      continue;
+    struct sockaddr_un local;
+    socklen_t alen = sizeof local;
+    if (getsockname (fd, (struct sockaddr *) &local, &alen) == 0 &&
+        local.sun_family == AF_UNIX && *control &&
+        strcmp (local.sun_path, control) == 0)
+      continue;
+    shutdown (fd, SHUT_RDWR);
+  }
+  closedir (dir);
+  nbdkit_debug ("blkemu: drop fault: client connections shut down");
+}
+
 /* Map a core result (0 or errno) to nbdkit's convention. */
 static int
-result (int err)
+result (void *handle, int err)
 {
   if (err == 0)
     return 0;
+  if (err == BLKEMU_ERR_DROP) {
+    drop_client_connections (handle);
+    err = ESHUTDOWN;
+  }
   nbdkit_set_error (err);
   return -1;
 }
@@ -171,7 +219,7 @@ static int
 plugin_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
               uint32_t flags)
 {
-  return result (blkemu_io (handle, BLKEMU_OP_READ, buf, count, offset,
+  return result (handle, blkemu_io (handle, BLKEMU_OP_READ, buf, count, offset,
                             core_flags (flags)));
 }
 
@@ -179,28 +227,28 @@ static int
 plugin_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
                uint32_t flags)
 {
-  return result (blkemu_io (handle, BLKEMU_OP_WRITE, (void *) buf, count,
+  return result (handle, blkemu_io (handle, BLKEMU_OP_WRITE, (void *) buf, count,
                             offset, core_flags (flags)));
 }
 
 static int
 plugin_flush (void *handle, uint32_t flags)
 {
-  return result (blkemu_io (handle, BLKEMU_OP_FLUSH, NULL, 0, 0,
+  return result (handle, blkemu_io (handle, BLKEMU_OP_FLUSH, NULL, 0, 0,
                             core_flags (flags)));
 }
 
 static int
 plugin_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  return result (blkemu_io (handle, BLKEMU_OP_TRIM, NULL, count, offset,
+  return result (handle, blkemu_io (handle, BLKEMU_OP_TRIM, NULL, count, offset,
                             core_flags (flags)));
 }
 
 static int
 plugin_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  return result (blkemu_io (handle, BLKEMU_OP_ZERO, NULL, count, offset,
+  return result (handle, blkemu_io (handle, BLKEMU_OP_ZERO, NULL, count, offset,
                             core_flags (flags)));
 }
 
@@ -230,7 +278,7 @@ plugin_extents (void *handle, uint32_t count, uint64_t offset, uint32_t flags,
   int r = blkemu_extents ((struct blkemu_disk *) handle, offset, count,
                           add_extent, &ctx);
   if (r)
-    return result (r);
+    return result (handle, r);
   return ctx.failed ? -1 : 0;
 }
 

@@ -109,7 +109,7 @@ test_fixed_model (void)
   /* Two slots: A and B start at once, share the media pipe; C waits for
    * A's slot.  Reads: transfer, then latency.
    */
-  struct model_req a = { BLKEMU_OP_READ, 0, 1 << 20, 0, t0 };
+  struct model_req a = { BLKEMU_OP_READ, 0, 1 << 20, 0, t0, 1000000 };
   uint64_t da = m->schedule (s, &cfg, &a);
   CHECK (da == t0 + xfer_1m + 1000000, "A done at +%llu",
          (unsigned long long) (da - t0));
@@ -124,8 +124,8 @@ test_fixed_model (void)
   m->reset (s);
   cfg.num[K_LATENCY_WRITE] = 5000000;
   cfg.num[K_BANDWIDTH] = 0;
-  struct model_req w = { BLKEMU_OP_WRITE, 0, 4096, 0, t0 };
-  struct model_req f = { BLKEMU_OP_FLUSH, 0, 0, 0, t0 + 1000 };
+  struct model_req w = { BLKEMU_OP_WRITE, 0, 4096, 0, t0, 5000000 };
+  struct model_req f = { BLKEMU_OP_FLUSH, 0, 0, 0, t0 + 1000, 10000 };
   uint64_t dw = m->schedule (s, &cfg, &w);
   uint64_t df = m->schedule (s, &cfg, &f);
   CHECK (dw == t0 + 5000000 && df == dw, "flush after write: %llu vs %llu",
@@ -135,7 +135,7 @@ test_fixed_model (void)
   m->reset (s);
   cfg.num[K_QUEUE_DEPTH] = 32;
   cfg.num[K_CHANNELS] = 1;
-  struct model_req r = { BLKEMU_OP_READ, 0, 4096, 0, t0 };
+  struct model_req r = { BLKEMU_OP_READ, 0, 4096, 0, t0, 1000000 };
   uint64_t last = 0;
   for (int i = 0; i < 4; i++)
     last = m->schedule (s, &cfg, &r);

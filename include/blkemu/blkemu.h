@@ -7,6 +7,7 @@
 #ifndef BLKEMU_BLKEMU_H
 #define BLKEMU_BLKEMU_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,11 @@ enum blkemu_op {
 /* Request flags, matching the NBD command flags in meaning. */
 #define BLKEMU_FLAG_FUA      (1u << 0) /* write through before completing */
 #define BLKEMU_FLAG_MAY_TRIM (1u << 1) /* zero may deallocate */
+
+/* blkemu_io's answer when the drop fault fires: the frontend should drop
+ * the client's connection (the network went away), then keep serving.
+ */
+#define BLKEMU_ERR_DROP ECONNRESET
 
 /* Size of the error buffers the API fills: one message, key=value: rule. */
 #define BLKEMU_ERR_MAX 512
