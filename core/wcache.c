@@ -54,7 +54,7 @@ push (struct wcache *w, struct undo *u)
     w->oldest = u;
   w->newest = u;
   w->entries++;
-  w->bytes += u->durable || u->zeros ? 0 : u->len;
+  w->bytes += u->durable ? 0 : u->len;
 }
 
 /* Destage the oldest entries until the log fits LIMIT bytes. */
@@ -68,7 +68,7 @@ trim_to (struct wcache *w, uint64_t limit)
       w->oldest->older = NULL;
     else
       w->newest = NULL;
-    w->bytes -= u->durable || u->zeros ? 0 : u->len;
+    w->bytes -= u->durable ? 0 : u->len;
     w->entries--;
     free (u);
   }

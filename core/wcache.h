@@ -19,7 +19,7 @@ struct undo;
 struct wcache {
   pthread_mutex_t lock;    /* serialises cached writes with their undo */
   struct undo *newest, *oldest;
-  uint64_t bytes;          /* undo data held */
+  uint64_t bytes;          /* bytes of unflushed writes logged */
   uint64_t entries;
 };
 

@@ -1,10 +1,11 @@
 /* nbd-io: one raw NBD request, with libnbd's client-side checks off, so a
  * test can send what a careless client would (oversize, misaligned).
  *
- *   nbd-io URI read|write|trim|zero|flush OFFSET LENGTH [SEED]
+ *   nbd-io URI read|write|write-fua|read-zeros|trim|zero|flush
+ *          OFFSET LENGTH [SEED]
  *
  * write fills the buffer from SEED (default 1); read compares against the
- * same pattern when SEED is given.  Prints "ok" or the errno name; exits
+ * same pattern when SEED is given; read-zeros expects zeros.  Prints "ok" or the errno name; exits
  * 0 on success, 1 on a request error, 2 on usage or connection errors.
  */
 #include <errno.h>
@@ -43,7 +44,8 @@ int
 main (int argc, char **argv)
 {
   if (argc < 3 || argc > 6) {
-    fprintf (stderr, "usage: nbd-io URI read|write|trim|zero|flush "
+    fprintf (stderr, "usage: nbd-io URI read|write|write-fua|read-zeros|"
+             "trim|zero|flush "
              "[OFFSET LENGTH [SEED]]\n");
     return 2;
   }
@@ -60,6 +62,13 @@ main (int argc, char **argv)
     return 2;
   }
   unsigned char *buf = NULL;
+  bool fua = !strcmp (op, "write-fua"), zeros = !strcmp (op, "read-zeros");
+  if (fua)
+    op = "write";
+  if (zeros) {
+    op = "read";
+    have_seed = true;
+  }
   if (!strcmp (op, "read") || !strcmp (op, "write")) {
     buf = malloc (len ? len : 1);
     if (!buf)
@@ -69,7 +78,7 @@ main (int argc, char **argv)
   int r;
   if (!strcmp (op, "write")) {
     fill (buf, len, offset, seed);
-    r = nbd_pwrite (nbd, buf, len, offset, 0);
+    r = nbd_pwrite (nbd, buf, len, offset, fua ? LIBNBD_CMD_FLAG_FUA : 0);
   }
   else if (!strcmp (op, "read"))
     r = nbd_pread (nbd, buf, len, offset, 0);
@@ -95,7 +104,10 @@ main (int argc, char **argv)
     unsigned char *want = malloc (len ? len : 1);
     if (!want)
       return 2;
-    fill (want, len, offset, seed);
+    if (zeros)
+      memset (want, 0, len);
+    else
+      fill (want, len, offset, seed);
     for (uint64_t i = 0; i < len; i++)
       if (buf[i] != want[i]) {
         printf ("MISMATCH at %" PRIu64 "\n", offset + i);

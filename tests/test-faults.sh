@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Injected faults through the real plugin: an error rule fires exactly on
+# the range, op and count it names, the disk keeps serving everything
+# else, and every fault is counted in stats and marked in the trace.
+source "$(dirname "$0")/functions.sh"
+requires jq --version
+sock="$tmp/ctl.sock"
+export sock tmp
+
+# Writes to [1M, 2M) fail with ENOSPC once, after two matching writes.
+nbdkit -U - "$PLUGIN" size=16M control="$sock" stats="$tmp/s.json" \
+    trace="$tmp/trace" error-mode=once error-op=write error-offset=1M \
+    error-length=1M error-errno=ENOSPC error-after=2 --run '
+  set -e
+  io () { "$NBD_IO" "$uri" "$@"; }
+  ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
+  io write 1048576 4096 1                       # match 1: passes
+  io read 1048576 4096 1                        # a read: not matched
+  io write 0 4096 1                             # outside: not matched
+  io write 1052672 4096 1                       # match 2: passes
+  [ "$(io write 1056768 4096 1)" = ENOSPC ]     # match 3: fails
+  io write 1056768 4096 2                       # once: served again
+  io read 1056768 4096 2                        # and the data is there
+  # sticky at runtime: every read of [4M, 4M+64K) fails with EIO from the
+  # first hit on, other reads are served.
+  ctl set error-mode=sticky error-op=read error-offset=4M error-length=64K \
+          error-errno=EIO error-after=0
+  for i in 1 2 3; do [ "$(io read 4194304 4096)" = EIO ]; done
+  [ "$(io read 4259840 4096)" = ok ]            # just past the range
+  [ "$(io read 4190208 8192)" = EIO ]           # straddling its start
+  ctl set error-mode=off
+  [ "$(io read 4194304 4096)" = ok ]
+  # A latency spike on every request, then a stall: the next read waits.
+  ctl set spike-probability=1 spike-latency=30ms
+  io read 0 4096
+  ctl set spike-probability=0 stall=400ms
+  start=$(date +%s%N); io read 0 4096; end=$(date +%s%N)
+  echo $(( (end - start) / 1000000 )) > "$tmp/stall_ms"
+  ctl set slowdown=10 latency-read=2ms
+  io read 0 4096
+  ctl set slowdown=1 latency-read=0
+'
+s="$tmp/s.json"
+expect_eq "injected errors" "$(jqr "$s" .faults.errors)" 5
+expect_eq "write errors" "$(jqr "$s" .ops.write.errors)" 1
+expect_eq "read errors" "$(jqr "$s" .ops.read.errors)" 4
+expect_eq "spikes" "$(jqr "$s" .faults.spikes)" 1
+expect_eq "stalled" "$(jqr "$s" .faults.stalled)" 1
+expect_eq "slowed" "$(jqr "$s" .faults.slowed)" 1
+between "stalled read took (ms)" "$(cat "$tmp/stall_ms")" 300 2000
+between "read max latency (us, the spike or the stall)" \
+  "$(jqr "$s" .ops.read.latency_us.max)" 30000 2000000
+expect_eq "trace: fault marks" "$(grep -c 'fault' "$tmp/trace")" 5
+grep -q ' W 1056768 4096 .* ENOSPC fault$' "$tmp/trace" ||
+  fail "trace lacks the failed write: $(grep ENOSPC "$tmp/trace")"
+expect_eq "trace: spike" "$(grep -c 'spike' "$tmp/trace")" 1
+spike=$(awk '$NF ~ /spike/ { print $5 }' "$tmp/trace")
+between "the spiked read (us)" "${spike%.*}" 30000 60000
+expect_eq "trace: stall" "$(grep -c 'stall' "$tmp/trace")" 1
+slow=$(awk '$NF ~ /slow/ { print $5 }' "$tmp/trace")
+between "slowdown=10 on a 2ms read (us)" "${slow%.*}" 19000 25000
+
+# Probability: error-probability=10% over 400 reads, seeded.
+nbdkit -U - "$PLUGIN" size=1M error-mode=always error-op=read \
+    error-probability=10% seed=7 stats="$tmp/p.json" --run '
+  for i in $(seq 400); do "$NBD_IO" "$uri" read 0 4096 >/dev/null || true; done
+'
+between "10% of 400 reads failed" "$(jqr "$tmp/p.json" .ops.read.errors)" 20 65
+
+# The drop fault ends the client connections; the server keeps serving.
+nbdkit -U - "$PLUGIN" size=1M control="$sock" stats="$tmp/d.json" --run '
+  "$BLKEMU_CTL" "$sock" drop
+  if "$NBD_IO" "$uri" read 0 4096 > "$tmp/drop.out" 2>&1; then exit 1; fi
+  "$NBD_IO" "$uri" write 0 4096 3
+  "$NBD_IO" "$uri" read 0 4096 3
+'
+expect_eq "dropped" "$(jqr "$tmp/d.json" .faults.dropped)" 1
+expect_eq "served after the drop" "$(jqr "$tmp/d.json" .ops.write.requests)" 1
