@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -443,6 +444,69 @@ open_profile (const char *name, char *path, size_t pathlen)
       return fp;
   }
   return NULL;
+}
+
+static char *trim (char *s);
+
+/* The one-line description: the first comment, "# NAME: text". */
+static void
+profile_description (const char *path, const char *name, char *out,
+                     size_t len)
+{
+  char line[512];
+  FILE *fp = fopen (path, "r");
+  *out = '\0';
+  if (!fp)
+    return;
+  if (fgets (line, sizeof line, fp) && line[0] == '#') {
+    char *text = trim (line + 1);
+    size_t n = strlen (name);
+    if (strncmp (text, name, n) == 0 && text[n] == ':')
+      text = trim (text + n + 1);
+    snprintf (out, len, "%s", text);
+  }
+  fclose (fp);
+}
+
+static int
+cmp_names (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+int
+blkemu_profiles_print (FILE *fp)
+{
+  const char *env = getenv ("BLKEMU_PROFILE_DIR");
+  const char *dirs[] = { env, BLKEMU_PROFILE_DIR };
+  int shown = 0;
+  for (size_t d = 0; d < 2; d++) {
+    if (!dirs[d] || (d == 1 && env && strcmp (env, dirs[1]) == 0))
+      continue;
+    DIR *dir = opendir (dirs[d]);
+    if (!dir)
+      continue;
+    char *names[256];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir (dir)) != NULL && n < 256) {
+      size_t l = strlen (e->d_name);
+      if (l > 5 && strcmp (e->d_name + l - 5, ".conf") == 0)
+        names[n++] = strndup (e->d_name, l - 5);
+    }
+    closedir (dir);
+    qsort (names, n, sizeof *names, cmp_names);
+    fprintf (fp, "profiles in %s:\n", dirs[d]);
+    for (size_t i = 0; i < n; i++) {
+      char path[4096], desc[400];
+      snprintf (path, sizeof path, "%s/%s.conf", dirs[d], names[i]);
+      profile_description (path, names[i], desc, sizeof desc);
+      fprintf (fp, "  %-22s %s\n", names[i], desc);
+      free (names[i]);
+      shown++;
+    }
+  }
+  return shown;
 }
 
 static char *

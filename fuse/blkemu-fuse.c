@@ -595,10 +595,10 @@ static const struct fuse_lowlevel_ops ops = {
 struct options {
   char *disk_specs[MAX_DISKS];
   size_t ndisk_specs;
-  int show_help, show_version, list_keys;
+  int show_help, show_version, list_keys, list_profiles;
 };
 
-enum { KEY_DISK, KEY_HELP, KEY_VERSION, KEY_KEYS };
+enum { KEY_DISK, KEY_HELP, KEY_VERSION, KEY_KEYS, KEY_PROFILES };
 
 static const struct fuse_opt option_table[] = {
   FUSE_OPT_KEY ("--disk ", KEY_DISK),
@@ -608,6 +608,7 @@ static const struct fuse_opt option_table[] = {
   FUSE_OPT_KEY ("-V", KEY_VERSION),
   FUSE_OPT_KEY ("--version", KEY_VERSION),
   FUSE_OPT_KEY ("--list-keys", KEY_KEYS),
+  FUSE_OPT_KEY ("--list-profiles", KEY_PROFILES),
   FUSE_OPT_END
 };
 
@@ -630,6 +631,7 @@ option_proc (void *data, const char *arg, int key, struct fuse_args *outargs)
   case KEY_HELP: o->show_help = 1; return 0;
   case KEY_VERSION: o->show_version = 1; return 0;
   case KEY_KEYS: o->list_keys = 1; return 0;
+  case KEY_PROFILES: o->list_profiles = 1; return 0;
   }
   return 1;   /* keep: for fuse_parse_cmdline */
 }
@@ -649,6 +651,7 @@ usage (FILE *fp)
     "blkemu-fuse options:\n"
     "  --disk SPEC          add a disk (repeatable)\n"
     "  --list-keys          print the disk keys and exit\n"
+    "  --list-profiles      print the presets for profile=NAME and exit\n"
     "  -h, --help           print this help and exit\n"
     "  -V, --version        print the version and exit\n"
     "\n"
@@ -762,6 +765,8 @@ main (int argc, char **argv)
 
   if (fuse_opt_parse (&args, &o, option_table, option_proc) == -1)
     goto out_args;
+  if (o.list_profiles)
+    return blkemu_profiles_print (stdout) > 0 ? 0 : 1;
   if (o.show_help || o.show_version || o.list_keys) {
     if (o.show_help)
       usage (stdout);

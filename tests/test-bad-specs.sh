@@ -36,6 +36,23 @@ bad_spec "bandwidth=fast: takes a number" size=1G bandwidth=fast
 bad_spec "profile=no-such-profile: no such profile" size=1G profile=no-such-profile
 bad_spec "file=$tmp/missing/x: No such file or directory" file="$tmp/missing/x"
 bad_spec "rotational=maybe: must be yes or no" size=1G rotational=maybe
+bad_spec "model=tape: must be one of fixed|hdd|ssd|array|link" size=1G model=tape
+bad_spec "seek-avg=15ms: must lie between 6ms and 9ms for this seek-track and seek-full" size=1G model=hdd seek-track=1ms seek-avg=15ms seek-full=16ms
+bad_spec "seek-track=20ms: must be at most seek-full" size=1G model=hdd seek-track=20ms
+bad_spec "zone-rate-inner=200M: must be at most zone-rate-outer" size=1G model=hdd zone-rate-inner=200M
+bad_spec "rpm=100: must be at least 1000" size=1G rpm=100
+bad_spec "dies=1024: channels x dies must be at most 4096" size=1G model=ssd channels=8 dies=1024
+bad_spec "latency-dist=pareto: must be one of fixed|uniform|normal|lognormal|percentiles" size=1G latency-dist=pareto
+bad_spec "latency-read=0: latency-dist=percentiles needs a non-zero latency-read" size=1G latency-dist=percentiles
+bad_spec "latency-p99=500us: must be at least latency-read" size=1G latency-dist=percentiles latency-read=1ms latency-p99=500us latency-p999=2ms
+bad_spec "latency-p999=2ms: must be at least latency-p99" size=1G latency-dist=percentiles latency-read=1ms latency-p99=5ms latency-p999=2ms
+bad_spec "error-probability=1.5: must be between 0 and 1" size=1G error-probability=1.5
+bad_spec "spike-probability=often: must start with a number" size=1G spike-probability=often
+bad_spec "error-errno=EAGAIN: must be one of EIO|ENOSPC" size=1G error-errno=EAGAIN
+bad_spec "error-mode=never: must be one of off|always|once|sticky" size=1G error-mode=never
+bad_spec "error-offset=2G: must lie inside the disk" size=1G error-offset=2G
+bad_spec "slowdown=0: must be at least 1" size=1G slowdown=0
+bad_spec "link-window=5000: must be at most 4096" size=1G link-window=5000
 
 # A profile with a bad line names the file and the line.
 printf 'max-transfer = 127K\nlatency-read = soon\n' > "$tmp/bad.conf"

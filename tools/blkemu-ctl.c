@@ -15,11 +15,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "blkemu/blkemu.h"
+
 static void
 usage (FILE *fp)
 {
   fprintf (fp,
     "usage: blkemu-ctl SOCKET COMMAND [ARGS...]\n"
+    "       blkemu-ctl profiles       (or --list-profiles)\n"
     "\n"
     "Commands (sent to the disk started with control=SOCKET):\n"
     "  get [KEY]            print a key's current value (all keys without KEY)\n"
@@ -28,8 +31,15 @@ usage (FILE *fp)
     "  summary              print the human summary (iostat-style)\n"
     "  reset                clear the stats\n"
     "  dump                 write the stats= file now\n"
+    "  crash                power loss: discard writes not yet flushed (with\n"
+    "                       write-cache=yes) and fail every request until...\n"
+    "  power-on             ...the disk is powered on again\n"
+    "  drop                 the next request drops the client connections\n"
     "  keys                 list the keys that can change at runtime\n"
     "  help                 list the commands the server knows\n"
+    "\n"
+    "profiles lists the presets for profile=NAME with a line about each\n"
+    "(no socket needed).\n"
     "\n"
     "Exit status: 0 on 'ok', 1 on an error reply, 2 on usage or connection\n"
     "errors.\n");
@@ -42,6 +52,9 @@ main (int argc, char **argv)
     usage (stdout);
     return 0;
   }
+  if (argc == 2 && (!strcmp (argv[1], "profiles") ||
+                    !strcmp (argv[1], "--list-profiles")))
+    return blkemu_profiles_print (stdout) > 0 ? 0 : 1;
   if (argc < 3) {
     usage (stderr);
     return 2;

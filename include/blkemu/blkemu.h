@@ -60,6 +60,11 @@ const char *blkemu_spec_get (const struct blkemu_spec *spec, const char *key);
 /* Print the table of keys (name, default, runtime-changeable, help). */
 void blkemu_spec_print_help (FILE *fp, const char *indent);
 
+/* List the presets (profiles/NAME.conf) with their one-line descriptions.
+ * Returns how many were found.
+ */
+int blkemu_profiles_print (FILE *fp);
+
 /* --- disk --------------------------------------------------------- */
 
 /* Resolve the profile, validate every key and cross-key rule, open the
