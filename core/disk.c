@@ -299,14 +299,15 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     struct model_req req = {
       .op = op, .offset = offset + i * piece_len,
       .len = i + 1 < npieces ? piece_len : len - i * piece_len,
-      .flags = flags, .arrival_ns = arrival,
+      .flags = flags,
+      .arrival_ns = faults_to_device_time (&disk->faults, slowdown, arrival),
       .latency_ns = dist_sample (&disk->cfg, &disk->rng,
                                  cfg_latency_ns (&disk->cfg, op))
                     + (i == 0 ? fv.extra_ns : 0),
     };
-    deadline[i] = disk->model->schedule (disk->model_state, &disk->cfg, &req);
-    if (slowdown > 1)
-      deadline[i] = arrival + (deadline[i] - arrival) * slowdown;
+    deadline[i] = faults_to_wall_time (
+      &disk->faults, slowdown,
+      disk->model->schedule (disk->model_state, &disk->cfg, &req));
     deadline[i] = model_max (deadline[i], fv.not_before);
     last = model_max (last, deadline[i]);
   }
@@ -418,6 +419,9 @@ disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs, char *err)
       char *eq = strchr (pairs[i], '=');
       *eq = '\0';
       faults_key_set (&disk->faults, &disk->cfg, pairs[i], now);
+      /* A new clock rate: the model's times are on the old one. */
+      if (strcmp (pairs[i], "slowdown") == 0)
+        disk->model->reset (disk->model_state);
       *eq = '=';
     }
   }

@@ -12,6 +12,7 @@ faults_init (struct faults *f, const struct blkemu_config *cfg, uint64_t now)
   memset (f, 0, sizeof *f);
   if (cfg->num[K_STALL])
     f->stall_until_ns = now + cfg->num[K_STALL];
+  f->slow_base_ns = now;
 }
 
 static bool
@@ -103,4 +104,6 @@ faults_key_set (struct faults *f, const struct blkemu_config *cfg,
   }
   else if (strcmp (key, "stall") == 0)
     f->stall_until_ns = cfg->num[K_STALL] ? now + cfg->num[K_STALL] : 0;
+  else if (strcmp (key, "slowdown") == 0)
+    f->slow_base_ns = now;
 }

@@ -18,6 +18,7 @@ struct faults {
   uint64_t stall_until_ns;  /* hold requests until then */
   bool drop_armed;          /* the next request drops its connection */
   bool offline;             /* crashed, until power-on */
+  uint64_t slow_base_ns;    /* slowdown dilates time from here */
 };
 
 /* What the faults do to one request. */
@@ -34,7 +35,28 @@ void faults_init (struct faults *f, const struct blkemu_config *cfg,
 void faults_check (struct faults *f, const struct blkemu_config *cfg,
                    struct rng *rng, enum blkemu_op op, uint64_t offset,
                    uint64_t len, uint64_t now, struct fault_verdict *v);
-/* KEY was just set at runtime: re-arm the error rule or start a stall. */
+/* slowdown=N runs the device on a clock N times slower than the wall's,
+ * from slow_base_ns: the model sees compressed arrival times and its
+ * deadlines are stretched back, so queues, pipes and heads stay
+ * consistent under concurrency (a plain multiple of each request's time
+ * would not be).
+ */
+static inline uint64_t
+faults_to_device_time (const struct faults *f, uint64_t n, uint64_t t)
+{
+  return n > 1 && t > f->slow_base_ns ? f->slow_base_ns + (t - f->slow_base_ns) / n
+                                      : t;
+}
+static inline uint64_t
+faults_to_wall_time (const struct faults *f, uint64_t n, uint64_t t)
+{
+  return n > 1 && t > f->slow_base_ns ? f->slow_base_ns + (t - f->slow_base_ns) * n
+                                      : t;
+}
+
+/* KEY was just set at runtime: re-arm the error rule, start a stall, or
+ * restart the slowdown clock.
+ */
 void faults_key_set (struct faults *f, const struct blkemu_config *cfg,
                      const char *key, uint64_t now);
 

@@ -14,7 +14,8 @@
  * - A request starting where the previous one ended streams on: no seek,
  *   no rotational wait (the drive's track buffer keeps up).
  * - Write cache (write-cache=yes, not FUA): the write completes once
- *   latency-write and the host transfer (bandwidth, 0: instant) are paid
+ *   latency-write and the host transfer (bandwidth, one pipe shared by
+ *   all requests, 0: instant) are paid
  *   and the cache has room: if cache-size bytes are already waiting for
  *   the media, it waits until enough earlier writes have reached it.  Its
  *   media work still occupies the head.  A flush waits for the head to
@@ -32,6 +33,7 @@
 struct hdd_state {
   uint64_t head_pos;       /* byte offset just after the last media op */
   uint64_t head_free_ns;   /* when the head finishes its queued work */
+  uint64_t host_free_ns;   /* end of the last transfer on the interface */
   /* Cached writes not yet on media, oldest first (a ring). */
   struct { uint64_t media_done_ns, len; } dirty[CACHE_SLOTS];
   unsigned dirty_first, dirty_count;
@@ -139,8 +141,11 @@ hdd_schedule (void *state, const struct blkemu_config *cfg,
                 !(req->flags & BLKEMU_FLAG_FUA);
   if (!cached)
     return t;
-  uint64_t done = req->arrival_ns + req->latency_ns +
-                  model_transfer_ns (req->len, cfg->num[K_BANDWIDTH]);
+  /* The host interface is one pipe shared by all requests. */
+  s->host_free_ns = model_max (req->arrival_ns + req->latency_ns,
+                               s->host_free_ns)
+                    + model_transfer_ns (req->len, cfg->num[K_BANDWIDTH]);
+  uint64_t done = s->host_free_ns;
   /* Forget writes already on media by then, and wait (in order) for
    * older ones until this one fits.
    */

@@ -168,7 +168,8 @@ static const struct key_def keys[K_COUNT] = {
     "hold every request until this long after the key was set (a hung "
     "device, to exercise timeouts)" },
   [K_SLOWDOWN] = { "slowdown", T_UINT, "1", NULL, 1, 1000, true,
-    "every request takes N times its modelled time (a failing disk)" },
+    "the device runs N times slower: its clock is dilated, so queues and "
+    "pipes stay consistent (a failing disk; or a time scale for slow hosts)" },
   [K_PROFILE] = { "profile", T_STRING, NULL, NULL, 0, 0, false,
     "preset: profiles/NAME.conf or a path; explicit keys override it" },
   [K_STATS] = { "stats", T_STRING, NULL, NULL, 0, 0, false,
