@@ -26,10 +26,12 @@ check () {
 }
 
 # disk_start NAME KEY=VALUE...: serve a blkemu disk on $work/NAME.sock
-# with its control socket at $work/NAME.ctl.
+# with its control socket at $work/NAME.ctl.  NBDKIT_OPTS adds server
+# options (e.g. --threads).
 disk_start () {
   local name=$1; shift
-  nbdkit -U "$work/$name.sock" -P "$work/$name.pid" "$PLUGIN" name="$name" \
+  # shellcheck disable=SC2086
+  nbdkit ${NBDKIT_OPTS:-} -U "$work/$name.sock" -P "$work/$name.pid" "$PLUGIN" name="$name" \
     control="$work/$name.ctl" stats="$results/$name.json" "$@" ||
     { echo "cannot start disk $name"; exit 1; }
   local i
