@@ -15,6 +15,9 @@ mkdir -p "$results"
 failures=0
 checks=0
 
+# Kernel chatter (I/O errors a scenario provokes on purpose) stays in dmesg.
+dmesg -n 1 2>/dev/null || true
+
 section () { printf '\n=== %s\n' "$*"; }
 
 # check DESCRIPTION TEST-ARGS...: an invariant, counted and printed.
