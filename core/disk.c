@@ -354,7 +354,8 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
       end = done;
     uint64_t piece_qd = qd > npieces - 1 - i ? qd - (npieces - 1 - i) : 1;
     stats_record (st, op, piece_off, op == BLKEMU_OP_FLUSH ? 0 : plen,
-                  arrival, end - arrival, piece_qd, err);
+                  arrival, end - arrival, deadline[i] - arrival, piece_qd,
+                  err);
     trace_record (&disk->trace, arrival, op, piece_off, plen, end - arrival,
                   piece_qd, err, marks);
   }

@@ -134,10 +134,13 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
       }
     double mean = os->lat_count ? us (os->lat_sum_ns) / (double) os->lat_count
                                 : 0;
-    sb_printf (&sb, "},%s%s\"latency_us\": {\"mean\": %.3f, \"p50\": %.3f, "
+    double modelled = os->lat_count ? us (os->model_sum_ns)
+                                      / (double) os->lat_count : 0;
+    sb_printf (&sb, "},%s%s\"latency_us\": {\"mean\": %.3f, "
+               "\"modelled_mean\": %.3f, \"p50\": %.3f, "
                "\"p90\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
                "\"max\": %.3f}%s%s}",
-               nl, in3, mean,
+               nl, in3, mean, modelled,
                us (stats_latency_percentile (os, 50)),
                us (stats_latency_percentile (os, 90)),
                us (stats_latency_percentile (os, 99)),

@@ -114,7 +114,7 @@ count_size (struct op_stats *os, uint64_t len)
 void
 stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
               uint64_t len, uint64_t arrival_ns, uint64_t latency_ns,
-              uint64_t qd_at_arrival, int err)
+              uint64_t modelled_ns, uint64_t qd_at_arrival, int err)
 {
   struct op_stats *os = &st->op[op];
   pthread_mutex_lock (&st->lock);
@@ -133,6 +133,7 @@ stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
   }
   os->lat[lat_bucket (latency_ns)]++;
   os->lat_sum_ns += latency_ns;
+  os->model_sum_ns += modelled_ns;
   os->lat_count++;
   if (latency_ns > os->lat_max_ns)
     os->lat_max_ns = latency_ns;

@@ -30,6 +30,7 @@ struct size_slot {
 struct op_stats {
   uint64_t requests, bytes, errors;
   uint64_t lat_sum_ns, lat_max_ns, lat_count;
+  uint64_t model_sum_ns;   /* the model's deadline - arrival: the target */
   uint64_t size_other;                    /* sizes that found no slot */
   uint64_t size_log2[SIZE_LOG2_BUCKETS];  /* bucket b: [2^b, 2^(b+1)) */
   struct size_slot sizes[SIZE_SLOTS];     /* open addressing on size */
@@ -73,12 +74,13 @@ void stats_init (struct stats *st);
 void stats_destroy (struct stats *st);
 void stats_reset (struct stats *st);
 
-/* One completed (or failed) request as the device saw it.  QD_AT_ARRIVAL
+/* One completed (or failed) request as the device saw it; MODELLED_NS is
+ * the latency the model asked for (what LATENCY_NS should equal).  QD_AT_ARRIVAL
  * counts the requests already in the device, this one included.
  */
 void stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
                    uint64_t len, uint64_t arrival_ns, uint64_t latency_ns,
-                   uint64_t qd_at_arrival, int err);
+                   uint64_t modelled_ns, uint64_t qd_at_arrival, int err);
 /* A request refused before reaching the device (limits, range); REASON is
  * the counter of st that says why.
  */

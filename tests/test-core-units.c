@@ -69,7 +69,8 @@ test_percentiles (void)
   stats_init (&st);
   /* 1..1000 us, one each: p50 = 500 us, p99 = 990 us, within 0.4%. */
   for (uint64_t i = 1; i <= 1000; i++)
-    stats_record (&st, BLKEMU_OP_READ, i * 4096, 4096, i, i * 1000, 1, 0);
+    stats_record (&st, BLKEMU_OP_READ, i * 4096, 4096, i, i * 1000, i * 1000, 1,
+                  0);
   const struct op_stats *os = &st.op[BLKEMU_OP_READ];
   static const struct { double pct; double want_ns; } cases[] = {
     { 50, 500000 }, { 90, 900000 }, { 99, 990000 }, { 100, 1000000 },
@@ -86,7 +87,7 @@ test_percentiles (void)
          (unsigned long long) st.seq_requests);
   /* Exact values below 256 ns land in their own buckets. */
   stats_reset (&st);
-  stats_record (&st, BLKEMU_OP_WRITE, 0, 512, 1, 200, 1, 0);
+  stats_record (&st, BLKEMU_OP_WRITE, 0, 512, 1, 200, 200, 1, 0);
   CHECK (stats_latency_percentile (&st.op[BLKEMU_OP_WRITE], 50) == 200,
          "exact small latency");
   stats_destroy (&st);
