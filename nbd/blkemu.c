@@ -156,9 +156,12 @@ plugin_can_fua (void *handle)
 }
 
 /* The drop fault: a network outage.  nbdkit 1.32 has no call to close
- * one connection, so shut down every connected client socket in the
- * process (listening sockets and the control socket stay); nbdkit sees
- * the peer gone, ends those connections and keeps accepting new ones.
+ * one connection, so shut down the receiving side of every connected
+ * client socket in the process (listening sockets and the control socket
+ * stay): nbdkit sends this request's error, reads end-of-file next, ends
+ * those connections and keeps accepting new ones.  (Shutting both sides
+ * makes nbdkit log a failed reply, and that logging can deadlock at exit
+ * under a preloaded ASan.)
  */
 static void
 drop_client_connections (void *handle)
@@ -188,7 +191,7 @@ drop_client_connections (void *handle)
         local.sun_family == AF_UNIX && *control &&
         strcmp (local.sun_path, control) == 0)
       continue;
-    shutdown (fd, SHUT_RDWR);
+    shutdown (fd, SHUT_RD);
   }
   closedir (dir);
   nbdkit_debug ("blkemu: drop fault: client connections shut down");

@@ -5,7 +5,9 @@
  *          OFFSET LENGTH [SEED]
  *
  * write fills the buffer from SEED (default 1); read compares against the
- * same pattern when SEED is given; read-zeros expects zeros.  Prints "ok" or the errno name; exits
+ * same pattern when SEED is given; read-zeros expects zeros; read-twice
+ * sends two reads on one connection and prints both results (to see a
+ * connection dropped after the first).  Prints "ok" or the errno name; exits
  * 0 on success, 1 on a request error, 2 on usage or connection errors.
  */
 #include <errno.h>
@@ -63,6 +65,9 @@ main (int argc, char **argv)
   }
   unsigned char *buf = NULL;
   bool fua = !strcmp (op, "write-fua"), zeros = !strcmp (op, "read-zeros");
+  bool twice = !strcmp (op, "read-twice");
+  if (twice)
+    op = "read";
   if (fua)
     op = "write";
   if (zeros) {
@@ -79,6 +84,12 @@ main (int argc, char **argv)
   if (!strcmp (op, "write")) {
     fill (buf, len, offset, seed);
     r = nbd_pwrite (nbd, buf, len, offset, fua ? LIBNBD_CMD_FLAG_FUA : 0);
+  }
+  else if (!strcmp (op, "read") && twice) {
+    r = nbd_pread (nbd, buf, len, offset, 0);
+    printf ("%s ", r == -1 ? (nbd_get_errno () ? strerrorname_np (nbd_get_errno ())
+                                               : "error") : "ok");
+    r = nbd_pread (nbd, buf, len, offset, 0);
   }
   else if (!strcmp (op, "read"))
     r = nbd_pread (nbd, buf, len, offset, 0);

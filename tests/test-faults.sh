@@ -70,9 +70,14 @@ between "10% of 400 reads failed" "$(jqr "$tmp/p.json" .ops.read.errors)" 20 65
 # The drop fault ends the client connections; the server keeps serving.
 nbdkit -U - "$PLUGIN" size=1M control="$sock" stats="$tmp/d.json" --run '
   "$BLKEMU_CTL" "$sock" drop
-  if "$NBD_IO" "$uri" read 0 4096 > "$tmp/drop.out" 2>&1; then exit 1; fi
+  # The first read gets an error, the second finds the connection gone.
+  "$NBD_IO" "$uri" read-twice 0 4096 > "$tmp/drop.out" 2> "$tmp/drop.err" || true
   "$NBD_IO" "$uri" write 0 4096 3
   "$NBD_IO" "$uri" read 0 4096 3
 '
 expect_eq "dropped" "$(jqr "$tmp/d.json" .faults.dropped)" 1
+expect_eq "read on the dropped connection" "$(cut -d' ' -f1 "$tmp/drop.out")" ESHUTDOWN
+second=$(cut -d' ' -f2 "$tmp/drop.out")
+[ "$second" != ok ] || fail "the connection survived the drop"
+echo "ok: the next request on it: $second ($(tail -1 "$tmp/drop.err"))"
 expect_eq "served after the drop" "$(jqr "$tmp/d.json" .ops.write.requests)" 1

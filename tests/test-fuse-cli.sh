@@ -17,8 +17,12 @@ bad "name=x: two disks with this name" "$tmp/m" --disk name=x,size=1M --disk nam
 bad "logical-block-size=3000: must be a power of two" "$tmp/m" --disk size=1M,logical-block-size=3000
 bad "unknown key 'speed'" "$tmp/m" --disk size=1M,speed=9
 bad "no mount point" --disk size=1M
-"$BLKEMU_FUSE" --help | grep -q -- "--disk SPEC" || fail "--help lacks --disk"
-"$BLKEMU_FUSE" --help | grep -q "max-transfer=SIZE" || fail "--help lacks the keys"
+# Into a file first: grep -q stops reading early, and a long --help would
+# die of SIGPIPE under pipefail.
+"$BLKEMU_FUSE" --help > "$tmp/help"
+grep -q -- "--disk SPEC" "$tmp/help" || fail "--help lacks --disk"
+grep -q "max-transfer=SIZE" "$tmp/help" || fail "--help lacks the keys"
+grep -q -- "--list-profiles" "$tmp/help" || fail "--help lacks --list-profiles"
 echo "ok: --help lists options and keys"
 
 command -v fusermount3 >/dev/null || { echo "SKIP: the rest needs fusermount3"; exit 77; }
