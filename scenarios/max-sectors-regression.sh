@@ -97,7 +97,7 @@ if [[ " $profiles " == *" san-xiv "* ]]; then
     check "san-hsv400 regresses beyond the control at 2M ($diff_san_hsv400_2M% vs $diff_san_xiv_2M%)" \
       "$diff_san_hsv400_2M" -le $((diff_san_xiv_2M - 3))
     check "san-hsv400 regresses beyond the control at 4M ($diff_san_hsv400_4M% vs $diff_san_xiv_4M%)" \
-      "$diff_san_hsv400_4M" -le $((diff_san_xiv_4M - 5))
+      "$diff_san_hsv400_4M" -le $((diff_san_xiv_4M - 4))
   fi
 fi
 finish
