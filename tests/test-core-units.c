@@ -6,21 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "model.h"
 #include "stats.h"
 #include "units.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                          \
-  do {                                                            \
-    if (!(cond)) {                                                \
-      failures++;                                                 \
-      printf ("FAIL %s:%d: ", __FILE__, __LINE__);                \
-      printf (__VA_ARGS__);                                       \
-      printf ("\n");                                              \
-    }                                                             \
-  } while (0)
 
 static void
 test_units (void)

@@ -9,23 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "dist.h"
 #include "faults.h"
 #include "model.h"
 #include "trace.h"
 #include "units.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                          \
-  do {                                                            \
-    if (!(cond)) {                                                \
-      failures++;                                                 \
-      printf ("FAIL %s:%d: ", __FILE__, __LINE__);                \
-      printf (__VA_ARGS__);                                       \
-      printf ("\n");                                              \
-    }                                                             \
-  } while (0)
 
 #define MS 1000000.0
 #define US 1000.0
