@@ -76,6 +76,17 @@ model_is_write (enum blkemu_op op)
          op == BLKEMU_OP_TRIM;
 }
 
+/* Does REQ go into the volatile write cache (write-cache=yes, a write
+ * that is not FUA)?  Such a write completes before its media work.
+ */
+static inline bool
+model_write_cached (const struct blkemu_config *cfg,
+                    const struct model_req *req)
+{
+  return model_is_write (req->op) && cfg->num[K_WRITE_CACHE] &&
+         !(req->flags & BLKEMU_FLAG_FUA);
+}
+
 /* The hdd seek curve, seek(d) = track + a*sqrt(d) + b*d for d the
  * distance as a fraction of the disk; exposed for the unit tests.
  */

@@ -77,7 +77,6 @@ array_schedule (void *state, const struct blkemu_config *cfg,
   unsigned slot = model_earliest (s->slot_free_ns, model_service_slots (cfg));
   uint64_t t = model_max (req->arrival_ns, s->slot_free_ns[slot])
                + req->latency_ns;
-  bool cached = cfg->num[K_WRITE_CACHE] && !(req->flags & BLKEMU_FLAG_FUA);
 
   if (req->op == BLKEMU_OP_FLUSH) {
     t = model_max (t, s->writes_done_ns);
@@ -101,7 +100,7 @@ array_schedule (void *state, const struct blkemu_config *cfg,
         t = s->media_free_ns;
       }
     }
-    if (req->op == BLKEMU_OP_WRITE && cached) {
+    if (req->op == BLKEMU_OP_WRITE && model_write_cached (cfg, req)) {
       cache_drain (s, cfg, t);
       s->cache_bytes += (double) req->len;
       double over = s->cache_bytes - (double) cfg->num[K_CACHE_SIZE];

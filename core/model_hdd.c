@@ -137,9 +137,7 @@ hdd_schedule (void *state, const struct blkemu_config *cfg,
   s->head_pos = req->offset + req->len;
   s->head_free_ns = t;
 
-  bool cached = model_is_write (req->op) && cfg->num[K_WRITE_CACHE] &&
-                !(req->flags & BLKEMU_FLAG_FUA);
-  if (!cached)
+  if (!model_write_cached (cfg, req))
     return t;
   /* The host interface is one pipe shared by all requests. */
   s->host_free_ns = model_max (req->arrival_ns + req->latency_ns,

@@ -73,8 +73,7 @@ ssd_schedule (void *state, const struct blkemu_config *cfg,
   else {
     *bus = model_max (start, *bus) + xfer;
     done = *bus + req->latency_ns;
-    bool cached = cfg->num[K_WRITE_CACHE] && !(req->flags & BLKEMU_FLAG_FUA);
-    reply = cached ? *bus : done;
+    reply = model_write_cached (cfg, req) ? *bus : done;
     s->programs_done_ns = model_max (s->programs_done_ns, done);
   }
   s->unit_free_ns[u] = done;
