@@ -35,15 +35,6 @@ fixed_reset (void *state)
   memset (state, 0, sizeof (struct fixed_state));
 }
 
-unsigned
-model_service_slots (const struct blkemu_config *cfg)
-{
-  uint64_t qd = cfg->num[K_QUEUE_DEPTH];
-  uint64_t ch = cfg->num[K_CHANNELS];
-  uint64_t n = ch == 0 || ch > qd ? qd : ch;
-  return n > BLKEMU_MAX_CHANNELS ? BLKEMU_MAX_CHANNELS : (unsigned) n;
-}
-
 static uint64_t
 fixed_schedule (void *state, const struct blkemu_config *cfg,
                 const struct model_req *req)
@@ -79,16 +70,3 @@ const struct model_ops model_fixed_ops = {
   .schedule = fixed_schedule,
   .reset = fixed_reset,
 };
-
-const struct model_ops *
-model_lookup (enum model_kind kind)
-{
-  switch (kind) {
-  case MODEL_FIXED: return &model_fixed_ops;
-  case MODEL_HDD: return &model_hdd_ops;
-  case MODEL_SSD: return &model_ssd_ops;
-  case MODEL_ARRAY: return &model_array_ops;
-  case MODEL_LINK: return &model_fixed_ops; /* instant with zero latencies */
-  }
-  return NULL;
-}

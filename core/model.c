@@ -1,0 +1,26 @@
+/* What the models share: the registry behind model= and the service
+ * slots of the models that serve several requests at once.
+ */
+#include "model.h"
+
+unsigned
+model_service_slots (const struct blkemu_config *cfg)
+{
+  uint64_t qd = cfg->num[K_QUEUE_DEPTH];
+  uint64_t ch = cfg->num[K_CHANNELS];
+  uint64_t n = ch == 0 || ch > qd ? qd : ch;
+  return n > BLKEMU_MAX_CHANNELS ? BLKEMU_MAX_CHANNELS : (unsigned) n;
+}
+
+const struct model_ops *
+model_lookup (enum model_kind kind)
+{
+  switch (kind) {
+  case MODEL_FIXED: return &model_fixed_ops;
+  case MODEL_HDD: return &model_hdd_ops;
+  case MODEL_SSD: return &model_ssd_ops;
+  case MODEL_ARRAY: return &model_array_ops;
+  case MODEL_LINK: return &model_fixed_ops; /* instant with zero latencies */
+  }
+  return NULL;
+}
