@@ -28,6 +28,12 @@ mount -o commit=60 /dev/md0 "$mnt" || { echo "cannot mount ext4 on md0"; exit 1;
 echo 100 > /proc/sys/vm/dirty_expire_centisecs
 echo 50 > /proc/sys/vm/dirty_writeback_centisecs
 
+# flushed_intact TAG: do the synced files under $mnt still match their
+# checksums?  (Status for the check that follows; details in sum-TAG.log.)
+flushed_intact () {
+  (cd "$mnt/flushed" && sha256sum -c --quiet "$work/flushed.sha") > "$work/sum-$1.log" 2>&1
+}
+
 section "flushed files, then unflushed writes, then leg a loses power"
 mkdir "$mnt/flushed"
 for i in $(seq 16); do
@@ -50,7 +56,7 @@ md_state=$(cat /proc/mdstat | grep -A1 '^md0' | tr -s ' \n' ' ')
 echo "  /proc/mdstat: $md_state"
 check "md failed the crashed leg ((F) in mdstat)" "$(grep -c 'nbd0\[0\](F)' /proc/mdstat)" -eq 1
 echo 3 > /proc/sys/vm/drop_caches
-(cd "$mnt/flushed" && sha256sum -c --quiet "$work/flushed.sha") > "$work/sum-live.log" 2>&1
+flushed_intact live
 check "flushed files intact on the degraded array" $? -eq 0
 check "leg a refused I/O while off (offline count $(disk_stat a .faults.offline))" \
   "$(disk_stat a .faults.offline)" -gt 0
@@ -70,7 +76,7 @@ echo "  e2fsck -p (replay): exit $rc_replay; e2fsck -f -n: exit $rc_a"
 sed 's/^/    /' "$work/fsck-a.log" | tail -4
 check "leg a: the journal brings the filesystem back clean (fsck -f -n exit $rc_a)" "$rc_a" -eq 0
 mount -o ro /dev/md1 "$mnt" || { check "leg a mounts after replay" 0 -eq 1; }
-(cd "$mnt/flushed" && sha256sum -c --quiet "$work/flushed.sha") > "$work/sum-a.log" 2>&1
+flushed_intact a
 check "leg a: every flushed file intact" $? -eq 0
 echo "  leg a kept $(ls "$mnt" | grep -c '^new') of the unflushed new files (any number is legal)"
 umount "$mnt"
@@ -89,7 +95,7 @@ echo "  e2fsck -f -n /dev/md0: exit $rc_md"
 sed 's/^/    /' "$work/fsck-md0.log" | tail -4
 check "md0: fsck clean (exit $rc_md)" "$rc_md" -eq 0
 mount -o ro /dev/md0 "$mnt" || { check "md0 mounts" 0 -eq 1; }
-(cd "$mnt/flushed" && sha256sum -c --quiet "$work/flushed.sha") > "$work/sum-md0.log" 2>&1
+flushed_intact md0
 check "md0: every flushed file intact" $? -eq 0
 umount "$mnt"
 mdadm --stop /dev/md0 > /dev/null 2>&1
