@@ -313,7 +313,8 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
   }
   bool cache = disk->cfg.num[K_WRITE_CACHE] != 0;
   uint64_t cache_size = disk->cfg.num[K_CACHE_SIZE];
-  if (cache && model_is_write (op) && !(flags & BLKEMU_FLAG_FUA))
+  if (model_write_cached (&disk->cfg, &(struct model_req){ .op = op,
+                                                           .flags = flags }))
     marks |= TRACE_CACHED;
   if (slowdown > 1)
     marks |= TRACE_SLOW;
