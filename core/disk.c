@@ -46,7 +46,7 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
     goto fail_model;
 
   disk->model = &model_link_ops;
-  disk->model_state = disk->model->create (&disk->cfg);
+  disk->model_state = model_create (disk->model, &disk->cfg);
   if (!disk->model_state) {
     set_err (err, "model: out of memory");
     goto fail_model;
@@ -61,7 +61,7 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
 
 fail_trace:
   wcache_destroy (&disk->wcache);
-  disk->model->destroy (disk->model_state);
+  model_destroy (disk->model, disk->model_state);
 fail_model:
   disk->backend->close (disk->backend_state);
 fail_backend:
@@ -92,7 +92,7 @@ blkemu_disk_close (struct blkemu_disk *disk)
     disk_write_summary (disk, stderr);
   trace_close (&disk->trace);
   wcache_destroy (&disk->wcache);
-  disk->model->destroy (disk->model_state);
+  model_destroy (disk->model, disk->model_state);
   disk->backend->close (disk->backend_state);
   stats_destroy (&disk->stats);
   for (int i = 0; i < TRANSPORT_MAX; i++) {
@@ -423,7 +423,7 @@ disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs, char *err)
       faults_key_set (&disk->faults, &disk->cfg, pairs[i], now);
       /* A new clock rate: the model's times are on the old one. */
       if (strcmp (pairs[i], "slowdown") == 0)
-        disk->model->reset (disk->model_state);
+        model_reset (disk->model, disk->model_state);
       *eq = '=';
     }
   }
@@ -474,7 +474,7 @@ disk_power_on (struct blkemu_disk *disk)
 {
   pthread_mutex_lock (&disk->lock);
   disk->faults.offline = false;
-  disk->model->reset (disk->model_state);
+  model_reset (disk->model, disk->model_state);
   pthread_mutex_unlock (&disk->lock);
 }
 

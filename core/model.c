@@ -1,7 +1,35 @@
-/* What the models share: the registry behind model= and the service
- * slots of the models that serve several requests at once.
+/* What the models share: the registry behind model=, their states'
+ * life cycle and the service slots of the models that serve several
+ * requests at once.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "model.h"
+
+void *
+model_create (const struct model_ops *m, const struct blkemu_config *cfg)
+{
+  return m->create ? m->create (cfg) : calloc (1, m->state_size);
+}
+
+void
+model_destroy (const struct model_ops *m, void *state)
+{
+  if (m->destroy)
+    m->destroy (state);
+  else
+    free (state);
+}
+
+void
+model_reset (const struct model_ops *m, void *state)
+{
+  if (m->reset)
+    m->reset (state);
+  else
+    memset (state, 0, m->state_size);
+}
 
 unsigned
 model_service_slots (const struct blkemu_config *cfg)

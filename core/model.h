@@ -7,6 +7,7 @@
 #define BLKEMU_MODEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -23,6 +24,11 @@ struct model_req {
 
 struct model_ops {
   const char *name;
+  /* A model whose state is one flat struct gives its size: the state is
+   * zeroed at creation and by reset.  A model with more to do (the link
+   * owns the device behind it) sets create, destroy and reset instead.
+   */
+  size_t state_size;
   void *(*create) (const struct blkemu_config *cfg);
   void (*destroy) (void *state);
   /* Completion deadline (CLOCK_MONOTONIC ns) of REQ.  Called under the disk
@@ -43,6 +49,13 @@ extern const struct model_ops model_array_ops;
  * set at runtime whatever the model.
  */
 extern const struct model_ops model_link_ops;
+
+/* A model's state: new, freed, history forgotten (through the ops'
+ * create/destroy/reset, or state_size when they are not set).
+ */
+void *model_create (const struct model_ops *m, const struct blkemu_config *cfg);
+void model_destroy (const struct model_ops *m, void *state);
+void model_reset (const struct model_ops *m, void *state);
 
 /* The device model behind the link. */
 const struct model_ops *model_lookup (enum model_kind kind);

@@ -12,9 +12,6 @@
  * that finds the cache full waits until enough has drained.  A flush waits
  * until the cache is empty.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "model.h"
 
 struct array_state {
@@ -24,25 +21,6 @@ struct array_state {
   double cache_bytes;        /* dirty bytes at cache_ns */
   uint64_t cache_ns;
 };
-
-static void *
-array_create (const struct blkemu_config *cfg)
-{
-  (void) cfg;
-  return calloc (1, sizeof (struct array_state));
-}
-
-static void
-array_destroy (void *state)
-{
-  free (state);
-}
-
-static void
-array_reset (void *state)
-{
-  memset (state, 0, sizeof (struct array_state));
-}
 
 static uint64_t
 destage_rate (const struct blkemu_config *cfg)
@@ -119,8 +97,6 @@ array_schedule (void *state, const struct blkemu_config *cfg,
 
 const struct model_ops model_array_ops = {
   .name = "array",
-  .create = array_create,
-  .destroy = array_destroy,
+  .state_size = sizeof (struct array_state),
   .schedule = array_schedule,
-  .reset = array_reset,
 };

@@ -5,9 +5,6 @@
  * one media pipe at `bandwidth`, so the rate holds whatever the queue
  * depth.  A flush also waits for every write that arrived before it.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "model.h"
 
 struct fixed_state {
@@ -15,25 +12,6 @@ struct fixed_state {
   uint64_t media_free_ns;                     /* end of the last transfer */
   uint64_t writes_done_ns;                    /* last write's completion */
 };
-
-static void *
-fixed_create (const struct blkemu_config *cfg)
-{
-  (void) cfg;
-  return calloc (1, sizeof (struct fixed_state));
-}
-
-static void
-fixed_destroy (void *state)
-{
-  free (state);
-}
-
-static void
-fixed_reset (void *state)
-{
-  memset (state, 0, sizeof (struct fixed_state));
-}
 
 static uint64_t
 fixed_schedule (void *state, const struct blkemu_config *cfg,
@@ -65,8 +43,6 @@ fixed_schedule (void *state, const struct blkemu_config *cfg,
 
 const struct model_ops model_fixed_ops = {
   .name = "fixed",
-  .create = fixed_create,
-  .destroy = fixed_destroy,
+  .state_size = sizeof (struct fixed_state),
   .schedule = fixed_schedule,
-  .reset = fixed_reset,
 };

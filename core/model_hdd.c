@@ -23,8 +23,6 @@
  * NCQ reordering is not modelled: the head serves in arrival order.
  */
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "model.h"
 
@@ -92,25 +90,6 @@ hdd_rotation_wait_ns (const struct blkemu_config *cfg, uint64_t t,
   return (uint64_t) (w * rev);
 }
 
-static void *
-hdd_create (const struct blkemu_config *cfg)
-{
-  (void) cfg;
-  return calloc (1, sizeof (struct hdd_state));
-}
-
-static void
-hdd_destroy (void *state)
-{
-  free (state);
-}
-
-static void
-hdd_reset (void *state)
-{
-  memset (state, 0, sizeof (struct hdd_state));
-}
-
 static uint64_t
 hdd_schedule (void *state, const struct blkemu_config *cfg,
               const struct model_req *req)
@@ -170,8 +149,6 @@ hdd_schedule (void *state, const struct blkemu_config *cfg,
 
 const struct model_ops model_hdd_ops = {
   .name = "hdd",
-  .create = hdd_create,
-  .destroy = hdd_destroy,
+  .state_size = sizeof (struct hdd_state),
   .schedule = hdd_schedule,
-  .reset = hdd_reset,
 };

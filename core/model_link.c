@@ -28,7 +28,7 @@ link_create (const struct blkemu_config *cfg)
   if (!s)
     return NULL;
   s->device = model_lookup ((enum model_kind) cfg->num[K_MODEL]);
-  s->device_state = s->device->create (cfg);
+  s->device_state = model_create (s->device, cfg);
   if (!s->device_state) {
     free (s);
     return NULL;
@@ -40,7 +40,7 @@ static void
 link_destroy (void *state)
 {
   struct link_state *s = state;
-  s->device->destroy (s->device_state);
+  model_destroy (s->device, s->device_state);
   free (s);
 }
 
@@ -48,7 +48,7 @@ static void
 link_reset (void *state)
 {
   struct link_state *s = state;
-  s->device->reset (s->device_state);
+  model_reset (s->device, s->device_state);
   memset (s->window_free_ns, 0, sizeof s->window_free_ns);
   s->up_free_ns = s->down_free_ns = 0;
 }

@@ -9,9 +9,6 @@
  * its data is across the bus; the program still holds the die and a
  * flush waits for every program.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "model.h"
 
 struct ssd_state {
@@ -19,25 +16,6 @@ struct ssd_state {
   uint64_t bus_free_ns[BLKEMU_MAX_CHANNELS];
   uint64_t programs_done_ns;
 };
-
-static void *
-ssd_create (const struct blkemu_config *cfg)
-{
-  (void) cfg;
-  return calloc (1, sizeof (struct ssd_state));
-}
-
-static void
-ssd_destroy (void *state)
-{
-  free (state);
-}
-
-static void
-ssd_reset (void *state)
-{
-  memset (state, 0, sizeof (struct ssd_state));
-}
 
 static uint64_t
 ssd_schedule (void *state, const struct blkemu_config *cfg,
@@ -82,8 +60,6 @@ ssd_schedule (void *state, const struct blkemu_config *cfg,
 
 const struct model_ops model_ssd_ops = {
   .name = "ssd",
-  .create = ssd_create,
-  .destroy = ssd_destroy,
+  .state_size = sizeof (struct ssd_state),
   .schedule = ssd_schedule,
-  .reset = ssd_reset,
 };

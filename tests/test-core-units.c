@@ -92,7 +92,7 @@ test_fixed_model (void)
   cfg.num[K_LATENCY_FLUSH] = 10000;
   cfg.num[K_BANDWIDTH] = 100ull << 20;    /* 100 MiB/s */
   const struct model_ops *m = &model_fixed_ops;
-  void *s = m->create (&cfg);
+  void *s = model_create (m, &cfg);
   uint64_t t0 = 1000000000;
   uint64_t xfer_1m = 10000000;            /* 1 MiB at 100 MiB/s = 10 ms */
 
@@ -111,7 +111,7 @@ test_fixed_model (void)
          (unsigned long long) (dc - t0));
 
   /* A write at t0 then a flush: the flush waits for the write. */
-  m->reset (s);
+  model_reset (m, s);
   cfg.num[K_LATENCY_WRITE] = 5000000;
   cfg.num[K_BANDWIDTH] = 0;
   struct model_req w = { BLKEMU_OP_WRITE, 0, 4096, 0, t0, 5000000 };
@@ -122,7 +122,7 @@ test_fixed_model (void)
          (unsigned long long) df, (unsigned long long) dw);
 
   /* channels=1 serializes whatever the queue depth. */
-  m->reset (s);
+  model_reset (m, s);
   cfg.num[K_QUEUE_DEPTH] = 32;
   cfg.num[K_CHANNELS] = 1;
   struct model_req r = { BLKEMU_OP_READ, 0, 4096, 0, t0, 1000000 };
@@ -131,7 +131,7 @@ test_fixed_model (void)
     last = m->schedule (s, &cfg, &r);
   CHECK (last == t0 + 4 * 1000000, "4 reads on 1 channel end at +%llu",
          (unsigned long long) (last - t0));
-  m->destroy (s);
+  model_destroy (m, s);
 }
 
 int

@@ -101,7 +101,7 @@ test_hdd (void)
    *   = 7.839286 ms; transfer 1 / 112 s = 8.928571 ms.
    */
   const struct model_ops *m = &model_hdd_ops;
-  void *s = m->create (&cfg);
+  void *s = model_create (m, &cfg);
   struct model_req rd = req (BLKEMU_OP_READ, quarter, 1 << 20, 0, 0);
   double want = 7.875 * MS + (4.0 / 7 - 0.7875 + 1) * 10 * MS
                 + 1e9 / 112;
@@ -120,7 +120,7 @@ test_hdd (void)
    * (each done after its 100 us latency); the fifth waits until the head
    * has written the first; a flush waits for all of them.
    */
-  m->reset (s);
+  model_reset (m, s);
   cfg.num[K_WRITE_CACHE] = 1;
   cfg.num[K_CACHE_SIZE] = 4 << 20;
   uint64_t done[6];
@@ -139,7 +139,7 @@ test_hdd (void)
   uint64_t df = m->schedule (s, &cfg, &f);
   CHECK (df > done[4] + 3 * 8 * MS,
          "flush waits for the media: %llu", (unsigned long long) df);
-  m->destroy (s);
+  model_destroy (m, s);
 }
 
 static void
@@ -152,7 +152,7 @@ test_ssd (void)
   cfg.num[K_DIES] = 2;
   cfg.num[K_CHANNEL_BANDWIDTH] = 400ull << 20;
   const struct model_ops *m = &model_ssd_ops;
-  void *s = m->create (&cfg);
+  void *s = model_create (m, &cfg);
 
   /* 4K at 400 MiB/s = 9.765625 us on the bus after a 100 us sense.  Eight
    * reads at once take all eight dies; two dies share each channel, so
@@ -177,7 +177,7 @@ test_ssd (void)
          "9th read: %llu", (unsigned long long) d[8]);
 
   /* IOPS flatten at channels x dies: 64 reads at QD 64 take 8 rounds. */
-  m->reset (s);
+  model_reset (m, s);
   cfg.num[K_CHANNEL_BANDWIDTH] = 0;
   cfg.num[K_QUEUE_DEPTH] = 64;
   uint64_t last = 0;
@@ -191,18 +191,18 @@ test_ssd (void)
   /* A write crosses the bus then programs; with write-cache it replies
    * after the bus and a flush waits for the program.
    */
-  m->reset (s);
+  model_reset (m, s);
   cfg.num[K_CHANNEL_BANDWIDTH] = 400ull << 20;
   struct model_req w = req (BLKEMU_OP_WRITE, 0, 4096, 0, 500000);
   CHECK (near ((double) m->schedule (s, &cfg, &w), bus + 500 * US, 1),
          "uncached write");
-  m->reset (s);
+  model_reset (m, s);
   cfg.num[K_WRITE_CACHE] = 1;
   CHECK (near ((double) m->schedule (s, &cfg, &w), bus, 1), "cached write");
   struct model_req f = req (BLKEMU_OP_FLUSH, 0, 0, 0, 0);
   CHECK (near ((double) m->schedule (s, &cfg, &f), bus + 500 * US, 1),
          "flush waits for the program");
-  m->destroy (s);
+  model_destroy (m, s);
 }
 
 static void
@@ -215,13 +215,13 @@ test_array (void)
   cfg.num[K_BANDWIDTH] = 100ull << 20;       /* 10 ms per MiB */
   cfg.num[K_PIECE_OVERHEAD] = 1000000;       /* 1 ms per 1M piece */
   const struct model_ops *m = &model_array_ops;
-  void *s = m->create (&cfg);
+  void *s = model_create (m, &cfg);
 
   /* One 4M write: four pieces one after another, 4 x (1 + 10) = 44 ms. */
   struct model_req big = req (BLKEMU_OP_WRITE, 0, 4 << 20, 0, 0);
   CHECK (m->schedule (s, &cfg, &big) == 44000000, "4M as one request");
   /* Four 1M writes at once overlap their overheads: 1 + 4 x 10 = 41 ms. */
-  m->reset (s);
+  model_reset (m, s);
   uint64_t last = 0;
   for (int i = 0; i < 4; i++) {
     struct model_req w = req (BLKEMU_OP_WRITE, (uint64_t) i << 20, 1 << 20,
@@ -230,7 +230,7 @@ test_array (void)
   }
   CHECK (last == 41000000, "4 x 1M: %llu", (unsigned long long) last);
   /* 1M requests are one piece either way: no difference. */
-  m->reset (s);
+  model_reset (m, s);
   struct model_req one = req (BLKEMU_OP_WRITE, 0, 1 << 20, 0, 0);
   CHECK (m->schedule (s, &cfg, &one) == 11000000, "1M");
 
@@ -238,7 +238,7 @@ test_array (void)
    * 1M writes fit; the third waits for 1M to drain (20 ms); a flush then
    * waits for the 2M left (40 ms).
    */
-  m->reset (s);
+  model_reset (m, s);
   cfg.num[K_BANDWIDTH] = 0;
   cfg.num[K_PIECE_OVERHEAD] = 0;
   cfg.num[K_WRITE_CACHE] = 1;
@@ -256,7 +256,7 @@ test_array (void)
   struct model_req f = req (BLKEMU_OP_FLUSH, 0, 0, d[2], 0);
   CHECK (near ((double) m->schedule (s, &cfg, &f), 60 * MS, 2),
          "flush drains the cache");
-  m->destroy (s);
+  model_destroy (m, s);
 }
 
 static void
@@ -268,7 +268,7 @@ test_link (void)
   cfg.num[K_LINK_RTT] = 1000000;
   cfg.num[K_LINK_BANDWIDTH] = 125000000;
   const struct model_ops *m = &model_link_ops;
-  void *s = m->create (&cfg);
+  void *s = model_create (m, &cfg);
 
   /* QD1: rtt + size / bandwidth, for reads and writes alike. */
   static const uint64_t sizes[] = { 4096, 65536, 524288, 4194304 };
@@ -287,7 +287,7 @@ test_link (void)
   /* A window of 2: the third request waits for the first's answer; the
    * second's payload queues behind the first's on the way back.
    */
-  m->reset (s);
+  model_reset (m, s);
   cfg.num[K_LINK_WINDOW] = 2;
   double x = 4096 * 1e9 / 125e6;
   uint64_t d[3];
@@ -302,14 +302,14 @@ test_link (void)
          (unsigned long long) d[2]);
 
   /* In front of another model the device's time adds up. */
-  m->destroy (s);
+  model_destroy (m, s);
   cfg.num[K_MODEL] = MODEL_FIXED;
   cfg.num[K_LINK_WINDOW] = 0;
-  s = m->create (&cfg);
+  s = model_create (m, &cfg);
   struct model_req r = req (BLKEMU_OP_READ, 0, 4096, 0, 300000);
   CHECK (near ((double) m->schedule (s, &cfg, &r), MS + x + 300 * US, 1),
          "link + fixed 300us");
-  m->destroy (s);
+  model_destroy (m, s);
 }
 
 static int
