@@ -470,9 +470,10 @@ profile_description (const char *path, const char *name, char *out,
 }
 
 static int
-cmp_names (const void *a, const void *b)
+is_profile_file (const struct dirent *e)
 {
-  return strcmp (*(char *const *) a, *(char *const *) b);
+  size_t l = strlen (e->d_name);
+  return l > 5 && strcmp (e->d_name + l - 5, ".conf") == 0;
 }
 
 int
@@ -484,28 +485,22 @@ blkemu_profiles_print (FILE *fp)
   for (size_t d = 0; d < 2; d++) {
     if (!dirs[d] || (d == 1 && env && strcmp (env, dirs[1]) == 0))
       continue;
-    DIR *dir = opendir (dirs[d]);
-    if (!dir)
+    struct dirent **list;
+    int n = scandir (dirs[d], &list, is_profile_file, alphasort);
+    if (n < 0)
       continue;
-    char *names[256];
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir (dir)) != NULL && n < 256) {
-      size_t l = strlen (e->d_name);
-      if (l > 5 && strcmp (e->d_name + l - 5, ".conf") == 0)
-        names[n++] = strndup (e->d_name, l - 5);
-    }
-    closedir (dir);
-    qsort (names, n, sizeof *names, cmp_names);
     fprintf (fp, "profiles in %s:\n", dirs[d]);
-    for (size_t i = 0; i < n; i++) {
-      char path[4096], desc[400];
-      snprintf (path, sizeof path, "%s/%s.conf", dirs[d], names[i]);
-      profile_description (path, names[i], desc, sizeof desc);
-      fprintf (fp, "  %-22s %s\n", names[i], desc);
-      free (names[i]);
+    for (int i = 0; i < n; i++) {
+      char name[sizeof list[i]->d_name], path[4096], desc[400];
+      snprintf (name, sizeof name, "%.*s",
+                (int) strlen (list[i]->d_name) - 5, list[i]->d_name);
+      snprintf (path, sizeof path, "%s/%s.conf", dirs[d], name);
+      profile_description (path, name, desc, sizeof desc);
+      fprintf (fp, "  %-22s %s\n", name, desc);
+      free (list[i]);
       shown++;
     }
+    free (list);
   }
   return shown;
 }

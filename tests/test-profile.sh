@@ -30,4 +30,16 @@ expect_eq "model of san-hsv400" "$(jqr "$tmp/san-hsv400.json" .config.model)" ar
 expect_eq "model of sas-ssd" "$(jqr "$tmp/sas-ssd.json" .config.model)" ssd
 expect_eq "model of wd-red-1t" "$(jqr "$tmp/wd-red-1t.json" .config.model)" hdd
 expect_eq "link of iscsi-1gbe" "$(jqr "$tmp/iscsi-1gbe.json" '.config["link-rtt"]')" 300us
+
+# BLKEMU_PROFILE_DIR is listed first, whole and sorted, however many.
+mkdir "$tmp/many"
+for i in $(seq 300 -1 1); do
+  printf '# p%03d: test profile %d\nsize=1M\n' "$i" "$i" > "$tmp/many/p$(printf %03d "$i").conf"
+done
+BLKEMU_PROFILE_DIR=$tmp/many "$BLKEMU_CTL" profiles > "$tmp/many.list"
+expect_eq "first line" "$(sed -n 1p "$tmp/many.list")" "profiles in $tmp/many:"
+expect_eq "own profiles listed" "$(grep -c '^  p[0-9]' "$tmp/many.list")" 300
+expect_eq "sorted, description" "$(sed -n 2p "$tmp/many.list" | tr -s ' ')" " p001 test profile 1"
+expect_eq "last" "$(sed -n 301p "$tmp/many.list" | tr -s ' ')" " p300 test profile 300"
+grep -q '^  san-hsv400 ' "$tmp/many.list" || fail "shipped profiles not listed after BLKEMU_PROFILE_DIR"
 echo "ok: $n profiles load and are listed"
