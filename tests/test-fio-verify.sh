@@ -11,7 +11,7 @@ run_fio () {
     fio --name=verify --ioengine=nbd --uri="$uri" --rw=randwrite \
         --bsrange=4k-256k --bs_unaligned=0 --blockalign=4k \
         --iodepth=8 --numjobs=4 --size=16M --offset_increment=16M \
-        --verify=crc32c --verify_fatal=1 --do_verify=1 \
+        --verify=crc32c --verify_fatal=1 --do_verify=1 --verify_state_save=0 \
         --group_reporting --output="'"$tmp"'/fio.out"' ||
     { cat "$tmp/fio.out"; fail "fio verify failed on [$*]"; }
   grep -q "err= 0" "$tmp/fio.out" || { cat "$tmp/fio.out"; fail "fio reported errors"; }

@@ -31,7 +31,7 @@ for mode in on off; do
   rdev=$(loop_attach "$mnt/raw" --direct-io=$mode)
   fio --name=v --filename="$rdev" --direct=1 --ioengine=libaio --iodepth=8 \
       --numjobs=4 --rw=randwrite --bsrange=4k-256k --size=32M \
-      --offset_increment=32M --verify=crc32c --verify_fatal=1 \
+      --offset_increment=32M --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
       --group_reporting --output="$tmp/fio.out" ||
     { cat "$tmp/fio.out"; fail "fio verify failed (direct-io=$mode)"; }
   echo "ok: fio verify through loop (direct-io=$mode)"
