@@ -71,6 +71,44 @@ fail_backend:
   return NULL;
 }
 
+struct blkemu_disk *
+blkemu_disk_open_spec (const char *list, size_t index, char *err)
+{
+  struct blkemu_spec *spec = blkemu_spec_new ();
+  if (!spec) {
+    set_err (err, "out of memory");
+    return NULL;
+  }
+  struct blkemu_disk *disk = NULL;
+  if (blkemu_spec_set_list (spec, list, err) == -1)
+    goto out;
+  const char *name = blkemu_spec_get (spec, "name");
+  char defname[32];
+  if (!name) {
+    snprintf (defname, sizeof defname, "d%zu", index);
+    if (blkemu_spec_set (spec, "name", defname, err) == -1)
+      goto out;
+    name = defname;
+  }
+  /* It names a file, a device and a line in logs: no paths. */
+  if (!*name || strchr (name, '/') || !strcmp (name, ".") ||
+      !strcmp (name, "..")) {
+    set_err (err, "name=%s: must be a plain file name (no '/', not . or ..)",
+             name);
+    goto out;
+  }
+  disk = blkemu_disk_open (spec, err);
+out:
+  blkemu_spec_free (spec);
+  return disk;
+}
+
+const char *
+blkemu_disk_name (const struct blkemu_disk *disk)
+{
+  return disk->cfg.str[K_NAME] ? disk->cfg.str[K_NAME] : "disk0";
+}
+
 int
 blkemu_disk_start (struct blkemu_disk *disk, char *err)
 {

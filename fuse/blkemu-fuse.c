@@ -53,7 +53,7 @@ enum { ATTR_DIR, ATTR_STATS, ATTR_SUMMARY, ATTR_RESET, ATTR_KEY0 };
 #define LIBFUSE_MAX_PAGES 256
 
 struct disk {
-  char *name;
+  const char *name;   /* the disk's name=, owned by the disk */
   struct blkemu_disk *emu;
   struct blkemu_geometry geo;
 };
@@ -373,7 +373,8 @@ attr_text (size_t d, unsigned attr)
   case ATTR_SUMMARY: return blkemu_disk_summary_text (emu);
   case ATTR_RESET: return strdup ("");
   default:
-    if (blkemu_disk_get (emu, attr_name (attr), v, sizeof v, err) == -1)
+    /* one byte kept for the newline */
+    if (blkemu_disk_get (emu, attr_name (attr), v, sizeof v - 1, err) == -1)
       return NULL;
     strcat (v, "\n");
     return strdup (v);
@@ -678,42 +679,28 @@ open_disks (struct options *o)
     return -1;
   }
   for (size_t i = 0; i < o->ndisk_specs; i++) {
-    struct blkemu_spec *spec = blkemu_spec_new ();
-    if (!spec || blkemu_spec_set_list (spec, o->disk_specs[i], err) == -1) {
-      fprintf (stderr, "blkemu-fuse: --disk '%s': %s\n", o->disk_specs[i],
-               spec ? err : "out of memory");
-      blkemu_spec_free (spec);
+    struct blkemu_disk *emu = blkemu_disk_open_spec (o->disk_specs[i], i, err);
+    if (!emu) {
+      fprintf (stderr, "blkemu-fuse: --disk '%s': %s\n", o->disk_specs[i], err);
       return -1;
     }
-    char defname[32];
-    const char *name = blkemu_spec_get (spec, "name");
-    if (!name) {
-      snprintf (defname, sizeof defname, "d%zu", i);
-      blkemu_spec_set (spec, "name", defname, err);
-      name = defname;
-    }
-    if (strchr (name, '/') || !strcmp (name, CTLDIR_NAME) ||
-        !strcmp (name, ".") || !strcmp (name, "..")) {
-      fprintf (stderr, "blkemu-fuse: name=%s: must be a plain file name\n",
-               name);
-      blkemu_spec_free (spec);
-      return -1;
-    }
-    for (size_t j = 0; j < ndisks; j++)
+    const char *name = blkemu_disk_name (emu);
+    bool clash = !strcmp (name, CTLDIR_NAME);
+    if (clash)
+      fprintf (stderr, "blkemu-fuse: name=%s: reserved for the attribute "
+               "directory\n", name);
+    for (size_t j = 0; j < ndisks && !clash; j++)
       if (!strcmp (disks[j].name, name)) {
         fprintf (stderr, "blkemu-fuse: name=%s: two disks with this name\n",
                  name);
-        blkemu_spec_free (spec);
-        return -1;
+        clash = true;
       }
-    disks[ndisks].name = strdup (name);
-    disks[ndisks].emu = blkemu_disk_open (spec, err);
-    blkemu_spec_free (spec);
-    if (!disks[ndisks].emu) {
-      fprintf (stderr, "blkemu-fuse: disk %s: %s\n", name, err);
-      free (disks[ndisks].name);
+    if (clash) {
+      blkemu_disk_close (emu);
       return -1;
     }
+    disks[ndisks].emu = emu;
+    disks[ndisks].name = name;
     blkemu_disk_geometry (disks[ndisks].emu, &disks[ndisks].geo);
     ndisks++;
   }
@@ -725,7 +712,6 @@ close_disks (void)
 {
   for (size_t i = 0; i < ndisks; i++) {
     blkemu_disk_close (disks[i].emu);
-    free (disks[i].name);
   }
   ndisks = 0;
 }

@@ -14,6 +14,8 @@ mkdir -p "$tmp/m"
 bad "nope': No such file or directory" "$tmp/nope" --disk size=1M
 bad "no disks" "$tmp/m"
 bad "name=x: two disks with this name" "$tmp/m" --disk name=x,size=1M --disk name=x,size=1M
+bad "name=a/b: must be a plain file name" "$tmp/m" --disk name=a/b,size=1M
+bad "name=.blkemu: reserved for the attribute directory" "$tmp/m" --disk name=.blkemu,size=1M
 bad "logical-block-size=3000: must be a power of two" "$tmp/m" --disk size=1M,logical-block-size=3000
 bad "unknown key 'speed'" "$tmp/m" --disk size=1M,speed=9
 bad "no mount point" --disk size=1M

@@ -73,6 +73,14 @@ int blkemu_profiles_print (FILE *fp);
  */
 struct blkemu_disk *blkemu_disk_open (const struct blkemu_spec *spec,
                                       char *err);
+/* Open the disk of a frontend's --disk SPEC ("name=d0,key=value,..."):
+ * name= defaults to dINDEX and must be a plain file name.  Returns NULL
+ * with ERR filled.
+ */
+struct blkemu_disk *blkemu_disk_open_spec (const char *list, size_t index,
+                                           char *err);
+/* The disk's name=. */
+const char *blkemu_disk_name (const struct blkemu_disk *disk);
 /* Start the service thread (control socket, SIGUSR1 stats dumps). */
 int blkemu_disk_start (struct blkemu_disk *disk, char *err);
 /* Stop the service thread, write stats= and the summary, free the disk. */
