@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# ublk: blkemu's limits become the device's own.  With nbd and loop the
+# kernel makes up the hardware limits and blkemu-attach can only lower the
+# soft one; through blkemu-ublk, max_hw_sectors_kb, block sizes, io_opt,
+# discard limits and the tag count are what the spec says, md inherits
+# them at assembly like it would from real disks, and the kernel splits
+# before the device sees anything (nothing is refused as oversize).
+#   blkemu-vm --kernel 6.12 scenarios/ublk-limits.sh
+# Skips (77) on kernels without ublk_drv (Debian's 6.1).
+source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
+UBLK=$top/build/ublk/blkemu-ublk
+modprobe ublk_drv 2>/dev/null
+[ -e /dev/ublk-control ] ||
+  { echo "SKIP: this kernel has no ublk_drv (needs Linux 6.0+; Debian's 6.1 does not build it)"; exit 77; }
+[ -x "$UBLK" ] || { echo "SKIP: blkemu-ublk was not built (liburing >= 2.2 missing)"; exit 77; }
+modprobe raid1
+MB64=$((64 << 20))
+
+# ublk_start ARGS...: run blkemu-ublk, wait for its devices; sets $ublk_pid
+# and dev[NAME]=/dev/ublkbN.
+declare -A dev
+ublk_start () {
+  rm -f "$work/ready"
+  "$UBLK" --ready-file "$work/ready" "$@" > "$work/ublk.log" 2>&1 &
+  ublk_pid=$!
+  local i
+  for i in $(seq 300); do
+    [ -e "$work/ready" ] && break
+    kill -0 $ublk_pid 2>/dev/null || { cat "$work/ublk.log"; echo "blkemu-ublk exited"; exit 1; }
+    sleep 0.1
+  done
+  [ -e "$work/ready" ] || { cat "$work/ublk.log"; echo "blkemu-ublk: no devices after 30 s"; exit 1; }
+  local name d
+  while read -r name d; do dev[$name]=$d; done < "$work/ready"
+  sed 's/^/  /' "$work/ublk.log"
+}
+ublk_stop () {
+  kill -TERM $ublk_pid
+  wait $ublk_pid
+}
+# spec NAME KEYS: a --disk spec with the scenario's control socket and stats
+spec () { echo "name=$1,control=$work/$1.ctl,stats=$results/$1.json,$2"; }
+
+section "two disks as ublk devices: 127K and 512K, 4K physical blocks on the second"
+ublk_start \
+  --disk "$(spec slow size=256M,max-transfer=127K,oversize=error,queue-depth=32,latency-write=200us,bandwidth=400M)" \
+  --disk "$(spec fast size=256M,max-transfer=512K,oversize=error,physical-block-size=4096,min-io=4K,opt-io=1M,max-discard=1M,rotational=yes,latency-write=200us)"
+s=${dev[slow]#/dev/} f=${dev[fast]#/dev/}
+queue_limits "$s" "$f"
+q () { cat "/sys/block/$1/queue/$2"; }
+check "slow: max_hw_sectors_kb $(q $s max_hw_sectors_kb) = max-transfer 127K" "$(q $s max_hw_sectors_kb)" -eq 127
+check "fast: max_hw_sectors_kb $(q $f max_hw_sectors_kb) = 512" "$(q $f max_hw_sectors_kb)" -eq 512
+tags=$(cat /sys/block/$s/mq/0/nr_tags)
+check "slow: $tags tags = queue-depth 32" "$tags" -eq 32
+check "fast: physical_block_size $(q $f physical_block_size) = 4096" "$(q $f physical_block_size)" -eq 4096
+check "fast: optimal_io_size $(q $f optimal_io_size) = 1M" "$(q $f optimal_io_size)" -eq $((1 << 20))
+check "fast: minimum_io_size $(q $f minimum_io_size) = 4K" "$(q $f minimum_io_size)" -eq 4096
+check "fast: rotational (rotational=yes) $(q $f rotational)" "$(q $f rotational)" -eq 1
+check "fast: discard_max_hw_bytes $(q $f discard_max_hw_bytes) = max-discard 1M" "$(q $f discard_max_hw_bytes)" -eq $((1 << 20))
+check "slow: a volatile write cache ($(q $s write_cache))" "$(q $s write_cache)" = "write back"
+check "stats name the device ($(disk_stat slow .transport.device))" "$(disk_stat slow .transport.device)" = "${dev[slow]}"
+
+section "4 MiB O_DIRECT writes straight to each device"
+for n in slow fast; do
+  ctl $n reset
+  dd if=/dev/zero of="${dev[$n]}" bs=4M count=16 oflag=direct 2>&1 | tail -1 | sed 's/^/  dd: /'
+  seen $n
+done
+check "slow: largest write $(max_size slow write) = 127K: the kernel split at the device's limit" \
+  "$(max_size slow write)" -eq $((127 << 10))
+check "fast: largest write $(max_size fast write) = 512K" "$(max_size fast write)" -eq $((512 << 10))
+check "nothing refused as oversize ($(disk_stat slow .oversize.rejected) + $(disk_stat fast .oversize.rejected))" \
+  "$(( $(disk_stat slow .oversize.rejected) + $(disk_stat fast .oversize.rejected) ))" -eq 0
+check "slow: 64 MiB written ($(disk_stat slow .ops.write.bytes))" "$(disk_stat slow .ops.write.bytes)" -eq $MB64
+
+section "md raid1 over the two: md inherits the hardware limit, not just the soft one"
+mdadm --create /dev/md0 --level=1 --raid-devices=2 --assume-clean --run \
+  --metadata=1.2 "${dev[slow]}" "${dev[fast]}" >/dev/null 2>&1 </dev/null
+queue_limits "$s" "$f" md0
+check "md0 max_hw_sectors_kb $(q md0 max_hw_sectors_kb) = 127 (from the slow leg)" "$(q md0 max_hw_sectors_kb)" -eq 127
+check "md0 physical_block_size $(q md0 physical_block_size) = 4096 (the larger)" "$(q md0 physical_block_size)" -eq 4096
+sync; ctl slow reset; ctl fast reset
+dd if=/dev/zero of=/dev/md0 bs=4M count=16 oflag=direct 2>&1 | tail -1 | sed 's/^/  dd: /'
+seen slow
+check "through md, slow leg: largest write $(max_size slow write) <= 127K" "$(max_size slow write)" -le $((127 << 10))
+check "through md, fast leg: md's 124K pieces merged by the leg's own queue ($(max_size fast write) > 127K, <= 512K)" \
+  "$(max_size fast write)" -gt $((127 << 10)) -a "$(max_size fast write)" -le $((512 << 10))
+mdadm --stop /dev/md0 >/dev/null 2>&1
+
+section "queue depth: 128 random reads in flight, 2 ms each, the device holds 32"
+ctl slow set latency-read=2ms; ctl slow reset
+fio --name=qd --filename="${dev[slow]}" --direct=1 --ioengine=libaio --iodepth=128 \
+  --rw=randread --bs=4k --runtime=2 --time_based --eta=never --output="$work/qd.out" || true
+check "the device saw at most its 32 tags at once ($(disk_stat slow .queue_depth.max))" \
+  "$(disk_stat slow .queue_depth.max)" -eq 32
+ctl slow set latency-read=0
+
+section "data, flush and discard"
+if fio --name=v --eta=never --filename="${dev[fast]}" --direct=1 --ioengine=libaio --iodepth=8 \
+    --numjobs=4 --rw=randwrite --bsrange=4k-1m --size=32M --offset_increment=32M \
+    --verify=crc32c --verify_fatal=1 --verify_state_save=0 --group_reporting \
+    --output="$work/fio.out"; then verify=ok; else verify=failed; cat "$work/fio.out"; fi
+check "fio verify=crc32c, 4 jobs, 4K-1M writes through ublk: $verify" "$verify" = ok
+ctl fast reset
+dd if=/dev/urandom of="${dev[fast]}" bs=1M count=4 conv=fsync 2>/dev/null
+check "fsync reaches the device as flushes ($(disk_stat fast .ops.flush.requests))" "$(disk_stat fast .ops.flush.requests)" -gt 0
+blkdiscard -o 0 -l $((8 << 20)) "${dev[fast]}"
+check "blkdiscard of 8M: trims $(disk_stat fast .ops.trim.requests), largest $(max_size fast trim) <= 1M" \
+  "$(max_size fast trim)" -le $((1 << 20)) -a "$(disk_stat fast .ops.trim.bytes)" -eq $((8 << 20))
+check "discarded range reads back as zeroes" \
+  "$(dd if="${dev[fast]}" bs=1M count=8 iflag=direct 2>/dev/null | tr -d '\0' | wc -c)" -eq 0
+
+section "SIGTERM: devices removed, stats written"
+ublk_stop
+check "blkemu-ublk exited 0 on SIGTERM" "$?" -eq 0
+check "${dev[slow]} is gone" ! -e "${dev[slow]}"
+check "stats file written at exit ($(jq .ops.write.requests "$results/fast.json" 2>/dev/null) writes)" \
+  "$(jq .ops.write.requests "$results/fast.json" 2>/dev/null || echo 0)" -gt 0
+finish

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# blkemu-ublk's command line: every spec is checked, with a message naming
+# the key, value and rule, before any device is made; --help is complete;
+# without ublk_drv the error says what to load.  The devices themselves
+# are tested in the VM (scenarios/ublk-limits.sh): this host has no ublk.
+source "$(dirname "$0")/functions.sh"
+UBLK=${BLKEMU_UBLK:-$BLKEMU_BUILD/ublk/blkemu-ublk}
+[ -x "$UBLK" ] || { echo "SKIP: blkemu-ublk was not built (liburing >= 2.2 missing)"; exit 77; }
+
+bad () {
+  local want=$1; shift
+  if "$UBLK" "$@" > "$tmp/out" 2>&1; then fail "[$*] accepted"; fi
+  grep -qF -- "$want" "$tmp/out" || fail "[$*]: no '$want' in: $(cat "$tmp/out")"
+  echo "ok: [$*] -> $(grep -F -- "$want" "$tmp/out" | head -1)"
+}
+bad "no disks"
+bad "name=x: two disks with this name" --disk name=x,size=1M --disk name=x,size=1M
+bad "logical-block-size=3000: must be a power of two" --disk size=1M,logical-block-size=3000
+bad "unknown key 'speed'" --disk size=1M,speed=9
+bad "name=a/b: must be a plain file name" --disk name=a/b,size=1M
+bad "unexpected argument 'extra'" --disk size=1M extra
+bad "unrecognized option '--nope'" --nope
+
+"$UBLK" --help > "$tmp/help"
+for want in "--disk SPEC" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "ublk_drv"; do
+  grep -q -- "$want" "$tmp/help" || fail "--help lacks $want"
+done
+echo "ok: --help lists options, keys and what it needs"
+"$UBLK" --list-profiles > "$tmp/profiles"
+grep -q "san-hsv400" "$tmp/profiles" || fail "--list-profiles lacks san-hsv400"
+"$UBLK" --version | grep -q "^blkemu-ublk [0-9]" || fail "--version"
+echo "ok: --list-profiles, --version"
+
+if [ ! -e /dev/ublk-control ]; then
+  bad "load the ublk_drv module" --disk size=1M --ready-file "$tmp/ready"
+  [ ! -e "$tmp/ready" ] || fail "a ready file without devices"
+  echo "ok: no ready file when no device was made"
+fi

@@ -1,0 +1,729 @@
+/* blkemu-ublk: emulated disks as real block devices, through ublk.
+ *
+ *   blkemu-ublk --disk 'name=d0,size=1G,max-transfer=127K,...' [--disk ...]
+ *
+ * Each disk becomes /dev/ublkbN.  Unlike nbd and loop, ublk lets the server
+ * set the queue limits, so the kernel sees the disk's own: max_hw_sectors
+ * from max-transfer, the block sizes, io_min/io_opt, the discard and
+ * write-zeroes limits, rotational, a volatile cache, and a tag set of
+ * queue-depth requests (the rest wait in the kernel, as they would for
+ * real hardware).  md, dm and filesystems stacked on top inherit them.
+ *
+ * A thin frontend: every request becomes a blkemu_io() call.  Per disk one
+ * queue thread owns the io_uring the driver talks through (ublk wants every
+ * command of a queue from one task) and hands requests to worker threads,
+ * one per tag, because blkemu_io() holds its caller for the request's
+ * modelled service time.  See docs/blkemu-ublk.8.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/ublk_cmd.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blkemu/blkemu.h"
+
+#define CONTROL_DEV   "/dev/ublk-control"
+#define MAX_DISKS     64
+#define MAX_DEPTH     1024        /* tags per disk: a worker thread each */
+#define EVENTFD_TAG   UINT64_MAX  /* user_data of the completion wake-up */
+#define WORKER_STACK  (256 * 1024)
+/* A buffer keeps this much of a large request's pages; beyond it they go
+ * back to the kernel (MADV_FREE), so memory follows what is in flight.
+ */
+#define KEEP_BYTES    (1u << 20)
+
+struct done {
+  uint16_t tag;
+  int32_t result;
+};
+
+struct udisk {
+  struct blkemu_disk *emu;
+  struct blkemu_geometry geo;
+  const char *name;
+  int dev_id;                 /* N of /dev/ublkbN, -1 before ADD_DEV */
+  bool added, started;
+  unsigned depth;             /* tags */
+  uint32_t max_bytes;         /* the largest request: max-transfer */
+  size_t buf_bytes;           /* per tag: max_bytes in whole pages */
+  int cdev_fd;                /* /dev/ublkcN */
+  const struct ublksrv_io_desc *iods; /* the driver's request table */
+  size_t iods_len;
+  char *bufs;                 /* depth * buf_bytes */
+  struct io_uring ring;       /* used by the queue thread only */
+  int efd;                    /* workers -> queue thread */
+  uint64_t efd_value;
+  pthread_t queue_thread;
+  pthread_t *workers;
+
+  pthread_mutex_t lock;
+  pthread_cond_t work_ready;  /* workers wait for a tag */
+  pthread_cond_t fetched;     /* main waits for the first FETCH_REQs */
+  uint16_t *todo;             /* FIFO of tags to serve */
+  unsigned todo_head, todo_n;
+  struct done *done;          /* served, to commit */
+  unsigned ndone;
+  bool fetch_sent, quit;
+  int queue_err;
+};
+
+static struct udisk disks[MAX_DISKS];
+static size_t ndisks;
+static int ctrl_fd = -1;
+static struct io_uring ctrl_ring;
+
+/* A free submission entry.  The rings are sized so that every command a
+ * tag can have outstanding fits; a full ring is flushed first anyway.
+ */
+static struct io_uring_sqe *
+get_sqe (struct io_uring *ring)
+{
+  struct io_uring_sqe *sqe = io_uring_get_sqe (ring);
+  if (!sqe) {
+    io_uring_submit (ring);
+    sqe = io_uring_get_sqe (ring);
+  }
+  if (!sqe) {
+    fprintf (stderr, "blkemu-ublk: io_uring submission queue stuck full\n");
+    abort ();
+  }
+  return sqe;
+}
+
+/* ---- control commands ------------------------------------------------ */
+
+/* One command on /dev/ublk-control; returns the driver's result (< 0 is
+ * -errno).  The main thread is the only user of the control ring.
+ */
+static int
+ctrl_cmd (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
+          uint64_t data0)
+{
+  struct io_uring_sqe *sqe = get_sqe (&ctrl_ring);
+  memset (sqe, 0, 2 * sizeof *sqe);   /* SQE128 */
+  sqe->opcode = IORING_OP_URING_CMD;
+  sqe->fd = ctrl_fd;
+  sqe->cmd_op = op;
+  struct ublksrv_ctrl_cmd *c = (struct ublksrv_ctrl_cmd *) sqe->cmd;
+  c->dev_id = dev_id;
+  c->queue_id = (uint16_t) -1;
+  c->addr = (uint64_t) (uintptr_t) addr;
+  c->len = len;
+  c->data[0] = data0;
+  int r = io_uring_submit (&ctrl_ring);
+  if (r < 0)
+    return r;
+  struct io_uring_cqe *cqe;
+  do
+    r = io_uring_wait_cqe (&ctrl_ring, &cqe);
+  while (r == -EINTR);
+  if (r < 0)
+    return r;
+  r = cqe->res;
+  io_uring_cqe_seen (&ctrl_ring, cqe);
+  return r;
+}
+
+static int
+open_control (void)
+{
+  ctrl_fd = open (CONTROL_DEV, O_RDWR | O_CLOEXEC);
+  if (ctrl_fd == -1) {
+    fprintf (stderr, "blkemu-ublk: %s: %s%s\n", CONTROL_DEV, strerror (errno),
+             errno == ENOENT ? " (load the ublk_drv module: modprobe ublk_drv;"
+             " it needs Linux 6.0 or later)" : "");
+    return -1;
+  }
+  int r = io_uring_queue_init (4, &ctrl_ring, IORING_SETUP_SQE128);
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: io_uring with 128-byte entries: %s\n",
+             strerror (-r));
+    close (ctrl_fd);
+    ctrl_fd = -1;
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- limits ---------------------------------------------------------- */
+
+static uint8_t
+ilog2_u64 (uint64_t v)
+{
+  uint8_t s = 0;
+  while (v >>= 1)
+    s++;
+  return s;
+}
+
+/* ublk carries io_min/io_opt as powers of two: round down, and say so. */
+static uint8_t
+pow2_shift (const struct udisk *d, const char *key, uint64_t bytes,
+            uint8_t floor_shift)
+{
+  if (bytes == 0)
+    return floor_shift;
+  uint8_t s = ilog2_u64 (bytes);
+  if ((1ull << s) != bytes)
+    fprintf (stderr, "blkemu-ublk: %s: %s=%llu is not a power of two; ublk "
+             "reports %llu\n", d->name, key, (unsigned long long) bytes,
+             1ull << s);
+  return s < floor_shift ? floor_shift : s;
+}
+
+static uint32_t
+sectors_or_max (uint64_t bytes)
+{
+  return bytes == 0 || bytes >> 9 > UINT32_MAX ? UINT32_MAX
+                                               : (uint32_t) (bytes >> 9);
+}
+
+static int
+set_params (struct udisk *d)
+{
+  const struct blkemu_geometry *g = &d->geo;
+  struct ublk_params p = { .len = sizeof p, .types = UBLK_PARAM_TYPE_BASIC };
+  p.basic.logical_bs_shift = ilog2_u64 (g->logical_block_size);
+  p.basic.physical_bs_shift = ilog2_u64 (g->physical_block_size);
+  p.basic.io_min_shift = pow2_shift (d, "min-io", g->min_io_bytes,
+                                     p.basic.logical_bs_shift);
+  p.basic.io_opt_shift = pow2_shift (d, "opt-io", g->opt_io_bytes, 0);
+  p.basic.max_sectors = d->max_bytes >> 9;
+  p.basic.dev_sectors = g->size_bytes >> 9;
+  if (g->rotational)
+    p.basic.attrs |= UBLK_ATTR_ROTATIONAL;
+  if (g->can_flush)
+    p.basic.attrs |= UBLK_ATTR_VOLATILE_CACHE;
+  if (g->can_fua)
+    p.basic.attrs |= UBLK_ATTR_FUA;
+  if (g->can_trim || g->can_zero) {
+    p.types |= UBLK_PARAM_TYPE_DISCARD;
+    p.discard.discard_granularity = g->physical_block_size;
+    p.discard.max_discard_segments = 1;
+    if (g->can_trim)
+      p.discard.max_discard_sectors = sectors_or_max (g->max_discard_bytes);
+    if (g->can_zero)
+      p.discard.max_write_zeroes_sectors =
+        sectors_or_max (g->max_write_zeroes_bytes);
+  }
+  return ctrl_cmd (UBLK_CMD_SET_PARAMS, (uint32_t) d->dev_id, &p, sizeof p, 0);
+}
+
+/* ---- the queue ------------------------------------------------------- */
+
+static void
+queue_io_cmd (struct udisk *d, uint16_t tag, unsigned op, int32_t result)
+{
+  struct io_uring_sqe *sqe = get_sqe (&d->ring);
+  memset (sqe, 0, sizeof *sqe);
+  sqe->opcode = IORING_OP_URING_CMD;
+  sqe->fd = d->cdev_fd;
+  sqe->cmd_op = op;
+  sqe->user_data = tag;
+  struct ublksrv_io_cmd *c = (struct ublksrv_io_cmd *) sqe->cmd;
+  c->q_id = 0;
+  c->tag = tag;
+  c->result = result;
+  c->addr = (uint64_t) (uintptr_t) (d->bufs + (size_t) tag * d->buf_bytes);
+}
+
+static void
+arm_eventfd (struct udisk *d)
+{
+  struct io_uring_sqe *sqe = get_sqe (&d->ring);
+  io_uring_prep_read (sqe, d->efd, &d->efd_value, sizeof d->efd_value, 0);
+  sqe->user_data = EVENTFD_TAG;
+}
+
+/* The driver's requests arrive as completions of FETCH (or COMMIT_AND_
+ * FETCH) commands; the answers go back as COMMIT_AND_FETCH, which also
+ * asks for the tag's next request.  Runs until every tag is aborted
+ * (the device was stopped).
+ */
+static void *
+queue_main (void *arg)
+{
+  struct udisk *d = arg;
+  unsigned aborted = 0;
+
+  for (unsigned tag = 0; tag < d->depth; tag++)
+    queue_io_cmd (d, (uint16_t) tag, UBLK_IO_FETCH_REQ, -1);
+  arm_eventfd (d);
+  int r = io_uring_submit (&d->ring);
+  pthread_mutex_lock (&d->lock);
+  d->queue_err = r < 0 ? -r : 0;
+  d->fetch_sent = true;
+  pthread_cond_signal (&d->fetched);
+  pthread_mutex_unlock (&d->lock);
+  if (r < 0)
+    return NULL;
+
+  while (aborted < d->depth) {
+    r = io_uring_submit_and_wait (&d->ring, 1);
+    if (r < 0 && r != -EINTR) {
+      fprintf (stderr, "blkemu-ublk: %s: io_uring: %s\n", d->name,
+               strerror (-r));
+      break;
+    }
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe (&d->ring, head, cqe) {
+      seen++;
+      if (cqe->user_data == EVENTFD_TAG) {
+        pthread_mutex_lock (&d->lock);
+        for (unsigned i = 0; i < d->ndone; i++)
+          queue_io_cmd (d, d->done[i].tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
+                        d->done[i].result);
+        d->ndone = 0;
+        pthread_mutex_unlock (&d->lock);
+        arm_eventfd (d);
+      }
+      else if (cqe->res == UBLK_IO_RES_OK) {
+        pthread_mutex_lock (&d->lock);
+        d->todo[(d->todo_head + d->todo_n++) % d->depth] =
+          (uint16_t) cqe->user_data;
+        pthread_cond_signal (&d->work_ready);
+        pthread_mutex_unlock (&d->lock);
+      }
+      else {
+        /* UBLK_IO_RES_ABORT: the device is going away.  Anything else
+         * is a protocol error: stop using the tag too.
+         */
+        if (cqe->res != UBLK_IO_RES_ABORT)
+          fprintf (stderr, "blkemu-ublk: %s: tag %llu: %s\n", d->name,
+                   (unsigned long long) cqe->user_data, strerror (-cqe->res));
+        aborted++;
+      }
+    }
+    io_uring_cq_advance (&d->ring, seen);
+  }
+
+  pthread_mutex_lock (&d->lock);
+  d->quit = true;
+  pthread_cond_broadcast (&d->work_ready);
+  pthread_mutex_unlock (&d->lock);
+  return NULL;
+}
+
+/* One request, as the driver describes it, through the core. */
+static int32_t
+serve (struct udisk *d, uint16_t tag)
+{
+  const struct ublksrv_io_desc *iod = &d->iods[tag];
+  unsigned op = ublksrv_get_op (iod);
+  unsigned flags = iod->op_flags & UBLK_IO_F_FUA ? BLKEMU_FLAG_FUA : 0;
+  uint64_t len = (uint64_t) iod->nr_sectors << 9;
+  uint64_t off = iod->start_sector << 9;
+  char *buf = d->bufs + (size_t) tag * d->buf_bytes;
+  enum blkemu_op eop;
+
+  switch (op) {
+  case UBLK_IO_OP_READ: eop = BLKEMU_OP_READ; break;
+  case UBLK_IO_OP_WRITE: eop = BLKEMU_OP_WRITE; break;
+  case UBLK_IO_OP_FLUSH: eop = BLKEMU_OP_FLUSH; len = 0; break;
+  case UBLK_IO_OP_DISCARD: eop = BLKEMU_OP_TRIM; break;
+  case UBLK_IO_OP_WRITE_ZEROES:
+    eop = BLKEMU_OP_ZERO;
+    if (!(iod->op_flags & UBLK_IO_F_NOUNMAP))
+      flags |= BLKEMU_FLAG_MAY_TRIM;
+    break;
+  default:
+    return -EOPNOTSUPP;
+  }
+  bool data = eop == BLKEMU_OP_READ || eop == BLKEMU_OP_WRITE;
+  int r = blkemu_io (d->emu, eop, data ? buf : NULL, len, off, flags);
+  if (r == BLKEMU_ERR_DROP)   /* no connection to drop: a failed request */
+    r = EIO;
+  if (data && len > KEEP_BYTES)
+    madvise (buf + KEEP_BYTES, len - KEEP_BYTES, MADV_FREE);
+  if (r)
+    return -r;
+  return data ? (int32_t) len : 0;
+}
+
+static void *
+worker_main (void *arg)
+{
+  struct udisk *d = arg;
+  pthread_mutex_lock (&d->lock);
+  for (;;) {
+    while (d->todo_n == 0 && !d->quit)
+      pthread_cond_wait (&d->work_ready, &d->lock);
+    if (d->quit)
+      break;
+    uint16_t tag = d->todo[d->todo_head];
+    d->todo_head = (d->todo_head + 1) % d->depth;
+    d->todo_n--;
+    pthread_mutex_unlock (&d->lock);
+
+    int32_t result = serve (d, tag);
+
+    pthread_mutex_lock (&d->lock);
+    d->done[d->ndone++] = (struct done) { .tag = tag, .result = result };
+    uint64_t one = 1;
+    if (write (d->efd, &one, sizeof one) != sizeof one)
+      abort ();   /* an eventfd write of 1 cannot fail short of a bug */
+  }
+  pthread_mutex_unlock (&d->lock);
+  return NULL;
+}
+
+/* ---- a disk's life: add, set limits, start, stop, delete --------------- */
+
+static int
+start_disk (struct udisk *d)
+{
+  char path[64];
+  struct ublksrv_ctrl_dev_info info = {
+    .nr_hw_queues = 1,
+    .queue_depth = (uint16_t) d->depth,
+    .max_io_buf_bytes = (uint32_t) d->buf_bytes,
+    .dev_id = (uint32_t) -1,
+    .ublksrv_pid = getpid (),
+  };
+  int r = ctrl_cmd (UBLK_CMD_ADD_DEV, (uint32_t) -1, &info, sizeof info, 0);
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: adding the device: %s\n", d->name,
+             strerror (-r));
+    return -1;
+  }
+  d->dev_id = (int) info.dev_id;
+  d->added = true;
+  /* The driver may grant less than asked; that is the transport's cap. */
+  if (info.max_io_buf_bytes < d->buf_bytes) {
+    fprintf (stderr, "blkemu-ublk: %s: the driver caps requests at %u bytes; "
+             "max-transfer=%u is split by the kernel first\n", d->name,
+             info.max_io_buf_bytes, d->max_bytes);
+    d->buf_bytes = info.max_io_buf_bytes;
+    d->max_bytes = info.max_io_buf_bytes;
+  }
+  d->depth = info.queue_depth;
+  r = set_params (d);
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: setting the queue limits: %s\n",
+             d->name, strerror (-r));
+    return -1;
+  }
+
+  snprintf (path, sizeof path, "/dev/ublkc%d", d->dev_id);
+  for (int tries = 0; (d->cdev_fd = open (path, O_RDWR | O_CLOEXEC)) == -1 &&
+                      errno == ENOENT && tries < 100; tries++)
+    usleep (10000);   /* udev may still be creating the node */
+  if (d->cdev_fd == -1) {
+    fprintf (stderr, "blkemu-ublk: %s: %s: %s\n", d->name, path,
+             strerror (errno));
+    return -1;
+  }
+  long page = sysconf (_SC_PAGESIZE);
+  d->iods_len = (d->depth * sizeof (struct ublksrv_io_desc) + (size_t) page - 1)
+                & ~((size_t) page - 1);
+  void *iods = mmap (NULL, d->iods_len, PROT_READ, MAP_SHARED | MAP_POPULATE,
+                     d->cdev_fd, UBLKSRV_CMD_BUF_OFFSET);
+  if (iods == MAP_FAILED) {
+    fprintf (stderr, "blkemu-ublk: %s: mapping the request table: %s\n",
+             d->name, strerror (errno));
+    return -1;
+  }
+  d->iods = iods;
+  /* Reserved lazily: pages appear as requests use them. */
+  d->bufs = mmap (NULL, d->depth * d->buf_bytes, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  d->todo = calloc (d->depth, sizeof *d->todo);
+  d->done = calloc (d->depth, sizeof *d->done);
+  d->workers = calloc (d->depth, sizeof *d->workers);
+  d->efd = eventfd (0, EFD_CLOEXEC);
+  if (d->bufs == MAP_FAILED || !d->todo || !d->done || !d->workers ||
+      d->efd == -1) {
+    if (d->bufs == MAP_FAILED)
+      d->bufs = NULL;
+    fprintf (stderr, "blkemu-ublk: %s: out of memory for %u x %zu-byte "
+             "buffers\n", d->name, d->depth, d->buf_bytes);
+    return -1;
+  }
+  r = io_uring_queue_init (d->depth + 2, &d->ring, 0);
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: io_uring: %s\n", d->name, strerror (-r));
+    return -1;
+  }
+
+  pthread_attr_t attr;
+  pthread_attr_init (&attr);
+  pthread_attr_setstacksize (&attr, WORKER_STACK);
+  for (unsigned i = 0; i < d->depth; i++)
+    if ((r = pthread_create (&d->workers[i], &attr, worker_main, d)) != 0) {
+      fprintf (stderr, "blkemu-ublk: %s: worker threads: %s\n", d->name,
+               strerror (r));
+      d->depth = i;   /* the threads that exist, for the join */
+      pthread_attr_destroy (&attr);
+      return -1;
+    }
+  pthread_attr_destroy (&attr);
+  if ((r = pthread_create (&d->queue_thread, NULL, queue_main, d)) != 0) {
+    fprintf (stderr, "blkemu-ublk: %s: queue thread: %s\n", d->name,
+             strerror (r));
+    return -1;
+  }
+  d->started = true;
+  pthread_mutex_lock (&d->lock);
+  while (!d->fetch_sent)
+    pthread_cond_wait (&d->fetched, &d->lock);
+  r = d->queue_err;
+  pthread_mutex_unlock (&d->lock);
+  if (r) {
+    fprintf (stderr, "blkemu-ublk: %s: queueing requests: %s\n", d->name,
+             strerror (r));
+    return -1;
+  }
+  /* Returns once the driver has every tag's FETCH: the disk is live. */
+  r = ctrl_cmd (UBLK_CMD_START_DEV, (uint32_t) d->dev_id, NULL, 0,
+                (uint64_t) getpid ());
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: starting the device: %s\n", d->name,
+             strerror (-r));
+    return -1;
+  }
+  char v[32];
+  blkemu_disk_set_transport (d->emu, "frontend", "ublk");
+  snprintf (v, sizeof v, "/dev/ublkb%d", d->dev_id);
+  blkemu_disk_set_transport (d->emu, "device", v);
+  snprintf (v, sizeof v, "%u", d->depth);
+  blkemu_disk_set_transport (d->emu, "ublk_queue_depth", v);
+  snprintf (v, sizeof v, "%u", d->max_bytes);
+  blkemu_disk_set_transport (d->emu, "ublk_max_request", v);
+  return 0;
+}
+
+/* Stop (the driver aborts every tag, the queue thread returns), then
+ * delete; stats are written by blkemu_disk_close.
+ */
+static void
+stop_disk (struct udisk *d)
+{
+  if (d->added) {
+    int r = ctrl_cmd (UBLK_CMD_STOP_DEV, (uint32_t) d->dev_id, NULL, 0, 0);
+    if (r < 0 && d->started)
+      fprintf (stderr, "blkemu-ublk: %s: stopping the device: %s\n", d->name,
+               strerror (-r));
+  }
+  if (d->started)
+    pthread_join (d->queue_thread, NULL);
+  pthread_mutex_lock (&d->lock);
+  d->quit = true;
+  pthread_cond_broadcast (&d->work_ready);
+  pthread_mutex_unlock (&d->lock);
+  if (d->workers)
+    for (unsigned i = 0; i < d->depth; i++)
+      if (d->workers[i])
+        pthread_join (d->workers[i], NULL);
+  if (d->ring.ring_fd > 0)
+    io_uring_queue_exit (&d->ring);
+  if (d->iods)
+    munmap ((void *) d->iods, d->iods_len);
+  if (d->cdev_fd > 0)
+    close (d->cdev_fd);
+  /* DEL_DEV waits until /dev/ublkcN is released: close it first. */
+  if (d->added) {
+    int r = ctrl_cmd (UBLK_CMD_DEL_DEV, (uint32_t) d->dev_id, NULL, 0, 0);
+    if (r < 0)
+      fprintf (stderr, "blkemu-ublk: %s: deleting the device: %s\n", d->name,
+               strerror (-r));
+  }
+  if (d->bufs)
+    munmap (d->bufs, d->depth * d->buf_bytes);
+  if (d->efd > 0)
+    close (d->efd);
+  free (d->todo);
+  free (d->done);
+  free (d->workers);
+  pthread_cond_destroy (&d->work_ready);
+  pthread_cond_destroy (&d->fetched);
+  pthread_mutex_destroy (&d->lock);
+  blkemu_disk_close (d->emu);
+}
+
+/* ---- command line ---------------------------------------------------- */
+
+static void
+usage (FILE *fp)
+{
+  fprintf (fp,
+    "usage: blkemu-ublk [options] --disk SPEC [--disk SPEC ...]\n"
+    "\n"
+    "Serves each disk as the block device /dev/ublkbN with the disk's own\n"
+    "queue limits (max_hw_sectors_kb = max-transfer, block sizes, io_min,\n"
+    "io_opt, discard limits, rotational, queue-depth tags), until\n"
+    "SIGINT or SIGTERM; then the devices are removed and stats= written.\n"
+    "Needs root and the ublk_drv module (Linux 6.0 or later).\n"
+    "\n"
+    "SPEC is name=NAME,key=value,... with the keys below (the same as the\n"
+    "nbdkit plugin's); name= defaults to d0, d1, ...\n"
+    "\n"
+    "Options:\n"
+    "  --disk SPEC          add a disk (repeatable, at most %d)\n"
+    "  --ready-file PATH    when every device is live, write one line per\n"
+    "                       disk, 'NAME /dev/ublkbN', to PATH (atomically)\n"
+    "  --list-keys          print the disk keys and exit\n"
+    "  --list-profiles      print the presets for profile=NAME and exit\n"
+    "  -h, --help           print this help and exit\n"
+    "  -V, --version        print the version and exit\n"
+    "\n"
+    "The same lines go to standard output.  A disk's queue-depth is the\n"
+    "device's tag count (at most %d here); larger I/O queues in the kernel.\n"
+    "ublk carries min-io and opt-io as powers of two: others are rounded\n"
+    "down, with a warning.\n"
+    "\nDisk keys:\n", MAX_DISKS, MAX_DEPTH);
+  blkemu_spec_print_help (fp, "  ");
+}
+
+static int
+write_ready (const char *path)
+{
+  char tmp[PATH_MAX];
+  snprintf (tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid ());
+  FILE *fp = path ? fopen (tmp, "w") : NULL;
+  for (size_t i = 0; i < ndisks; i++) {
+    printf ("%s /dev/ublkb%d\n", disks[i].name, disks[i].dev_id);
+    if (fp)
+      fprintf (fp, "%s /dev/ublkb%d\n", disks[i].name, disks[i].dev_id);
+  }
+  fflush (stdout);
+  if (path && (!fp || fclose (fp) != 0 || rename (tmp, path) != 0)) {
+    fprintf (stderr, "blkemu-ublk: --ready-file %s: %s\n", path,
+             strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+  static const struct option longopts[] = {
+    { "disk", required_argument, NULL, 'd' },
+    { "ready-file", required_argument, NULL, 'r' },
+    { "list-keys", no_argument, NULL, 'k' },
+    { "list-profiles", no_argument, NULL, 'p' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 },
+  };
+  const char *specs[MAX_DISKS], *ready_file = NULL;
+  size_t nspecs = 0;
+  int c;
+  while ((c = getopt_long (argc, argv, "hV", longopts, NULL)) != -1)
+    switch (c) {
+    case 'd':
+      if (nspecs == MAX_DISKS) {
+        fprintf (stderr, "blkemu-ublk: at most %d disks\n", MAX_DISKS);
+        return 1;
+      }
+      specs[nspecs++] = optarg;
+      break;
+    case 'r': ready_file = optarg; break;
+    case 'k': blkemu_spec_print_help (stdout, ""); return 0;
+    case 'p': return blkemu_profiles_print (stdout) > 0 ? 0 : 1;
+    case 'h': usage (stdout); return 0;
+    case 'V': printf ("blkemu-ublk %s\n", BLKEMU_VERSION); return 0;
+    default: usage (stderr); return 1;
+    }
+  if (optind < argc) {
+    fprintf (stderr, "blkemu-ublk: unexpected argument '%s'\n", argv[optind]);
+    return 1;
+  }
+  if (nspecs == 0) {
+    fprintf (stderr, "blkemu-ublk: no disks: give at least one "
+             "--disk 'name=d0,size=1G,...'\n");
+    return 1;
+  }
+
+  /* Every spec is checked before any device is created. */
+  char err[BLKEMU_ERR_MAX];
+  int status = 1;
+  for (size_t i = 0; i < nspecs; i++) {
+    struct udisk *d = &disks[ndisks];
+    d->emu = blkemu_disk_open_spec (specs[i], i, err);
+    if (!d->emu) {
+      fprintf (stderr, "blkemu-ublk: --disk '%s': %s\n", specs[i], err);
+      goto out;
+    }
+    d->name = blkemu_disk_name (d->emu);
+    d->dev_id = -1;
+    pthread_mutex_init (&d->lock, NULL);
+    pthread_cond_init (&d->work_ready, NULL);
+    pthread_cond_init (&d->fetched, NULL);
+    ndisks++;
+    for (size_t j = 0; j + 1 < ndisks; j++)
+      if (!strcmp (disks[j].name, d->name)) {
+        fprintf (stderr, "blkemu-ublk: name=%s: two disks with this name\n",
+                 d->name);
+        goto out;
+      }
+    blkemu_disk_geometry (d->emu, &d->geo);
+    char v[64];
+    if (blkemu_disk_get (d->emu, "queue-depth", v, sizeof v, err) == -1)
+      goto out;
+    unsigned long qd = strtoul (v, NULL, 10);
+    d->depth = qd > MAX_DEPTH ? MAX_DEPTH : (unsigned) qd;
+    if (qd > MAX_DEPTH)
+      fprintf (stderr, "blkemu-ublk: %s: queue-depth=%lu: ublk gets %d tags; "
+               "the model keeps its own depth\n", d->name, qd, MAX_DEPTH);
+    /* max_hw_sectors is the disk's max-transfer (127K stays 127K); the
+     * driver wants whole pages of buffer.
+     */
+    size_t page = (size_t) sysconf (_SC_PAGESIZE);
+    d->max_bytes = d->geo.max_transfer_bytes;
+    d->buf_bytes = (d->max_bytes + page - 1) / page * page;
+  }
+
+  /* Signals are taken by sigwait in this thread only. */
+  sigset_t stop;
+  sigemptyset (&stop);
+  sigaddset (&stop, SIGINT);
+  sigaddset (&stop, SIGTERM);
+  sigaddset (&stop, SIGHUP);
+  pthread_sigmask (SIG_BLOCK, &stop, NULL);
+
+  if (open_control () == -1)
+    goto out;
+  for (size_t i = 0; i < ndisks; i++) {
+    if (start_disk (&disks[i]) == -1)
+      goto out;
+    if (blkemu_disk_start (disks[i].emu, err) == -1) {
+      fprintf (stderr, "blkemu-ublk: %s: %s\n", disks[i].name, err);
+      goto out;
+    }
+    fprintf (stderr, "blkemu-ublk: %s: /dev/ublkb%d, %llu bytes, requests up "
+             "to %u bytes, %u tags\n", disks[i].name, disks[i].dev_id,
+             (unsigned long long) disks[i].geo.size_bytes, disks[i].max_bytes,
+             disks[i].depth);
+  }
+  if (write_ready (ready_file) == -1)
+    goto out;
+  int sig;
+  sigwait (&stop, &sig);
+  fprintf (stderr, "blkemu-ublk: %s: removing the devices\n", strsignal (sig));
+  status = 0;
+
+out:
+  for (size_t i = ndisks; i-- > 0;)
+    stop_disk (&disks[i]);
+  if (ctrl_fd != -1) {
+    io_uring_queue_exit (&ctrl_ring);
+    close (ctrl_fd);
+  }
+  if (ready_file)
+    unlink (ready_file);
+  return status;
+}
