@@ -332,7 +332,10 @@ serve (struct udisk *d, uint16_t tag)
   switch (op) {
   case UBLK_IO_OP_READ: eop = BLKEMU_OP_READ; break;
   case UBLK_IO_OP_WRITE: eop = BLKEMU_OP_WRITE; break;
-  case UBLK_IO_OP_FLUSH: eop = BLKEMU_OP_FLUSH; len = 0; break;
+  case UBLK_IO_OP_FLUSH:   /* the position of a flush means nothing */
+    eop = BLKEMU_OP_FLUSH;
+    len = off = 0;
+    break;
   case UBLK_IO_OP_DISCARD: eop = BLKEMU_OP_TRIM; break;
   case UBLK_IO_OP_WRITE_ZEROES:
     eop = BLKEMU_OP_ZERO;
