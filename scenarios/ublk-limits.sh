@@ -39,7 +39,7 @@ ublk_stop () {
   wait $ublk_pid
 }
 # spec NAME KEYS: a --disk spec with the scenario's control socket and stats
-spec () { echo "name=$1,control=$work/$1.ctl,stats=$results/$1.json,$2"; }
+spec () { echo "name=$1,control=$work/$1.ctl,stats=$results/$1.json,trace=$results/$1.trace,$2"; }
 
 section "two disks as ublk devices: 127K and 512K, 4K physical blocks on the second"
 ublk_start \
@@ -116,4 +116,10 @@ check "blkemu-ublk exited 0 on SIGTERM" "$?" -eq 0
 check "${dev[slow]} is gone" ! -e "${dev[slow]}"
 check "stats file written at exit ($(jq .ops.write.requests "$results/fast.json" 2>/dev/null) writes)" \
   "$(jq .ops.write.requests "$results/fast.json" 2>/dev/null || echo 0)" -gt 0
+for n in slow fast; do
+  "$top/build/tools/blkemu-plot" --title "ublk-limits: $n" -o "$results/$n.svg" \
+    "$results/$n.trace" 2>&1 | sed 's/^/  /'
+done
+check "a plot of each disk's trace in the results (slow.svg, fast.svg)" \
+  -s "$results/slow.svg" -a -s "$results/fast.svg"
 finish

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# blkemu-plot draws what the trace holds: a known workload (eight 1 MiB
+# writes split at 127K, reads refused by an error rule) gives a valid SVG
+# whose header counts and size bars match the trace; bad input gets a
+# message naming the file and line.
+source "$(dirname "$0")/functions.sh"
+PLOT=${BLKEMU_PLOT:-$BLKEMU_BUILD/tools/blkemu-plot}
+requires python3 --version
+
+nbdkit -U - "$PLUGIN" size=64M max-transfer=127K oversize=split latency-write=200us \
+  error-mode=always error-op=read error-offset=32M error-length=1M error-errno=EIO \
+  trace="$tmp/t" --run '
+    for i in 0 1 2 3 4 5 6 7; do "$NBD_IO" "$uri" write $((i << 20)) 1048576 >/dev/null; done
+    for i in 0 1 2; do "$NBD_IO" "$uri" read $((32 << 20)) 4096 >/dev/null || true; done
+    "$NBD_IO" "$uri" read 0 65536 >/dev/null'
+lines=$(grep -vc '^#' "$tmp/t")
+expect_eq "trace lines (8 x 9 pieces + 4 reads)" "$lines" 76
+
+"$PLOT" "$tmp/t" 2> "$tmp/err"
+svg=$tmp/t.svg
+[ -s "$svg" ] || fail "no $svg: $(cat "$tmp/err")"
+python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$svg" ||
+  fail "$svg is not well-formed XML"
+echo "ok: well-formed SVG, $(wc -c < "$svg") bytes"
+grep -q ">76 requests over" "$svg" || fail "header does not count 76 requests"
+grep -q ">write 72</tspan>" "$svg" || fail "header does not count 72 writes"
+grep -q ">read 4</tspan>" "$svg" || fail "header does not count 4 reads"
+grep -q ">errors 3</tspan>" "$svg" || fail "header does not count 3 errors"
+echo "ok: header counts match the trace"
+grep -q "<title>write 130048 bytes: 64</title>" "$svg" || fail "no bar of 64 writes of 127K"
+grep -q "<title>write 8192 bytes: 8</title>" "$svg" || fail "no bar of 8 writes of 8K (the tails)"
+grep -q "<title>read 4096 bytes: 3</title>" "$svg" || fail "no bar of 3 reads of 4K"
+grep -q ">127K</text>" "$svg" || fail "no 127K label"
+echo "ok: size bars are the exact sizes the device saw"
+grep -q "fill='#d62728'><rect" "$svg" || grep -q "<g fill='#d62728'>" "$svg" || fail "no error layer"
+[ "$(grep -c '<polyline' "$svg")" -eq 2 ] || fail "want a CDF line for reads and one for writes"
+echo "ok: error layer and one CDF per op"
+
+# - reads standard input and writes standard output
+"$PLOT" --title same - < "$tmp/t" > "$tmp/stdout.svg"
+"$PLOT" --title same -o "$tmp/file.svg" "$tmp/t" 2>/dev/null
+cmp -s "$tmp/file.svg" "$tmp/stdout.svg" || fail "stdin/stdout output differs from the file's"
+"$PLOT" -o "$tmp/named.svg" --title 'leg <a> & b' "$tmp/t" 2>/dev/null
+grep -q "leg &lt;a&gt; &amp; b" "$tmp/named.svg" || fail "--title not escaped"
+echo "ok: -, -o and an escaped --title"
+
+# A flush's position means nothing (ublk passes whatever the request had):
+# it must not stretch the offset axis or land outside the picture.
+{ cat "$tmp/t"; echo "9.0 F 18446744073709550000 0 5.0 1 ok -"; } > "$tmp/flush"
+"$PLOT" -o "$tmp/flush.svg" "$tmp/flush" 2>/dev/null || fail "a far flush broke the plot"
+grep -q ">32M</text>" "$tmp/flush.svg" && ! grep -q "e+[0-9]*T<" "$tmp/flush.svg" ||
+  fail "the far flush stretched the offset axis (want it to end at the last request, 32M)"
+echo "ok: a flush at a wild offset leaves the offset axis alone"
+
+bad () {
+  local want=$1; shift
+  if "$PLOT" "$@" > "$tmp/out" 2>&1; then fail "[$*] accepted"; fi
+  grep -qF -- "$want" "$tmp/out" || fail "[$*]: no '$want' in: $(cat "$tmp/out")"
+  echo "ok: [$*] -> $(grep -F -- "$want" "$tmp/out" | head -1)"
+}
+bad "nope: No such file or directory" "$tmp/nope"
+{ head -3 "$tmp/t"; echo "0.5 Q 0 4096 1.0 1 ok -"; } > "$tmp/badop"
+bad "badop:4: not a trace line" "$tmp/badop"
+echo "hello" > "$tmp/notrace"
+bad "notrace:1: not a trace line" "$tmp/notrace"
+: > "$tmp/empty"
+bad "not a blkemu trace" "$tmp/empty"
+bad "usage: blkemu-plot" 
