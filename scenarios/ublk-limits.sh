@@ -110,6 +110,15 @@ check "blkdiscard of 8M: trims $(disk_stat fast .ops.trim.requests), largest $(m
 check "discarded range reads back as zeroes" \
   "$(dd if="${dev[fast]}" bs=1M count=8 iflag=direct 2>/dev/null | tr -d '\0' | wc -c)" -eq 0
 
+section "an injected error reaches the reader, and the disk keeps serving"
+ctl slow set error-mode=once error-op=read error-offset=0 error-length=64K error-errno=EIO
+if dd if="${dev[slow]}" of=/dev/null bs=64K count=1 iflag=direct 2> "$work/dd.err"; then first=ok; else first=failed; fi
+sed 's/^/  dd: /' "$work/dd.err" | head -2
+if dd if="${dev[slow]}" of=/dev/null bs=64K count=1 iflag=direct 2>/dev/null; then second=ok; else second=failed; fi
+check "the first read fails with the injected EIO ($first), the next is served ($second)" \
+  "$first/$second" = failed/ok
+check "the disk counted it ($(disk_stat slow .faults.errors) injected)" "$(disk_stat slow .faults.errors)" -ge 1
+
 section "SIGTERM: devices removed, stats written"
 ublk_stop
 check "blkemu-ublk exited 0 on SIGTERM" "$?" -eq 0
