@@ -110,9 +110,9 @@ run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
     }
   }
   else if (!strcmp (cmd, "set")) {
-    char *pairs[64];
+    char *pairs[DISK_SET_MAX + 1];   /* one more: too many is an error */
     int npairs = 0;
-    for (char *p = strtok_r (NULL, " \t", &save); p && npairs < 64;
+    for (char *p = strtok_r (NULL, " \t", &save); p && npairs <= DISK_SET_MAX;
          p = strtok_r (NULL, " \t", &save))
       pairs[npairs++] = p;
     if (npairs == 0)

@@ -435,34 +435,37 @@ blkemu_disk_get (struct blkemu_disk *disk, const char *key, char *out,
 int
 disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs, char *err)
 {
-  /* Validate every pair on a copy first: all or nothing. */
-  struct blkemu_config trial;
-  int r = 0;
-
-  pthread_mutex_lock (&disk->lock);
-  config_copy (&trial, &disk->cfg);
-  for (int i = 0; i < npairs && r == 0; i++) {
+  if (npairs > DISK_SET_MAX) {
+    set_err (err, "set: at most %d KEY=VALUE pairs at once", DISK_SET_MAX);
+    return -1;
+  }
+  /* Split each "key=value" once, in place: pairs[i] becomes the key. */
+  const char *values[DISK_SET_MAX];
+  for (int i = 0; i < npairs; i++) {
     char *eq = strchr (pairs[i], '=');
     if (!eq) {
       set_err (err, "'%s': expected KEY=VALUE", pairs[i]);
-      r = -1;
-      break;
+      return -1;
     }
     *eq = '\0';
-    r = config_set_runtime (&trial, pairs[i], eq + 1, err);
-    *eq = '=';
+    values[i] = eq + 1;
   }
+
+  /* Validate every pair on a copy first: all or nothing. */
+  struct blkemu_config trial;
+  int r = 0;
+  pthread_mutex_lock (&disk->lock);
+  config_copy (&trial, &disk->cfg);
+  for (int i = 0; i < npairs && r == 0; i++)
+    r = config_set_runtime (&trial, pairs[i], values[i], err);
   if (r == 0) {
     memcpy (disk->cfg.num, trial.num, sizeof trial.num);
     uint64_t now = clock_now_ns ();
     for (int i = 0; i < npairs; i++) {
-      char *eq = strchr (pairs[i], '=');
-      *eq = '\0';
       faults_key_set (&disk->faults, &disk->cfg, pairs[i], now);
       /* A new clock rate: the model's times are on the old one. */
       if (strcmp (pairs[i], "slowdown") == 0)
         model_reset (disk->model, disk->model_state);
-      *eq = '=';
     }
   }
   pthread_mutex_unlock (&disk->lock);

@@ -50,9 +50,10 @@ struct blkemu_disk {
 int disk_backend_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                      uint64_t len, uint64_t offset, unsigned flags);
 
-/* Runtime changes, all or nothing: NPAIRS "key=value" strings (modified
- * in place).  Returns 0 or -1 with ERR filled.
+/* Runtime changes, all or nothing: NPAIRS (at most DISK_SET_MAX)
+ * "key=value" strings, split in place.  Returns 0 or -1 with ERR filled.
  */
+#define DISK_SET_MAX 64
 int disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs,
                     char *err);
 

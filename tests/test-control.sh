@@ -21,6 +21,15 @@ nbdkit -U - "$PLUGIN" size=64M control="$sock" stats="$tmp/s.json" \
   [ "$(ctl get latency-write)" = 2ms ]
   if ctl set size=1G 2> '"$tmp"'/err2; then exit 1; fi
   grep -q "size=1G: cannot be changed at runtime" '"$tmp"'/err2
+  if ctl set latency-write 2> '"$tmp"'/err3; then exit 1; fi
+  grep -q "'"'"'latency-write'"'"': expected KEY=VALUE" '"$tmp"'/err3
+  # 65 pairs: refused whole, not cut silently at 64
+  if ctl set $(for i in $(seq 65); do printf "latency-read=%dus " $i; done) 2> '"$tmp"'/err4; then exit 1; fi
+  grep -q "at most 64 KEY=VALUE pairs" '"$tmp"'/err4
+  [ "$(ctl get latency-read)" = 0 ]
+  ctl set $(for i in $(seq 64); do printf "latency-read=%dus " $i; done)
+  [ "$(ctl get latency-read)" = 64us ]
+  ctl set latency-read=0
   if ctl frobnicate 2>/dev/null; then exit 1; fi
   ctl keys | grep -qw latency-read
   # The new latency and the split policy apply to the next request.
