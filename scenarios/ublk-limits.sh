@@ -125,6 +125,17 @@ check "blkemu-ublk exited 0 on SIGTERM" "$?" -eq 0
 check "${dev[slow]} is gone" ! -e "${dev[slow]}"
 check "stats file written at exit ($(jq .ops.write.requests "$results/fast.json" 2>/dev/null) writes)" \
   "$(jq .ops.write.requests "$results/fast.json" 2>/dev/null || echo 0)" -gt 0
+section "a server killed with SIGKILL: the kernel stops its device, --delete-stale removes it"
+ublk_start --disk "name=doomed,size=64M"
+d=${dev[doomed]}
+c=/dev/ublkc${d#/dev/ublkb}
+kill -KILL $ublk_pid; wait $ublk_pid 2>/dev/null
+for i in $(seq 100); do [ -e "$d" ] || break; sleep 0.1; done
+check "$d went away with its server" ! -e "$d"
+check "$c is left behind" -e "$c"
+"$UBLK" --delete-stale 2>&1 | sed 's/^/  /'
+check "--delete-stale removed $c" ! -e "$c"
+
 for n in slow fast; do
   "$top/build/tools/blkemu-plot" --title "ublk-limits: $n" -o "$results/$n.svg" \
     "$results/$n.trace" 2>&1 | sed 's/^/  /'

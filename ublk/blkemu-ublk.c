@@ -15,6 +15,7 @@
  * one per tag, because blkemu_io() holds its caller for the request's
  * modelled service time.  See docs/blkemu-ublk.8.md.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -556,6 +557,57 @@ stop_disk (struct udisk *d)
   blkemu_disk_close (d->emu);
 }
 
+/* ---- leftovers of a killed server ------------------------------------ */
+
+/* A server killed with SIGKILL leaves its ublk devices behind: the kernel
+ * stops them (state DEAD, no server pid) but only DEL_DEV removes them.
+ * Delete those whose server is gone; a device another live server is
+ * still setting up keeps its pid and is left alone.
+ */
+static int
+delete_stale (void)
+{
+  DIR *dir = opendir ("/sys/class/ublk-char");
+  if (!dir) {
+    printf ("no ublk devices\n");
+    return 0;
+  }
+  int status = 0;
+  unsigned found = 0, deleted = 0;
+  struct dirent *e;
+  while ((e = readdir (dir)) != NULL) {
+    int id;
+    if (sscanf (e->d_name, "ublkc%d", &id) != 1)
+      continue;
+    found++;
+    struct ublksrv_ctrl_dev_info info = { 0 };
+    int r = ctrl_cmd (UBLK_CMD_GET_DEV_INFO, (uint32_t) id, &info,
+                      sizeof info, 0);
+    if (r < 0) {
+      fprintf (stderr, "blkemu-ublk: ublk device %d: %s\n", id, strerror (-r));
+      status = 1;
+      continue;
+    }
+    bool server_alive = info.ublksrv_pid > 0 &&
+                        (kill (info.ublksrv_pid, 0) == 0 || errno == EPERM);
+    if (info.state != UBLK_S_DEV_DEAD || server_alive)
+      continue;
+    r = ctrl_cmd (UBLK_CMD_DEL_DEV, (uint32_t) id, NULL, 0, 0);
+    if (r < 0) {
+      fprintf (stderr, "blkemu-ublk: deleting ublk device %d: %s\n", id,
+               strerror (-r));
+      status = 1;
+    }
+    else {
+      printf ("deleted ublk device %d (its server is gone)\n", id);
+      deleted++;
+    }
+  }
+  closedir (dir);
+  printf ("%u ublk devices, %u stale deleted\n", found, deleted);
+  return status;
+}
+
 /* ---- command line ---------------------------------------------------- */
 
 static void
@@ -577,6 +629,8 @@ usage (FILE *fp)
     "  --disk SPEC          add a disk (repeatable, at most %d)\n"
     "  --ready-file PATH    when every device is live, write one line per\n"
     "                       disk, 'NAME /dev/ublkbN', to PATH (atomically)\n"
+    "  --delete-stale       delete the ublk devices left by servers that were\n"
+    "                       killed (SIGKILL) and exit\n"
     "  --list-keys          print the disk keys and exit\n"
     "  --list-profiles      print the presets for profile=NAME and exit\n"
     "  -h, --help           print this help and exit\n"
@@ -616,6 +670,7 @@ main (int argc, char **argv)
   static const struct option longopts[] = {
     { "disk", required_argument, NULL, 'd' },
     { "ready-file", required_argument, NULL, 'r' },
+    { "delete-stale", no_argument, NULL, 's' },
     { "list-keys", no_argument, NULL, 'k' },
     { "list-profiles", no_argument, NULL, 'p' },
     { "help", no_argument, NULL, 'h' },
@@ -624,6 +679,7 @@ main (int argc, char **argv)
   };
   const char *specs[MAX_DISKS], *ready_file = NULL;
   size_t nspecs = 0;
+  bool stale = false;
   int c;
   while ((c = getopt_long (argc, argv, "hV", longopts, NULL)) != -1)
     switch (c) {
@@ -635,6 +691,7 @@ main (int argc, char **argv)
       specs[nspecs++] = optarg;
       break;
     case 'r': ready_file = optarg; break;
+    case 's': stale = true; break;
     case 'k': blkemu_spec_print_help (stdout, ""); return 0;
     case 'p': return blkemu_profiles_print (stdout) > 0 ? 0 : 1;
     case 'h': usage (stdout); return 0;
@@ -644,6 +701,18 @@ main (int argc, char **argv)
   if (optind < argc) {
     fprintf (stderr, "blkemu-ublk: unexpected argument '%s'\n", argv[optind]);
     return 1;
+  }
+  if (stale) {
+    if (nspecs) {
+      fprintf (stderr, "blkemu-ublk: --delete-stale takes no --disk\n");
+      return 1;
+    }
+    if (open_control () == -1)
+      return 1;
+    int r = delete_stale ();
+    io_uring_queue_exit (&ctrl_ring);
+    close (ctrl_fd);
+    return r;
   }
   if (nspecs == 0) {
     fprintf (stderr, "blkemu-ublk: no disks: give at least one "
