@@ -33,10 +33,16 @@ ublk_start () {
   local name d
   while read -r name d; do dev[$name]=$d; done < "$work/ready"
   sed 's/^/  /' "$work/ublk.log"
+  ublk_log_seen=$(wc -l < "$work/ublk.log")
 }
+# ublk_stop: SIGTERM, wait; what it said since start-up (stats written,
+# any sanitizer report) is shown; returns its exit status.
 ublk_stop () {
   kill -TERM $ublk_pid
-  wait $ublk_pid
+  local rc=0
+  wait $ublk_pid || rc=$?
+  tail -n +$((ublk_log_seen + 1)) "$work/ublk.log" | sed 's/^/  /'
+  return $rc
 }
 # spec NAME KEYS: a --disk spec with the scenario's control socket and stats
 spec () { echo "name=$1,control=$work/$1.ctl,stats=$results/$1.json,trace=$results/$1.trace,$2"; }

@@ -274,8 +274,12 @@ queue_main (void *arg)
   while (aborted < d->depth) {
     r = io_uring_submit_and_wait (&d->ring, 1);
     if (r < 0 && r != -EINTR) {
-      fprintf (stderr, "blkemu-ublk: %s: io_uring: %s\n", d->name,
+      /* The queue cannot go on: have the main thread stop every device
+       * rather than leave one live with nobody serving it.
+       */
+      fprintf (stderr, "blkemu-ublk: %s: io_uring: %s; stopping\n", d->name,
                strerror (-r));
+      kill (getpid (), SIGTERM);
       break;
     }
     struct io_uring_cqe *cqe;
