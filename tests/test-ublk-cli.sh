@@ -20,9 +20,11 @@ bad "unknown key 'speed'" --disk size=1M,speed=9
 bad "name=a/b: must be a plain file name" --disk name=a/b,size=1M
 bad "unexpected argument 'extra'" --disk size=1M extra
 bad "unrecognized option '--nope'" --nope
+bad "--queues 0: a number of hardware queues from 1 to 64" --queues 0 --disk size=1M
+bad "--delete-stale takes no --disk" --delete-stale --disk size=1M
 
 "$UBLK" --help > "$tmp/help"
-for want in "--disk SPEC" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "ublk_drv"; do
+for want in "--disk SPEC" "--queues N" "--delete-stale" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "ublk_drv"; do
   grep -q -- "$want" "$tmp/help" || fail "--help lacks $want"
 done
 echo "ok: --help lists options, keys and what it needs"

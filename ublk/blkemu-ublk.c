@@ -9,11 +9,12 @@
  * queue-depth requests (the rest wait in the kernel, as they would for
  * real hardware).  md, dm and filesystems stacked on top inherit them.
  *
- * A thin frontend: every request becomes a blkemu_io() call.  Per disk one
- * queue thread owns the io_uring the driver talks through (ublk wants every
- * command of a queue from one task) and hands requests to worker threads,
- * one per tag, because blkemu_io() holds its caller for the request's
- * modelled service time.  See docs/blkemu-ublk.8.md.
+ * A thin frontend: every request becomes a blkemu_io() call.  Per hardware
+ * queue (--queues, default 1) one thread owns the io_uring the driver talks
+ * through (ublk wants every command of a queue from one task) and hands
+ * requests to worker threads, one per tag, because blkemu_io() holds its
+ * caller for the request's modelled service time.  See
+ * docs/blkemu-ublk.8.md.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,7 +38,8 @@
 
 #define CONTROL_DEV   "/dev/ublk-control"
 #define MAX_DISKS     64
-#define MAX_DEPTH     1024        /* tags per disk: a worker thread each */
+#define MAX_DEPTH     1024        /* tags per queue: a worker thread each */
+#define MAX_QUEUES    64          /* the driver allows one per CPU */
 #define EVENTFD_TAG   UINT64_MAX  /* user_data of the completion wake-up */
 #define WORKER_STACK  (256 * 1024)
 /* A buffer keeps this much of a large request's pages; beyond it they go
@@ -50,24 +52,25 @@ struct done {
   int32_t result;
 };
 
-struct udisk {
-  struct blkemu_disk *emu;
-  struct blkemu_geometry geo;
-  const char *name;
-  int dev_id;                 /* N of /dev/ublkbN, -1 before ADD_DEV */
-  bool added, started;
-  unsigned depth;             /* tags */
-  uint32_t max_bytes;         /* the largest request: max-transfer */
-  size_t buf_bytes;           /* per tag: max_bytes in whole pages */
-  int cdev_fd;                /* /dev/ublkcN */
-  const struct ublksrv_io_desc *iods; /* the driver's request table */
+struct udisk;
+
+/* One hardware queue: its tags, the driver's request table for them, the
+ * io_uring its commands go through (ublk takes a queue's commands from one
+ * task: the queue thread) and a worker thread per tag.
+ */
+struct uqueue {
+  struct udisk *d;
+  uint16_t id;
+  const struct ublksrv_io_desc *iods; /* mapped from /dev/ublkcN */
   size_t iods_len;
   char *bufs;                 /* depth * buf_bytes */
-  struct io_uring ring;       /* used by the queue thread only */
+  struct io_uring ring;
+  bool ring_ok, thread_ok;
   int efd;                    /* workers -> queue thread */
   uint64_t efd_value;
-  pthread_t queue_thread;
+  pthread_t thread;
   pthread_t *workers;
+  unsigned nworkers;
 
   pthread_mutex_t lock;
   pthread_cond_t work_ready;  /* workers wait for a tag */
@@ -78,6 +81,20 @@ struct udisk {
   unsigned ndone;
   bool fetch_sent, quit;
   int queue_err;
+};
+
+struct udisk {
+  struct blkemu_disk *emu;
+  struct blkemu_geometry geo;
+  const char *name;
+  int dev_id;                 /* N of /dev/ublkbN, -1 before ADD_DEV */
+  bool added, started;
+  unsigned depth;             /* tags per queue */
+  unsigned nqueues;           /* hardware queues */
+  uint32_t max_bytes;         /* the largest request: max-transfer */
+  size_t buf_bytes;           /* per tag: max_bytes in whole pages */
+  int cdev_fd;                /* /dev/ublkcN */
+  struct uqueue *queues;
 };
 
 static struct udisk disks[MAX_DISKS];
@@ -222,29 +239,29 @@ set_params (struct udisk *d)
   return ctrl_cmd (UBLK_CMD_SET_PARAMS, (uint32_t) d->dev_id, &p, sizeof p, 0);
 }
 
-/* ---- the queue ------------------------------------------------------- */
+/* ---- a queue --------------------------------------------------------- */
 
 static void
-queue_io_cmd (struct udisk *d, uint16_t tag, unsigned op, int32_t result)
+queue_io_cmd (struct uqueue *q, uint16_t tag, unsigned op, int32_t result)
 {
-  struct io_uring_sqe *sqe = get_sqe (&d->ring);
+  struct io_uring_sqe *sqe = get_sqe (&q->ring);
   memset (sqe, 0, sizeof *sqe);
   sqe->opcode = IORING_OP_URING_CMD;
-  sqe->fd = d->cdev_fd;
+  sqe->fd = q->d->cdev_fd;
   sqe->cmd_op = op;
   sqe->user_data = tag;
   struct ublksrv_io_cmd *c = (struct ublksrv_io_cmd *) sqe->cmd;
-  c->q_id = 0;
+  c->q_id = q->id;
   c->tag = tag;
   c->result = result;
-  c->addr = (uint64_t) (uintptr_t) (d->bufs + (size_t) tag * d->buf_bytes);
+  c->addr = (uint64_t) (uintptr_t) (q->bufs + (size_t) tag * q->d->buf_bytes);
 }
 
 static void
-arm_eventfd (struct udisk *d)
+arm_eventfd (struct uqueue *q)
 {
-  struct io_uring_sqe *sqe = get_sqe (&d->ring);
-  io_uring_prep_read (sqe, d->efd, &d->efd_value, sizeof d->efd_value, 0);
+  struct io_uring_sqe *sqe = get_sqe (&q->ring);
+  io_uring_prep_read (sqe, q->efd, &q->efd_value, sizeof q->efd_value, 0);
   sqe->user_data = EVENTFD_TAG;
 }
 
@@ -256,82 +273,85 @@ arm_eventfd (struct udisk *d)
 static void *
 queue_main (void *arg)
 {
-  struct udisk *d = arg;
+  struct uqueue *q = arg;
+  struct udisk *d = q->d;
   unsigned aborted = 0;
 
   for (unsigned tag = 0; tag < d->depth; tag++)
-    queue_io_cmd (d, (uint16_t) tag, UBLK_IO_FETCH_REQ, -1);
-  arm_eventfd (d);
-  int r = io_uring_submit (&d->ring);
-  pthread_mutex_lock (&d->lock);
-  d->queue_err = r < 0 ? -r : 0;
-  d->fetch_sent = true;
-  pthread_cond_signal (&d->fetched);
-  pthread_mutex_unlock (&d->lock);
+    queue_io_cmd (q, (uint16_t) tag, UBLK_IO_FETCH_REQ, -1);
+  arm_eventfd (q);
+  int r = io_uring_submit (&q->ring);
+  pthread_mutex_lock (&q->lock);
+  q->queue_err = r < 0 ? -r : 0;
+  q->fetch_sent = true;
+  pthread_cond_signal (&q->fetched);
+  pthread_mutex_unlock (&q->lock);
   if (r < 0)
     return NULL;
 
   while (aborted < d->depth) {
-    r = io_uring_submit_and_wait (&d->ring, 1);
+    r = io_uring_submit_and_wait (&q->ring, 1);
     if (r < 0 && r != -EINTR) {
       /* The queue cannot go on: have the main thread stop every device
        * rather than leave one live with nobody serving it.
        */
-      fprintf (stderr, "blkemu-ublk: %s: io_uring: %s; stopping\n", d->name,
-               strerror (-r));
+      fprintf (stderr, "blkemu-ublk: %s: queue %u: io_uring: %s; stopping\n",
+               d->name, q->id, strerror (-r));
       kill (getpid (), SIGTERM);
       break;
     }
     struct io_uring_cqe *cqe;
     unsigned head, seen = 0;
-    io_uring_for_each_cqe (&d->ring, head, cqe) {
+    io_uring_for_each_cqe (&q->ring, head, cqe) {
       seen++;
       if (cqe->user_data == EVENTFD_TAG) {
-        pthread_mutex_lock (&d->lock);
-        for (unsigned i = 0; i < d->ndone; i++)
-          queue_io_cmd (d, d->done[i].tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
-                        d->done[i].result);
-        d->ndone = 0;
-        pthread_mutex_unlock (&d->lock);
-        arm_eventfd (d);
+        pthread_mutex_lock (&q->lock);
+        for (unsigned i = 0; i < q->ndone; i++)
+          queue_io_cmd (q, q->done[i].tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
+                        q->done[i].result);
+        q->ndone = 0;
+        pthread_mutex_unlock (&q->lock);
+        arm_eventfd (q);
       }
       else if (cqe->res == UBLK_IO_RES_OK) {
-        pthread_mutex_lock (&d->lock);
-        d->todo[(d->todo_head + d->todo_n++) % d->depth] =
+        pthread_mutex_lock (&q->lock);
+        q->todo[(q->todo_head + q->todo_n++) % d->depth] =
           (uint16_t) cqe->user_data;
-        pthread_cond_signal (&d->work_ready);
-        pthread_mutex_unlock (&d->lock);
+        pthread_cond_signal (&q->work_ready);
+        pthread_mutex_unlock (&q->lock);
       }
       else {
         /* UBLK_IO_RES_ABORT: the device is going away.  Anything else
          * is a protocol error: stop using the tag too.
          */
         if (cqe->res != UBLK_IO_RES_ABORT)
-          fprintf (stderr, "blkemu-ublk: %s: tag %llu: %s\n", d->name,
-                   (unsigned long long) cqe->user_data, strerror (-cqe->res));
+          fprintf (stderr, "blkemu-ublk: %s: queue %u tag %llu: %s\n",
+                   d->name, q->id, (unsigned long long) cqe->user_data,
+                   strerror (-cqe->res));
         aborted++;
       }
     }
-    io_uring_cq_advance (&d->ring, seen);
+    io_uring_cq_advance (&q->ring, seen);
   }
 
-  pthread_mutex_lock (&d->lock);
-  d->quit = true;
-  pthread_cond_broadcast (&d->work_ready);
-  pthread_mutex_unlock (&d->lock);
+  pthread_mutex_lock (&q->lock);
+  q->quit = true;
+  pthread_cond_broadcast (&q->work_ready);
+  pthread_mutex_unlock (&q->lock);
   return NULL;
 }
 
 /* One request, as the driver describes it, through the core. */
 static int32_t
-serve (struct udisk *d, uint16_t tag)
+serve (struct uqueue *q, uint16_t tag)
 {
-  const struct ublksrv_io_desc *iod = &d->iods[tag];
+  struct udisk *d = q->d;
+  const struct ublksrv_io_desc *iod = &q->iods[tag];
   unsigned op = ublksrv_get_op (iod);
   unsigned flags = iod->op_flags & UBLK_IO_F_FUA ? BLKEMU_FLAG_FUA : 0;
   uint64_t len = (uint64_t) iod->nr_sectors << 9;
   uint64_t off = iod->start_sector << 9;
-  char *buf = d->bufs + (size_t) tag * d->buf_bytes;
+  char *buf = q->bufs + (size_t) tag * d->buf_bytes;
   enum blkemu_op eop;
 
   switch (op) {
@@ -364,28 +384,128 @@ serve (struct udisk *d, uint16_t tag)
 static void *
 worker_main (void *arg)
 {
-  struct udisk *d = arg;
-  pthread_mutex_lock (&d->lock);
+  struct uqueue *q = arg;
+  pthread_mutex_lock (&q->lock);
   for (;;) {
-    while (d->todo_n == 0 && !d->quit)
-      pthread_cond_wait (&d->work_ready, &d->lock);
-    if (d->quit)
+    while (q->todo_n == 0 && !q->quit)
+      pthread_cond_wait (&q->work_ready, &q->lock);
+    if (q->quit)
       break;
-    uint16_t tag = d->todo[d->todo_head];
-    d->todo_head = (d->todo_head + 1) % d->depth;
-    d->todo_n--;
-    pthread_mutex_unlock (&d->lock);
+    uint16_t tag = q->todo[q->todo_head];
+    q->todo_head = (q->todo_head + 1) % q->d->depth;
+    q->todo_n--;
+    pthread_mutex_unlock (&q->lock);
 
-    int32_t result = serve (d, tag);
+    int32_t result = serve (q, tag);
 
-    pthread_mutex_lock (&d->lock);
-    d->done[d->ndone++] = (struct done) { .tag = tag, .result = result };
+    pthread_mutex_lock (&q->lock);
+    q->done[q->ndone++] = (struct done) { .tag = tag, .result = result };
     uint64_t one = 1;
-    if (write (d->efd, &one, sizeof one) != sizeof one)
+    if (write (q->efd, &one, sizeof one) != sizeof one)
       abort ();   /* an eventfd write of 1 cannot fail short of a bug */
   }
-  pthread_mutex_unlock (&d->lock);
+  pthread_mutex_unlock (&q->lock);
   return NULL;
+}
+
+/* Map the queue's request table, reserve its buffers, start its workers
+ * and its thread, and wait until the thread has sent every FETCH.
+ */
+static int
+start_queue (struct uqueue *q)
+{
+  struct udisk *d = q->d;
+  size_t page = (size_t) sysconf (_SC_PAGESIZE);
+  size_t desc = sizeof (struct ublksrv_io_desc);
+  /* Each queue's table sits at a stride sized for the deepest queue. */
+  size_t stride = (UBLK_MAX_QUEUE_DEPTH * desc + page - 1) / page * page;
+  q->iods_len = (d->depth * desc + page - 1) / page * page;
+  void *iods = mmap (NULL, q->iods_len, PROT_READ, MAP_SHARED | MAP_POPULATE,
+                     d->cdev_fd, UBLKSRV_CMD_BUF_OFFSET + q->id * stride);
+  if (iods == MAP_FAILED) {
+    fprintf (stderr, "blkemu-ublk: %s: queue %u: mapping the request table: "
+             "%s\n", d->name, q->id, strerror (errno));
+    return -1;
+  }
+  q->iods = iods;
+  /* Reserved lazily: pages appear as requests use them. */
+  q->bufs = mmap (NULL, d->depth * d->buf_bytes, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (q->bufs == MAP_FAILED)
+    q->bufs = NULL;
+  q->todo = calloc (d->depth, sizeof *q->todo);
+  q->done = calloc (d->depth, sizeof *q->done);
+  q->workers = calloc (d->depth, sizeof *q->workers);
+  q->efd = eventfd (0, EFD_CLOEXEC);
+  if (!q->bufs || !q->todo || !q->done || !q->workers || q->efd == -1) {
+    fprintf (stderr, "blkemu-ublk: %s: out of memory for %u x %zu-byte "
+             "buffers\n", d->name, d->depth, d->buf_bytes);
+    return -1;
+  }
+  int r = io_uring_queue_init (d->depth + 2, &q->ring, 0);
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: io_uring: %s\n", d->name, strerror (-r));
+    return -1;
+  }
+  q->ring_ok = true;
+
+  pthread_attr_t attr;
+  pthread_attr_init (&attr);
+  pthread_attr_setstacksize (&attr, WORKER_STACK);
+  for (; q->nworkers < d->depth; q->nworkers++)
+    if ((r = pthread_create (&q->workers[q->nworkers], &attr, worker_main,
+                             q)) != 0) {
+      fprintf (stderr, "blkemu-ublk: %s: worker threads: %s\n", d->name,
+               strerror (r));
+      pthread_attr_destroy (&attr);
+      return -1;
+    }
+  pthread_attr_destroy (&attr);
+  if ((r = pthread_create (&q->thread, NULL, queue_main, q)) != 0) {
+    fprintf (stderr, "blkemu-ublk: %s: queue thread: %s\n", d->name,
+             strerror (r));
+    return -1;
+  }
+  q->thread_ok = true;
+  pthread_mutex_lock (&q->lock);
+  while (!q->fetch_sent)
+    pthread_cond_wait (&q->fetched, &q->lock);
+  r = q->queue_err;
+  pthread_mutex_unlock (&q->lock);
+  if (r) {
+    fprintf (stderr, "blkemu-ublk: %s: queueing requests: %s\n", d->name,
+             strerror (r));
+    return -1;
+  }
+  return 0;
+}
+
+/* After STOP_DEV: the queue thread has seen every tag aborted. */
+static void
+stop_queue (struct uqueue *q)
+{
+  if (q->thread_ok)
+    pthread_join (q->thread, NULL);
+  pthread_mutex_lock (&q->lock);
+  q->quit = true;
+  pthread_cond_broadcast (&q->work_ready);
+  pthread_mutex_unlock (&q->lock);
+  for (unsigned i = 0; i < q->nworkers; i++)
+    pthread_join (q->workers[i], NULL);
+  if (q->ring_ok)
+    io_uring_queue_exit (&q->ring);
+  if (q->iods)
+    munmap ((void *) q->iods, q->iods_len);
+  if (q->bufs)
+    munmap (q->bufs, q->d->depth * q->d->buf_bytes);
+  if (q->efd > 0)
+    close (q->efd);
+  free (q->todo);
+  free (q->done);
+  free (q->workers);
+  pthread_cond_destroy (&q->work_ready);
+  pthread_cond_destroy (&q->fetched);
+  pthread_mutex_destroy (&q->lock);
 }
 
 /* ---- a disk's life: add, set limits, start, stop, delete --------------- */
@@ -395,7 +515,7 @@ start_disk (struct udisk *d)
 {
   char path[64];
   struct ublksrv_ctrl_dev_info info = {
-    .nr_hw_queues = 1,
+    .nr_hw_queues = (uint16_t) d->nqueues,
     .queue_depth = (uint16_t) d->depth,
     .max_io_buf_bytes = (uint32_t) d->buf_bytes,
     .dev_id = (uint32_t) -1,
@@ -417,7 +537,11 @@ start_disk (struct udisk *d)
     d->buf_bytes = info.max_io_buf_bytes;
     d->max_bytes = info.max_io_buf_bytes;
   }
+  if (info.nr_hw_queues < d->nqueues)
+    fprintf (stderr, "blkemu-ublk: %s: %u hardware queues (one per CPU at "
+             "most), not %u\n", d->name, info.nr_hw_queues, d->nqueues);
   d->depth = info.queue_depth;
+  d->nqueues = info.nr_hw_queues;
   r = set_params (d);
   if (r < 0) {
     fprintf (stderr, "blkemu-ublk: %s: setting the queue limits: %s\n",
@@ -434,66 +558,24 @@ start_disk (struct udisk *d)
              strerror (errno));
     return -1;
   }
-  long page = sysconf (_SC_PAGESIZE);
-  d->iods_len = (d->depth * sizeof (struct ublksrv_io_desc) + (size_t) page - 1)
-                & ~((size_t) page - 1);
-  void *iods = mmap (NULL, d->iods_len, PROT_READ, MAP_SHARED | MAP_POPULATE,
-                     d->cdev_fd, UBLKSRV_CMD_BUF_OFFSET);
-  if (iods == MAP_FAILED) {
-    fprintf (stderr, "blkemu-ublk: %s: mapping the request table: %s\n",
-             d->name, strerror (errno));
+  d->queues = calloc (d->nqueues, sizeof *d->queues);
+  if (!d->queues) {
+    fprintf (stderr, "blkemu-ublk: %s: out of memory\n", d->name);
     return -1;
   }
-  d->iods = iods;
-  /* Reserved lazily: pages appear as requests use them. */
-  d->bufs = mmap (NULL, d->depth * d->buf_bytes, PROT_READ | PROT_WRITE,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  d->todo = calloc (d->depth, sizeof *d->todo);
-  d->done = calloc (d->depth, sizeof *d->done);
-  d->workers = calloc (d->depth, sizeof *d->workers);
-  d->efd = eventfd (0, EFD_CLOEXEC);
-  if (d->bufs == MAP_FAILED || !d->todo || !d->done || !d->workers ||
-      d->efd == -1) {
-    if (d->bufs == MAP_FAILED)
-      d->bufs = NULL;
-    fprintf (stderr, "blkemu-ublk: %s: out of memory for %u x %zu-byte "
-             "buffers\n", d->name, d->depth, d->buf_bytes);
-    return -1;
+  for (unsigned i = 0; i < d->nqueues; i++) {
+    struct uqueue *q = &d->queues[i];
+    q->d = d;
+    q->id = (uint16_t) i;
+    q->efd = -1;
+    pthread_mutex_init (&q->lock, NULL);
+    pthread_cond_init (&q->work_ready, NULL);
+    pthread_cond_init (&q->fetched, NULL);
   }
-  r = io_uring_queue_init (d->depth + 2, &d->ring, 0);
-  if (r < 0) {
-    fprintf (stderr, "blkemu-ublk: %s: io_uring: %s\n", d->name, strerror (-r));
-    return -1;
-  }
-
-  pthread_attr_t attr;
-  pthread_attr_init (&attr);
-  pthread_attr_setstacksize (&attr, WORKER_STACK);
-  for (unsigned i = 0; i < d->depth; i++)
-    if ((r = pthread_create (&d->workers[i], &attr, worker_main, d)) != 0) {
-      fprintf (stderr, "blkemu-ublk: %s: worker threads: %s\n", d->name,
-               strerror (r));
-      d->depth = i;   /* the threads that exist, for the join */
-      pthread_attr_destroy (&attr);
+  d->started = true;   /* from here on, stopping means STOP_DEV */
+  for (unsigned i = 0; i < d->nqueues; i++)
+    if (start_queue (&d->queues[i]) == -1)
       return -1;
-    }
-  pthread_attr_destroy (&attr);
-  if ((r = pthread_create (&d->queue_thread, NULL, queue_main, d)) != 0) {
-    fprintf (stderr, "blkemu-ublk: %s: queue thread: %s\n", d->name,
-             strerror (r));
-    return -1;
-  }
-  d->started = true;
-  pthread_mutex_lock (&d->lock);
-  while (!d->fetch_sent)
-    pthread_cond_wait (&d->fetched, &d->lock);
-  r = d->queue_err;
-  pthread_mutex_unlock (&d->lock);
-  if (r) {
-    fprintf (stderr, "blkemu-ublk: %s: queueing requests: %s\n", d->name,
-             strerror (r));
-    return -1;
-  }
   /* Returns once the driver has every tag's FETCH: the disk is live. */
   r = ctrl_cmd (UBLK_CMD_START_DEV, (uint32_t) d->dev_id, NULL, 0,
                 (uint64_t) getpid ());
@@ -506,6 +588,8 @@ start_disk (struct udisk *d)
   blkemu_disk_set_transport (d->emu, "frontend", "ublk");
   snprintf (v, sizeof v, "/dev/ublkb%d", d->dev_id);
   blkemu_disk_set_transport (d->emu, "device", v);
+  snprintf (v, sizeof v, "%u", d->nqueues);
+  blkemu_disk_set_transport (d->emu, "ublk_queues", v);
   snprintf (v, sizeof v, "%u", d->depth);
   blkemu_disk_set_transport (d->emu, "ublk_queue_depth", v);
   snprintf (v, sizeof v, "%u", d->max_bytes);
@@ -513,7 +597,7 @@ start_disk (struct udisk *d)
   return 0;
 }
 
-/* Stop (the driver aborts every tag, the queue thread returns), then
+/* Stop (the driver aborts every tag, the queue threads return), then
  * delete; stats are written by blkemu_disk_close.
  */
 static void
@@ -525,20 +609,10 @@ stop_disk (struct udisk *d)
       fprintf (stderr, "blkemu-ublk: %s: stopping the device: %s\n", d->name,
                strerror (-r));
   }
-  if (d->started)
-    pthread_join (d->queue_thread, NULL);
-  pthread_mutex_lock (&d->lock);
-  d->quit = true;
-  pthread_cond_broadcast (&d->work_ready);
-  pthread_mutex_unlock (&d->lock);
-  if (d->workers)
-    for (unsigned i = 0; i < d->depth; i++)
-      if (d->workers[i])
-        pthread_join (d->workers[i], NULL);
-  if (d->ring.ring_fd > 0)
-    io_uring_queue_exit (&d->ring);
-  if (d->iods)
-    munmap ((void *) d->iods, d->iods_len);
+  if (d->queues)
+    for (unsigned i = 0; i < d->nqueues; i++)
+      stop_queue (&d->queues[i]);
+  free (d->queues);
   if (d->cdev_fd > 0)
     close (d->cdev_fd);
   /* DEL_DEV waits until /dev/ublkcN is released: close it first. */
@@ -548,16 +622,6 @@ stop_disk (struct udisk *d)
       fprintf (stderr, "blkemu-ublk: %s: deleting the device: %s\n", d->name,
                strerror (-r));
   }
-  if (d->bufs)
-    munmap (d->bufs, d->depth * d->buf_bytes);
-  if (d->efd > 0)
-    close (d->efd);
-  free (d->todo);
-  free (d->done);
-  free (d->workers);
-  pthread_cond_destroy (&d->work_ready);
-  pthread_cond_destroy (&d->fetched);
-  pthread_mutex_destroy (&d->lock);
   blkemu_disk_close (d->emu);
 }
 
@@ -633,6 +697,10 @@ usage (FILE *fp)
     "  --disk SPEC          add a disk (repeatable, at most %d)\n"
     "  --ready-file PATH    when every device is live, write one line per\n"
     "                       disk, 'NAME /dev/ublkbN', to PATH (atomically)\n"
+    "  --queues N           hardware queues per disk (default 1; at most one\n"
+    "                       per CPU), each with queue-depth tags: with one,\n"
+    "                       the kernel gives the disk an I/O scheduler that\n"
+    "                       merges; with several, none (blk-mq's default)\n"
     "  --delete-stale       delete the ublk devices left by servers that were\n"
     "                       killed (SIGKILL) and exit\n"
     "  --list-keys          print the disk keys and exit\n"
@@ -640,8 +708,9 @@ usage (FILE *fp)
     "  -h, --help           print this help and exit\n"
     "  -V, --version        print the version and exit\n"
     "\n"
-    "The same lines go to standard output.  A disk's queue-depth is the\n"
-    "device's tag count (at most %d here); larger I/O queues in the kernel.\n"
+    "The same lines go to standard output.  A disk's queue-depth is each\n"
+    "hardware queue's tag count (at most %d here); more I/O waits in the\n"
+    "kernel.\n"
     "ublk carries min-io and opt-io as powers of two: others are rounded\n"
     "down, with a warning.\n"
     "\nDisk keys:\n", MAX_DISKS, MAX_DEPTH);
@@ -675,6 +744,7 @@ main (int argc, char **argv)
     { "disk", required_argument, NULL, 'd' },
     { "ready-file", required_argument, NULL, 'r' },
     { "delete-stale", no_argument, NULL, 's' },
+    { "queues", required_argument, NULL, 'q' },
     { "list-keys", no_argument, NULL, 'k' },
     { "list-profiles", no_argument, NULL, 'p' },
     { "help", no_argument, NULL, 'h' },
@@ -684,6 +754,7 @@ main (int argc, char **argv)
   const char *specs[MAX_DISKS], *ready_file = NULL;
   size_t nspecs = 0;
   bool stale = false;
+  unsigned nqueues = 1;
   int c;
   while ((c = getopt_long (argc, argv, "hV", longopts, NULL)) != -1)
     switch (c) {
@@ -696,6 +767,17 @@ main (int argc, char **argv)
       break;
     case 'r': ready_file = optarg; break;
     case 's': stale = true; break;
+    case 'q': {
+      char *end;
+      unsigned long n = strtoul (optarg, &end, 10);
+      if (*end || n < 1 || n > MAX_QUEUES) {
+        fprintf (stderr, "blkemu-ublk: --queues %s: a number of hardware "
+                 "queues from 1 to %d\n", optarg, MAX_QUEUES);
+        return 1;
+      }
+      nqueues = (unsigned) n;
+      break;
+    }
     case 'k': blkemu_spec_print_help (stdout, ""); return 0;
     case 'p': return blkemu_profiles_print (stdout) > 0 ? 0 : 1;
     case 'h': usage (stdout); return 0;
@@ -736,9 +818,7 @@ main (int argc, char **argv)
     }
     d->name = blkemu_disk_name (d->emu);
     d->dev_id = -1;
-    pthread_mutex_init (&d->lock, NULL);
-    pthread_cond_init (&d->work_ready, NULL);
-    pthread_cond_init (&d->fetched, NULL);
+    d->nqueues = nqueues;
     ndisks++;
     for (size_t j = 0; j + 1 < ndisks; j++)
       if (!strcmp (disks[j].name, d->name)) {
@@ -781,9 +861,10 @@ main (int argc, char **argv)
       goto out;
     }
     fprintf (stderr, "blkemu-ublk: %s: /dev/ublkb%d, %llu bytes, requests up "
-             "to %u bytes, %u tags\n", disks[i].name, disks[i].dev_id,
-             (unsigned long long) disks[i].geo.size_bytes, disks[i].max_bytes,
-             disks[i].depth);
+             "to %u bytes, %u queue%s of %u tags\n", disks[i].name,
+             disks[i].dev_id, (unsigned long long) disks[i].geo.size_bytes,
+             disks[i].max_bytes, disks[i].nqueues,
+             disks[i].nqueues > 1 ? "s" : "", disks[i].depth);
   }
   if (write_ready (ready_file) == -1)
     goto out;
