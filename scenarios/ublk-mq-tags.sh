@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Seed 003 through real blk-mq hardware queues: md raid0 (512K chunk) over
+# four SAS SSDs served by blkemu-ublk, the seed's own fio job (4k
+# sequential reads, iodepth 128), 1 and 2 jobs, with one hardware queue
+# and with one per CPU.  The HBA's tags are shared: 64 per disk, so two
+# queues get 32 each (what splitting can_queue over nr_hw_queues did).
+# What the thread found, and this shows: one job on one CPU reaches only
+# its own queue's tags (tag starvation), and only a single-queue device
+# gets mq-deadline, whose merging of sequential 4k reads helps.  Jobs are
+# pinned one per CPU, as fio's numjobs would spread them on the seed's box.
+#   blkemu-vm --kernel 6.12 scenarios/ublk-mq-tags.sh
+# Environment: SLOWDOWN (default 400: the SSDs' clock runs that much
+# slower so the TCG guest keeps up; IOPS are shown x SLOWDOWN), RUNTIME
+# per cell in s (3).  Skips (77) without ublk_drv.
+source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
+UBLK=$top/build/ublk/blkemu-ublk
+modprobe ublk_drv 2>/dev/null
+[ -e /dev/ublk-control ] ||
+  { echo "SKIP: this kernel has no ublk_drv (needs Linux 6.0+; Debian's 6.1 does not build it)"; exit 77; }
+[ -x "$UBLK" ] || { echo "SKIP: blkemu-ublk was not built (liburing >= 2.2 missing)"; exit 77; }
+modprobe raid0 2>/dev/null || true
+slowdown=${SLOWDOWN:-400}
+runtime=${RUNTIME:-3}
+tags=64
+cpus=$(nproc)
+[ "$cpus" -ge 2 ] || { echo "SKIP: one CPU: no second hardware queue to compare"; exit 77; }
+nq=2
+
+declare -A iops avg qdmax sched
+run_config () {
+  local queues=$1 depth=$(( tags / $1 )) i j
+  section "$queues hardware queue(s) of $depth tags per disk"
+  rm -f "$work/ready"
+  local specs=()
+  for i in 0 1 2 3; do
+    specs+=(--disk "name=ssd$i,profile=sas-ssd,size=1G,queue-depth=$depth,slowdown=$slowdown,control=$work/ssd$i.ctl")
+  done
+  "$UBLK" --queues "$queues" --ready-file "$work/ready" "${specs[@]}" > "$work/ublk.log" 2>&1 &
+  local pid=$!
+  for i in $(seq 300); do [ -e "$work/ready" ] && break; sleep 0.1; done
+  [ -e "$work/ready" ] || { cat "$work/ublk.log"; echo "blkemu-ublk did not start"; exit 1; }
+  local devs; devs=$(awk '{ print $2 }' "$work/ready")
+  local b0; b0=$(awk 'NR == 1 { sub("/dev/", "", $2); print $2 }' "$work/ready")
+  mdadm --create /dev/md0 --run --level=0 --raid-devices=4 --chunk=512 $devs \
+    > "$work/mdadm.log" 2>&1 </dev/null || { cat "$work/mdadm.log"; exit 1; }
+  sched[$queues]=$(sed 's/.*\[\(.*\)\].*/\1/' "/sys/block/$b0/queue/scheduler")
+  check "$queues queue(s): $(ls "/sys/block/$b0/mq" | wc -l) hardware queue(s) of $(cat "/sys/block/$b0/mq/0/nr_tags") tags" \
+    "$(ls "/sys/block/$b0/mq" | wc -l)/$(cat "/sys/block/$b0/mq/0/nr_tags")" = "$queues/$depth"
+  for j in 1 $nq; do
+    for i in 0 1 2 3; do ctl "ssd$i" reset; done
+    local v
+    v=$(fio --name=seq --filename=/dev/md0 --ioengine=libaio --direct=1 --rw=read \
+          --bs=4k --iodepth=128 --numjobs="$j" --runtime="$runtime" --time_based \
+          --cpus_allowed="0-$(( j - 1 ))" --cpus_allowed_policy=split \
+          --group_reporting --output-format=json 2>/dev/null | jq -r '.jobs[0].read.iops')
+    iops[$queues,$j]=$(awk -v v="$v" -v k="$slowdown" 'BEGIN { printf "%.0f", v * k }')
+    local req=0 bytes=0 m=0
+    for i in 0 1 2 3; do
+      req=$(( req + $(disk_stat "ssd$i" .ops.read.requests) ))
+      bytes=$(( bytes + $(disk_stat "ssd$i" .ops.read.bytes) ))
+      local q; q=$(disk_stat "ssd$i" .queue_depth.max)
+      [ "$q" -gt "$m" ] && m=$q
+    done
+    avg[$queues,$j]=$(awk -v b="$bytes" -v r="$req" 'BEGIN { printf "%.1f", r ? b / r / 1024 : 0 }')
+    qdmax[$queues,$j]=$m
+  done
+  mdadm --stop /dev/md0 > /dev/null 2>&1
+  kill -TERM $pid; wait $pid
+}
+
+run_config 1
+run_config $nq
+
+section "seed 003's job on md raid0 of four sas-ssd (IOPS x $slowdown)"
+printf '  %-22s %-12s %6s %12s %14s %12s\n' "hardware queues" scheduler jobs IOPS "avg req KiB" "max in disk"
+for q in 1 $nq; do
+  for j in 1 $nq; do
+    printf '  %-22s %-12s %6s %12s %14s %12s\n' "$q x $(( tags / q )) tags" "${sched[$q]}" "$j" \
+      "${iops[$q,$j]}" "${avg[$q,$j]}" "${qdmax[$q,$j]}"
+  done
+done
+echo "  seed (24 CPUs, 1 vs 24 queues): 1 job 363975 vs 162463, 2 jobs 528389 vs 323142,"
+echo "  4 jobs 479569 vs 537309 IOPS"
+
+check "one queue gets mq-deadline (${sched[1]}), several get none (${sched[$nq]})" \
+  "${sched[1]}/${sched[$nq]}" = "mq-deadline/none"
+check "1 job, one queue: requests reach the disk merged (avg ${avg[1,1]} KiB > 4)" \
+  "$(awk -v a="${avg[1,1]}" 'BEGIN { print (a > 4.5) }')" -eq 1
+check "1 job, $nq queues: 4 KiB requests, unmerged (avg ${avg[$nq,1]} KiB)" \
+  "$(awk -v a="${avg[$nq,1]}" 'BEGIN { print (a < 4.5) }')" -eq 1
+check "1 job, $nq queues: at most its own queue's $(( tags / nq )) tags in a disk (${qdmax[$nq,1]})" \
+  "${qdmax[$nq,1]}" -le $(( tags / nq ))
+check "1 job: one queue beats $nq (${iops[1,1]} > ${iops[$nq,1]} IOPS), as in the seed" \
+  "${iops[1,1]}" -gt "${iops[$nq,1]}"
+check "$nq jobs: one queue still ahead (${iops[1,$nq]} > ${iops[$nq,$nq]}), as the seed's 528389 vs 323142" \
+  "${iops[1,$nq]}" -gt "${iops[$nq,$nq]}"
+echo "  (the seed's crossover, 4 jobs on 24 queues, needs more CPUs than this VM has: $cpus)"
+finish
