@@ -65,7 +65,11 @@ run_config () {
     qdmax[$queues,$j]=$m
   done
   mdadm --stop /dev/md0 > /dev/null 2>&1
-  kill -TERM $pid; wait $pid
+  kill -TERM $pid
+  local rc=0
+  wait $pid || rc=$?
+  [ $rc -eq 0 ] || sed 's/^/  /' "$work/ublk.log"
+  check "blkemu-ublk --queues $queues stopped cleanly (exit $rc)" $rc -eq 0
 }
 
 run_config 1
