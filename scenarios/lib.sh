@@ -54,6 +54,15 @@ disk_stop () {
   rm -f "$work/$1.sock" "$work/$1.ctl"
 }
 ctl () { "$CTL" "$work/$1.ctl" "${@:2}"; }
+
+# ublk_require: load ublk_drv, or skip (exit 77) saying what is missing.
+UBLK=$top/build/ublk/blkemu-ublk
+ublk_require () {
+  modprobe ublk_drv 2>/dev/null
+  [ -e /dev/ublk-control ] ||
+    { echo "SKIP: this kernel has no ublk_drv (needs Linux 6.0+; Debian's 6.1 does not build it)"; exit 77; }
+  [ -x "$UBLK" ] || { echo "SKIP: blkemu-ublk was not built (liburing >= 2.2 missing)"; exit 77; }
+}
 # disk_stat NAME JQ: one value from a disk's live stats.
 disk_stat () { ctl "$1" stats | jq -r "$2"; }
 # max_size NAME OP: the largest request size (bytes) the disk saw for OP.

@@ -8,11 +8,7 @@
 #   blkemu-vm --kernel 6.12 scenarios/ublk-limits.sh
 # Skips (77) on kernels without ublk_drv (Debian's 6.1).
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
-UBLK=$top/build/ublk/blkemu-ublk
-modprobe ublk_drv 2>/dev/null
-[ -e /dev/ublk-control ] ||
-  { echo "SKIP: this kernel has no ublk_drv (needs Linux 6.0+; Debian's 6.1 does not build it)"; exit 77; }
-[ -x "$UBLK" ] || { echo "SKIP: blkemu-ublk was not built (liburing >= 2.2 missing)"; exit 77; }
+ublk_require
 modprobe raid1
 MB64=$((64 << 20))
 

@@ -13,11 +13,7 @@
 # slower so the TCG guest keeps up; IOPS are shown x SLOWDOWN), RUNTIME
 # per cell in s (3).  Skips (77) without ublk_drv.
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
-UBLK=$top/build/ublk/blkemu-ublk
-modprobe ublk_drv 2>/dev/null
-[ -e /dev/ublk-control ] ||
-  { echo "SKIP: this kernel has no ublk_drv (needs Linux 6.0+; Debian's 6.1 does not build it)"; exit 77; }
-[ -x "$UBLK" ] || { echo "SKIP: blkemu-ublk was not built (liburing >= 2.2 missing)"; exit 77; }
+ublk_require
 modprobe raid0 2>/dev/null || true
 slowdown=${SLOWDOWN:-400}
 runtime=${RUNTIME:-3}
