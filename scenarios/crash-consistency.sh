@@ -21,6 +21,10 @@ disk_start b "${spec[@]}"
 "$ATTACH" nbd "$work/b.sock" /dev/nbd1 > /dev/null
 mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean \
   --metadata=1.2 /dev/nbd0 /dev/nbd1 > "$work/mdadm.log" 2>&1 || { cat "$work/mdadm.log"; exit 1; }
+# md marks an idle array clean after safe_mode_delay (200 ms) and dirty
+# again on the next write, each time writing its superblock with a
+# flush: a pause in the writer would flush the caches before the crash.
+echo 0 > /sys/block/md0/md/safe_mode_delay
 mkfs.ext4 -q -F /dev/md0
 # Write back dirty pages within a second but commit the journal (and so
 # flush) only every 60 s: data reaches the disks' caches unflushed.
