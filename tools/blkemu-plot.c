@@ -147,17 +147,6 @@ human_bytes (double v, char *buf, size_t len)
 }
 
 static void
-human_us (double us, char *buf, size_t len)
-{
-  if (us >= 1e6)
-    snprintf (buf, len, "%gs", us / 1e6);
-  else if (us >= 1e3)
-    snprintf (buf, len, "%gms", us / 1e3);
-  else
-    snprintf (buf, len, "%gus", us);
-}
-
-static void
 frame (FILE *fp, const struct panel *p, const char *title, const char *xlabel,
        const char *ylabel)
 {
@@ -294,7 +283,8 @@ latency_axis (FILE *fp, const struct panel *p, int lo, int hi, bool x)
 {
   char b[32];
   for (int d = lo; d <= hi; d++) {
-    human_us (pow (10, d), b, sizeof b);
+    /* 10^d us, spelled like the spec's durations ("100us", "1ms") */
+    blkemu_format_duration ((uint64_t) llround (pow (10, d + 3)), b, sizeof b);
     if (x)
       xtick (fp, p, (double) (d - lo) / (hi - lo), b);
     else
