@@ -721,8 +721,11 @@ static int
 write_ready (const char *path)
 {
   char tmp[PATH_MAX];
-  snprintf (tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid ());
-  FILE *fp = path ? fopen (tmp, "w") : NULL;
+  FILE *fp = NULL;
+  if (path) {
+    snprintf (tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid ());
+    fp = fopen (tmp, "w");
+  }
   for (size_t i = 0; i < ndisks; i++) {
     printf ("%s /dev/ublkb%d\n", disks[i].name, disks[i].dev_id);
     if (fp)
