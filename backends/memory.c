@@ -5,6 +5,12 @@
  * (256 MiB each), so a 1 TiB disk costs 32 KiB of directory until written.
  * Reads and writes run in parallel (pointers are installed with a CAS);
  * trim and write-zeroes free chunks and so take the lock exclusively.
+ *
+ * Overlapping requests in flight: a real device promises nothing about
+ * their order.  Here each chunk's part of a request is copied under that
+ * chunk's stripe lock, so a read sees every 64 KiB-aligned piece either
+ * before or after a concurrent write (never a torn sector, no data race);
+ * a request spanning chunks may see some pieces old and some new.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -13,14 +19,22 @@
 
 #include "backend.h"
 #include "error.h"
+#include "units.h"
 
 #define CHUNK_SHIFT 16
 #define CHUNK_SIZE  (1u << CHUNK_SHIFT)
 #define TABLE_SHIFT 12
 #define TABLE_SLOTS (1u << TABLE_SHIFT)
 
+/* The largest memory disk: its chunk directory is 8 bytes per 256 MiB,
+ * so 1 PiB costs 32 MiB before anything is written.
+ */
+#define MEMORY_MAX_SIZE (1ull << 50)
+#define STRIPES 64
+
 struct memory {
   pthread_rwlock_t lock;   /* shared for read/write, exclusive to free */
+  pthread_mutex_t stripe[STRIPES]; /* chunk ci's bytes: stripe[ci % STRIPES] */
   uint64_t size;
   uint64_t ntables;
   unsigned char ***tables; /* tables[t][c]: chunk t*TABLE_SLOTS+c or NULL */
@@ -33,6 +47,14 @@ memory_open (struct blkemu_config *cfg, void **state, char *err)
   if (!m)
     goto oom;
   m->size = cfg->num[K_SIZE];
+  if (m->size > MEMORY_MAX_SIZE) {
+    char v[32];
+    blkemu_format_size (m->size, v, sizeof v);
+    set_err (err, "size=%s: backend=memory holds at most 1024T (use "
+             "backend=null or backend=file for larger disks)", v);
+    free (m);
+    return -1;
+  }
   uint64_t nchunks = (m->size + CHUNK_SIZE - 1) >> CHUNK_SHIFT;
   m->ntables = (nchunks + TABLE_SLOTS - 1) >> TABLE_SHIFT;
   m->tables = calloc (m->ntables, sizeof *m->tables);
@@ -41,6 +63,8 @@ memory_open (struct blkemu_config *cfg, void **state, char *err)
     goto oom;
   }
   pthread_rwlock_init (&m->lock, NULL);
+  for (int i = 0; i < STRIPES; i++)
+    pthread_mutex_init (&m->stripe[i], NULL);
   *state = m;
   return 0;
 oom:
@@ -62,6 +86,8 @@ memory_close (void *state)
   }
   free (m->tables);
   pthread_rwlock_destroy (&m->lock);
+  for (int i = 0; i < STRIPES; i++)
+    pthread_mutex_destroy (&m->stripe[i]);
   free (m);
 }
 
@@ -107,9 +133,13 @@ memory_pread (void *state, void *buf, uint64_t len, uint64_t offset)
   while (len > 0) {
     uint64_t in = offset & (CHUNK_SIZE - 1);
     uint64_t n = CHUNK_SIZE - in < len ? CHUNK_SIZE - in : len;
-    unsigned char *chunk = chunk_get (m, offset >> CHUNK_SHIFT, false);
-    if (chunk)
+    uint64_t ci = offset >> CHUNK_SHIFT;
+    unsigned char *chunk = chunk_get (m, ci, false);
+    if (chunk) {
+      pthread_mutex_lock (&m->stripe[ci % STRIPES]);
       memcpy (out, chunk + in, n);
+      pthread_mutex_unlock (&m->stripe[ci % STRIPES]);
+    }
     else
       memset (out, 0, n);
     out += n;
@@ -132,12 +162,15 @@ memory_pwrite (void *state, const void *buf, uint64_t len, uint64_t offset,
   while (len > 0) {
     uint64_t in = offset & (CHUNK_SIZE - 1);
     uint64_t n = CHUNK_SIZE - in < len ? CHUNK_SIZE - in : len;
-    unsigned char *chunk = chunk_get (m, offset >> CHUNK_SHIFT, true);
+    uint64_t ci = offset >> CHUNK_SHIFT;
+    unsigned char *chunk = chunk_get (m, ci, true);
     if (!chunk) {
       r = ENOMEM;
       break;
     }
+    pthread_mutex_lock (&m->stripe[ci % STRIPES]);
     memcpy (chunk + in, in_buf, n);
+    pthread_mutex_unlock (&m->stripe[ci % STRIPES]);
     in_buf += n;
     offset += n;
     len -= n;

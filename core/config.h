@@ -54,6 +54,10 @@ enum error_op { ERROR_OP_ANY, ERROR_OP_READ, ERROR_OP_WRITE, ERROR_OP_FLUSH,
 #define BLKEMU_MAX_CHANNELS    4096
 #define BLKEMU_MAX_QUEUE_DEPTH 65536
 #define BLKEMU_MAX_TRANSFER    (32u << 20) /* NBD's portable payload cap */
+/* The largest disk: NBD, FUSE and the file backend address it with a
+ * signed 64-bit offset; 2^62 leaves every offset + length sum in range.
+ */
+#define BLKEMU_MAX_SIZE        (1ull << 62)
 
 /* Effective settings.  Numeric keys (sizes in bytes, durations in ns,
  * rates in bytes/s, enums as their index) live in num[]; string keys in
@@ -69,6 +73,11 @@ struct blkemu_config {
  */
 int config_build (struct blkemu_config *cfg, const struct blkemu_spec *spec,
                   char *err);
+/* Apply a profile's text (key = value lines, # comments) to CFG; PATH
+ * names it in messages.  TEXT is modified.  Returns 0 or -1 with ERR.
+ */
+int config_apply_profile_text (struct blkemu_config *cfg, const char *path,
+                               char *text, char *err);
 /* Apply one runtime change to CFG (a copy); re-checks the cross-key rules. */
 int config_set_runtime (struct blkemu_config *cfg, const char *key,
                         const char *value, char *err);

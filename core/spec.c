@@ -6,9 +6,12 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "units.h"
@@ -28,7 +31,7 @@ struct key_def {
 
 #define NOMAX 0
 static const struct key_def keys[K_COUNT] = {
-  [K_SIZE] = { "size", T_SIZE, NULL, NULL, 1, NOMAX, false,
+  [K_SIZE] = { "size", T_SIZE, NULL, NULL, 1, BLKEMU_MAX_SIZE, false,
     "capacity (required unless backend=file, where the file's size is used)" },
   [K_BACKEND] = { "backend", T_ENUM, "memory", "memory|file|null", 0, 0, false,
     "where data lives: memory (sparse), file (file=PATH), null (discard)" },
@@ -427,12 +430,20 @@ blkemu_spec_print_help (FILE *fp, const char *indent)
 #define BLKEMU_PROFILE_DIR "profiles"
 #endif
 
-static FILE *
-open_profile (const char *name, char *path, size_t pathlen)
+/* A profile is a short text file: reading stops at this size, so a
+ * profile=/dev/zero or a huge file is an error, not a hang.
+ */
+#define PROFILE_MAX_BYTES (64 * 1024)
+
+/* Where profile NAME lives: a path as given, or NAME.conf in the search
+ * path.  Returns 0 with PATH filled, or -1 (PATH holds the last tried).
+ */
+static int
+find_profile (const char *name, char *path, size_t pathlen)
 {
   if (strchr (name, '/') || strstr (name, ".conf")) {
     snprintf (path, pathlen, "%s", name);
-    return fopen (path, "r");
+    return access (path, F_OK);
   }
   const char *env = getenv ("BLKEMU_PROFILE_DIR");
   const char *dirs[] = { env, BLKEMU_PROFILE_DIR };
@@ -440,11 +451,57 @@ open_profile (const char *name, char *path, size_t pathlen)
     if (!dirs[i])
       continue;
     snprintf (path, pathlen, "%s/%s.conf", dirs[i], name);
-    FILE *fp = fopen (path, "r");
-    if (fp)
-      return fp;
+    if (access (path, F_OK) == 0)
+      return 0;
   }
-  return NULL;
+  return -1;
+}
+
+/* Read PATH whole into a NUL-terminated malloc'd buffer: a regular file
+ * of at most PROFILE_MAX_BYTES with no NUL bytes in it.
+ */
+static char *
+read_profile_file (const char *name, const char *path, char *err)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat st;
+  if (fd == -1) {
+    set_err (err, "profile=%s: cannot open %s: %s", name, path,
+             strerrordesc_np (errno));
+    return NULL;
+  }
+  if (fstat (fd, &st) == -1 || !S_ISREG (st.st_mode)) {
+    set_err (err, "profile=%s: %s is not a regular file", name, path);
+    close (fd);
+    return NULL;
+  }
+  char *text = malloc (PROFILE_MAX_BYTES + 1);
+  size_t have = 0;
+  ssize_t r = 0;
+  while (text && have <= PROFILE_MAX_BYTES &&
+         (r = read (fd, text + have, PROFILE_MAX_BYTES + 1 - have)) > 0)
+    have += (size_t) r;
+  close (fd);
+  if (!text || r < 0) {
+    set_err (err, "profile=%s: reading %s: %s", name, path,
+             text ? strerrordesc_np (errno) : "out of memory");
+    free (text);
+    return NULL;
+  }
+  if (have > PROFILE_MAX_BYTES) {
+    set_err (err, "profile=%s: %s is larger than %d bytes (a profile is a "
+             "short key = value file)", name, path, PROFILE_MAX_BYTES);
+    free (text);
+    return NULL;
+  }
+  if (memchr (text, '\0', have)) {
+    set_err (err, "profile=%s: %s holds a NUL byte (not a text file)",
+             name, path);
+    free (text);
+    return NULL;
+  }
+  text[have] = '\0';
+  return text;
 }
 
 static char *trim (char *s);
@@ -516,20 +573,16 @@ trim (char *s)
   return s;
 }
 
-static int
-load_profile (struct blkemu_config *cfg, const char *name, char *err)
+int
+config_apply_profile_text (struct blkemu_config *cfg, const char *path,
+                           char *text, char *err)
 {
-  char path[4096], line[1024];
-  FILE *fp = open_profile (name, path, sizeof path);
-  int lineno = 0, r = 0;
-
-  if (!fp) {
-    set_err (err, "profile=%s: no such profile (looked for %s): %s", name,
-             path, strerrordesc_np (errno));
-    return -1;
-  }
-  while (r == 0 && fgets (line, sizeof line, fp)) {
+  int lineno = 0;
+  for (char *line = text, *next; line; line = next) {
     lineno++;
+    next = strchr (line, '\n');
+    if (next)
+      *next++ = '\0';
     char *hash = strchr (line, '#');
     if (hash)
       *hash = '\0';
@@ -539,23 +592,38 @@ load_profile (struct blkemu_config *cfg, const char *name, char *err)
     char *eq = strchr (s, '=');
     if (!eq) {
       set_err (err, "profile %s:%d: expected key=value", path, lineno);
-      r = -1;
-      break;
+      return -1;
     }
     *eq = '\0';
     char *key = trim (s), *value = trim (eq + 1);
     int id = config_key_lookup (key);
     char sub[BLKEMU_ERR_MAX];
     if (id < 0 || id == K_PROFILE) {
-      set_err (err, "profile %s:%d: unknown key '%s'", path, lineno, key);
-      r = -1;
+      set_err (err, "profile %s:%d: unknown key '%.64s'", path, lineno, key);
+      return -1;
     }
-    else if (config_apply (cfg, id, value, sub) == -1) {
+    if (config_apply (cfg, id, value, sub) == -1) {
       set_err (err, "profile %s:%d: %s", path, lineno, sub);
-      r = -1;
+      return -1;
     }
   }
-  fclose (fp);
+  return 0;
+}
+
+static int
+load_profile (struct blkemu_config *cfg, const char *name, char *err)
+{
+  char path[4096];
+  if (find_profile (name, path, sizeof path) == -1) {
+    set_err (err, "profile=%s: no such profile (looked for %s): %s", name,
+             path, strerrordesc_np (errno));
+    return -1;
+  }
+  char *text = read_profile_file (name, path, err);
+  if (!text)
+    return -1;
+  int r = config_apply_profile_text (cfg, path, text, err);
+  free (text);
   return r;
 }
 

@@ -53,6 +53,13 @@ parse_decimal (const char *s, uint64_t scale, uint64_t *out, const char **end,
     *why = "is not a whole number of the base unit";
     return -1;
   }
+  /* whole * scale fits (checked above); the fraction can still carry it
+   * past the top (18446744073.9s).
+   */
+  if (whole * scale > UINT64_MAX - frac_scaled) {
+    *why = "is too large";
+    return -1;
+  }
   *out = whole * scale + frac_scaled;
   *end = p;
   return 0;
@@ -94,6 +101,10 @@ blkemu_parse_size (const char *s, uint64_t *bytes, const char **why)
   }
   if (parse_decimal (s, scale, &v, &end, why) == -1)
     return -1;
+  if (end != sfx) {           /* "1.5.5G": a second dot */
+    *why = "takes a number with an optional K, M, G or T suffix";
+    return -1;
+  }
   *bytes = v;
   return 0;
 }
@@ -126,8 +137,15 @@ blkemu_parse_duration (const char *s, uint64_t *ns, const char **why)
     return 0;
   }
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-    if (strcmp (sfx, table[i].name) == 0)
-      return parse_decimal (s, table[i].ns, ns, &end, why);
+    if (strcmp (sfx, table[i].name) == 0) {
+      if (parse_decimal (s, table[i].ns, ns, &end, why) == -1)
+        return -1;
+      if (end != sfx) {       /* "2.5.999ms": a second dot */
+        *why = "takes a number with a unit: ns, us, ms or s (e.g. 1ms)";
+        return -1;
+      }
+      return 0;
+    }
   *why = *s == '-' ? "must not be negative"
        : *s == '\0' ? "must not be empty"
        : "takes a number with a unit: ns, us, ms or s (e.g. 1ms)";

@@ -54,6 +54,21 @@ bad_spec "error-offset=2G: must lie inside the disk" size=1G error-offset=2G
 bad_spec "slowdown=0: must be at least 1" size=1G slowdown=0
 bad_spec "link-window=5000: must be at most 4096" size=1G link-window=5000
 
+# Overflow and malformed numbers (an adversarial review found each one
+# accepted): the key, the value and the rule are named.
+bad_spec "latency-read=18446744073.9s: is too large" size=1G latency-read=18446744073.9s
+bad_spec "stall=18446744073.9s: is too large" size=1G stall=18446744073.9s
+bad_spec "error-probability=18446744073.9: is too large" size=1G error-probability=18446744073.9
+bad_spec "bandwidth=1.5.5G: takes a number" size=1G bandwidth=1.5.5G
+bad_spec "latency-read=2.5.999ms: takes a number with a unit" size=1G latency-read=2.5.999ms
+bad_spec "size=18446744073709551104: must be at most 4194304T" size=18446744073709551104
+bad_spec "size=2048T: backend=memory holds at most 1024T" size=2048T
+bad_spec "profile=/dev/zero: /dev/zero is not a regular file" size=1G profile=/dev/zero
+head -c 70000 /dev/zero | tr '\0' '#' > "$tmp/huge.conf"
+bad_spec "is larger than 65536 bytes" size=1G profile="$tmp/huge.conf"
+printf 'max-transfer = 127K\0\n' > "$tmp/nul.conf"
+bad_spec "holds a NUL byte" size=1G profile="$tmp/nul.conf"
+
 # A profile with a bad line names the file and the line.
 printf 'max-transfer = 127K\nlatency-read = soon\n' > "$tmp/bad.conf"
 bad_spec "bad.conf:2: latency-read=soon" size=1G profile="$tmp/bad.conf"

@@ -39,6 +39,25 @@ test_units (void)
            v == durs[i].want, "duration %s -> %llu", durs[i].in,
            (unsigned long long) v);
   CHECK (blkemu_parse_duration ("5", &v, &why) == -1, "unitless duration");
+
+  /* Hostile values found by review: every one is an error, none wraps. */
+  static const char *bad_durs[] = { "18446744073.9s", "18446744074s",
+                                    "2.5.999ms", "1..5ms", "1.ms", "ms" };
+  for (size_t i = 0; i < sizeof bad_durs / sizeof bad_durs[0]; i++)
+    CHECK (blkemu_parse_duration (bad_durs[i], &v, &why) == -1,
+           "duration '%s' accepted as %llu", bad_durs[i],
+           (unsigned long long) v);
+  CHECK (blkemu_parse_duration ("18446744073.709551615s", &v, &why) == 0 &&
+         v == UINT64_MAX, "the largest duration");
+  static const char *bad_more_sizes[] = { "1.5.5G", "16777216.5T",
+                                          "18446744073709551616" };
+  for (size_t i = 0; i < sizeof bad_more_sizes / sizeof bad_more_sizes[0]; i++)
+    CHECK (blkemu_parse_size (bad_more_sizes[i], &v, &why) == -1,
+           "size '%s' accepted as %llu", bad_more_sizes[i],
+           (unsigned long long) v);
+  CHECK (blkemu_parse_fraction ("18446744073.9", &v, &why) == -1,
+         "probability 18446744073.9 accepted as %llu", (unsigned long long) v);
+  CHECK (blkemu_parse_rate ("1.5.5G/s", &v, &why) == -1, "rate 1.5.5G/s");
   CHECK (blkemu_parse_rate ("150M/s", &v, &why) == 0 && v == 150ull << 20,
          "rate 150M/s");
 
