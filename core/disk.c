@@ -346,7 +346,10 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     deadline[i] = faults_to_wall_time (
       &disk->faults, slowdown,
       disk->model->schedule (disk->model_state, &disk->cfg, &req));
-    deadline[i] = model_max (deadline[i], fv.not_before);
+    /* Device time rounds on the way there and back: never before the
+     * request arrived (slowdown=7 gave deadlines a few ns early).
+     */
+    deadline[i] = model_max (deadline[i], model_max (fv.not_before, arrival));
     last = model_max (last, deadline[i]);
   }
   bool cache = disk->cfg.num[K_WRITE_CACHE] != 0;

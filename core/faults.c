@@ -37,8 +37,10 @@ range_matches (const struct blkemu_config *cfg, enum blkemu_op op,
   if (op == BLKEMU_OP_FLUSH)
     return true;
   uint64_t start = cfg->num[K_ERROR_OFFSET];
-  uint64_t end = cfg->num[K_ERROR_LENGTH] ? start + cfg->num[K_ERROR_LENGTH]
-                                          : cfg->num[K_SIZE];
+  uint64_t end = cfg->num[K_SIZE];
+  /* A length past the end means "to the end", never a wrapped range. */
+  if (cfg->num[K_ERROR_LENGTH] && cfg->num[K_ERROR_LENGTH] < end - start)
+    end = start + cfg->num[K_ERROR_LENGTH];
   return offset < end && offset + len > start;
 }
 

@@ -81,3 +81,28 @@ second=$(cut -d' ' -f2 "$tmp/drop.out")
 [ "$second" != ok ] || fail "the connection survived the drop"
 echo "ok: the next request on it: $second ($(tail -1 "$tmp/drop.err"))"
 expect_eq "served after the drop" "$(jqr "$tmp/d.json" .ops.write.requests)" 1
+
+# slowdown=7 rounds times to the device clock and back: no request may
+# complete before it arrived (a wrapped subtraction once gave a latency of
+# 18446744073709551 us to requests with no service time of their own).
+nbdkit -U - "$PLUGIN" size=16M slowdown=7 stats="$tmp/slow.json" \
+    trace="$tmp/slow.trace" --run '
+  fio --name=slow --ioengine=nbd --uri="$uri" --rw=randread --bs=4k \
+      --iodepth=4 --number_ios=3000 --size=16M --output=/dev/null'
+maxlat=$(jqr "$tmp/slow.json" .ops.read.latency_us.max)
+between "slowdown=7: read max latency (us)" "${maxlat%.*}" 0 1000000
+between "slowdown=7: read mean latency (us)" \
+  "$(jqr "$tmp/slow.json" .ops.read.latency_us.mean | cut -d. -f1)" 0 100000
+awk '!/^#/ && $5 + 0 > 1000000 { bad++ } END { exit bad > 0 }' "$tmp/slow.trace" ||
+  fail "slowdown=7: trace latencies wrapped: $(awk '$5 > 1000000' "$tmp/slow.trace" | head -3)"
+echo "ok: slowdown=7: $(grep -vc '^#' "$tmp/slow.trace") traced reads, none wrapped"
+
+# error-offset + error-length past the top of the 64-bit range means "to
+# the end of the disk"; it once wrapped and the rule never fired.
+nbdkit -U - "$PLUGIN" size=16M error-mode=always error-op=read \
+    error-offset=1M error-length=18446744073709551104 --run '
+  set -e
+  [ "$("$NBD_IO" "$uri" read 2097152 4096)" = EIO ]
+  [ "$("$NBD_IO" "$uri" read 0 4096)" = ok ]' ||
+  fail "an error rule with a huge error-length did not fire"
+echo "ok: error-length past the top of the range fires to the end of the disk"
