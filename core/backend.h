@@ -26,6 +26,18 @@ struct backend_ops {
                   blkemu_extent_cb cb, void *opaque);
 };
 
+/* An open backend: its ops and their state. */
+struct backend {
+  const struct backend_ops *ops;
+  void *state;
+};
+
+/* Move data for OP (flags: BLKEMU_FLAG_*), no limits or timing.  Safe
+ * from any thread: backends do their own locking.
+ */
+int backend_io (const struct backend *b, enum blkemu_op op, void *buf,
+                uint64_t len, uint64_t offset, unsigned flags);
+
 extern const struct backend_ops backend_memory_ops;
 extern const struct backend_ops backend_file_ops;
 extern const struct backend_ops backend_null_ops;

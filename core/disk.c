@@ -38,8 +38,9 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
   pthread_mutex_init (&disk->transport_lock, NULL);
   stats_init (&disk->stats);
 
-  disk->backend = backend_lookup ((enum backend_kind) disk->cfg.num[K_BACKEND]);
-  if (disk->backend->open (&disk->cfg, &disk->backend_state, err) == -1)
+  disk->backend.ops =
+    backend_lookup ((enum backend_kind) disk->cfg.num[K_BACKEND]);
+  if (disk->backend.ops->open (&disk->cfg, &disk->backend.state, err) == -1)
     goto fail_backend;
   /* The backend may have filled in size=; check the rules again. */
   if (config_validate (&disk->cfg, err) == -1)
@@ -53,7 +54,7 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
   }
   rng_seed (&disk->rng, disk->cfg.num[K_SEED]);
   faults_init (&disk->faults, &disk->cfg, clock_now_ns ());
-  wcache_init (&disk->wcache);
+  wcache_init (&disk->wcache, &disk->backend);
   if (trace_open (&disk->trace, disk->cfg.str[K_TRACE], disk->stats.start_ns,
                   err) == -1)
     goto fail_trace;
@@ -63,7 +64,7 @@ fail_trace:
   wcache_destroy (&disk->wcache);
   model_destroy (disk->model, disk->model_state);
 fail_model:
-  disk->backend->close (disk->backend_state);
+  disk->backend.ops->close (disk->backend.state);
 fail_backend:
   stats_destroy (&disk->stats);
   config_free (&disk->cfg);
@@ -131,7 +132,7 @@ blkemu_disk_close (struct blkemu_disk *disk)
   trace_close (&disk->trace);
   wcache_destroy (&disk->wcache);
   model_destroy (disk->model, disk->model_state);
-  disk->backend->close (disk->backend_state);
+  disk->backend.ops->close (disk->backend.state);
   stats_destroy (&disk->stats);
   for (int i = 0; i < TRANSPORT_MAX; i++) {
     free (disk->transport[i].key);
@@ -162,12 +163,12 @@ blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
   pthread_mutex_unlock (&disk->lock);
   geo->can_flush = true;
   geo->can_fua = true;
-  geo->can_trim = disk->backend->can_trim;
-  geo->can_zero = disk->backend->can_zero;
-  geo->can_extents = disk->backend->can_extents;
+  geo->can_trim = disk->backend.ops->can_trim;
+  geo->can_zero = disk->backend.ops->can_zero;
+  geo->can_extents = disk->backend.ops->can_extents;
   /* One disk behind every connection: a flush covers all of them. */
   geo->can_multi_conn = true;
-  geo->persistent = disk->backend->persistent;
+  geo->persistent = disk->backend.ops->persistent;
 }
 
 void
@@ -199,30 +200,6 @@ op_limit (const struct blkemu_config *cfg, enum blkemu_op op)
   }
 }
 
-int
-disk_backend_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
-                 uint64_t len, uint64_t offset, unsigned flags)
-{
-  const struct backend_ops *b = disk->backend;
-  switch (op) {
-  case BLKEMU_OP_READ: return b->pread (disk->backend_state, buf, len, offset);
-  case BLKEMU_OP_WRITE:
-    return b->pwrite (disk->backend_state, buf, len, offset,
-                      flags & BLKEMU_FLAG_FUA);
-  case BLKEMU_OP_FLUSH: return b->flush (disk->backend_state);
-  case BLKEMU_OP_TRIM:
-    return b->can_trim ? b->trim (disk->backend_state, len, offset) : 0;
-  case BLKEMU_OP_ZERO: {
-    int r = b->zero (disk->backend_state, len, offset,
-                     flags & BLKEMU_FLAG_MAY_TRIM);
-    if (r == 0 && (flags & BLKEMU_FLAG_FUA))
-      r = b->flush (disk->backend_state);
-    return r;
-  }
-  default: return EINVAL;
-  }
-}
-
 /* Refuse a request before it reaches the device. */
 static int
 refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
@@ -234,19 +211,22 @@ refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
   return err;
 }
 
-/* Data movement, through the volatile cache's undo log when there is one. */
+/* Data movement, through the volatile cache's undo log when there is one.
+ * A flush always goes through it (a log left from before write-cache was
+ * turned off still needs its flush); CRASH_GEN is the cache's generation
+ * when the request arrived.
+ */
 static int
 serve_data (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
             uint64_t len, uint64_t offset, unsigned flags, bool cache,
-            uint64_t cache_size)
+            uint64_t cache_size, uint64_t crash_gen)
 {
+  if (op == BLKEMU_OP_FLUSH)
+    return wcache_flush_run (&disk->wcache, crash_gen);
   if (cache && model_is_write (op))
-    return wcache_write (&disk->wcache, disk, op, buf, len, offset, flags,
+    return wcache_write (&disk->wcache, op, buf, len, offset, flags,
                          cache_size);
-  int err = disk_backend_io (disk, op, buf, len, offset, flags);
-  if (cache && op == BLKEMU_OP_FLUSH && err == 0)
-    wcache_flushed (&disk->wcache);
-  return err;
+  return backend_io (&disk->backend, op, buf, len, offset, flags);
 }
 
 static void
@@ -361,12 +341,16 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     marks |= TRACE_SLOW;
   uint64_t qd = __atomic_add_fetch (&disk->in_flight, npieces,
                                     __ATOMIC_RELAXED);
+  /* Read under the lock that disk_crash takes to go offline: a crash
+   * after this point fails a flush that has not finished.
+   */
+  uint64_t crash_gen = wcache_generation (&disk->wcache);
   pthread_mutex_unlock (&disk->lock);
 
   /* An injected error fails the request without touching the data. */
   int err = fv.err ? fv.err
                    : serve_data (disk, op, buf, len, offset, flags, cache,
-                                 cache_size);
+                                 cache_size, crash_gen);
   clock_wait_until (last);
   uint64_t done = clock_now_ns ();
   __atomic_sub_fetch (&disk->in_flight, npieces, __ATOMIC_RELAXED);
@@ -410,12 +394,12 @@ int
 blkemu_extents (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
                 blkemu_extent_cb cb, void *opaque)
 {
-  if (!disk->backend->can_extents)
+  if (!disk->backend.ops->can_extents)
   {
     cb (opaque, offset, len, false);
     return 0;
   }
-  return disk->backend->extents (disk->backend_state, offset, len, cb, opaque);
+  return disk->backend.ops->extents (disk->backend.state, offset, len, cb, opaque);
 }
 
 /* ---- runtime control --------------------------------------------- */
@@ -499,7 +483,7 @@ disk_crash (struct blkemu_disk *disk, char *err)
   pthread_mutex_lock (&disk->lock);
   disk->faults.offline = true;
   pthread_mutex_unlock (&disk->lock);
-  int r = wcache_crash (&disk->wcache, disk, &writes, &bytes);
+  int r = wcache_crash (&disk->wcache, &writes, &bytes);
   pthread_mutex_lock (&disk->stats.lock);
   disk->stats.faults.crashes++;
   disk->stats.faults.lost_writes += writes;

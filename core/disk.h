@@ -29,8 +29,7 @@ struct blkemu_disk {
   struct rng rng;                 /* latency draws and fault chances */
   struct faults faults;
 
-  const struct backend_ops *backend;
-  void *backend_state;
+  struct backend backend;
 
   struct wcache wcache;          /* write-cache=yes: the undo log */
 
@@ -45,10 +44,6 @@ struct blkemu_disk {
 
   struct service *service;      /* control socket + SIGUSR1; may be NULL */
 };
-
-/* Move data with the backend, no limits or timing (wcache.c uses it). */
-int disk_backend_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
-                     uint64_t len, uint64_t offset, unsigned flags);
 
 /* Runtime changes, all or nothing: NPAIRS (at most DISK_SET_MAX)
  * "key=value" strings, split in place.  Returns 0 or -1 with ERR filled.

@@ -171,6 +171,12 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
              (unsigned long long) fc->lost_writes,
              (unsigned long long) fc->lost_bytes, nl);
 
+  uint64_t wc_entries, wc_bytes;
+  wcache_usage (&disk->wcache, &wc_entries, &wc_bytes);
+  sb_printf (&sb, "%s\"write_cache\": {\"entries\": %llu, \"bytes\": %llu},%s",
+             in1, (unsigned long long) wc_entries,
+             (unsigned long long) wc_bytes, nl);
+
   sb_printf (&sb, "%s\"queue_depth\": {\"max\": %llu, \"mean\": %.3f, "
              "\"histogram\": {", in1, (unsigned long long) st->qd_max,
              qd_mean (st));

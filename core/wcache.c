@@ -6,46 +6,56 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "disk.h"
-
 struct undo {
   struct undo *newer, *older;
-  uint64_t offset, len;
-  bool durable;            /* a FUA write: a marker, no data */
+  uint64_t offset, len;    /* the range this entry would restore */
+  uint64_t seq;
   bool zeros;              /* the old contents were all zero: no data */
   unsigned char data[];
 };
 
 void
-wcache_init (struct wcache *w)
+wcache_init (struct wcache *w, const struct backend *backend)
 {
   memset (w, 0, sizeof *w);
+  w->backend = backend;
   pthread_mutex_init (&w->lock, NULL);
 }
 
 static void
-drop_all (struct wcache *w)
+unlink_entry (struct wcache *w, struct undo *u)
 {
-  struct undo *u = w->newest;
-  while (u) {
-    struct undo *older = u->older;
-    free (u);
-    u = older;
-  }
-  w->newest = w->oldest = NULL;
-  w->bytes = w->entries = 0;
+  if (u->newer)
+    u->newer->older = u->older;
+  else
+    w->newest = u->older;
+  if (u->older)
+    u->older->newer = u->newer;
+  else
+    w->oldest = u->newer;
+  w->bytes -= u->len;
+  w->entries--;
+  free (u);
+}
+
+static void
+drop_older_than (struct wcache *w, uint64_t seq)
+{
+  while (w->oldest && w->oldest->seq < seq)
+    unlink_entry (w, w->oldest);
 }
 
 void
 wcache_destroy (struct wcache *w)
 {
-  drop_all (w);
+  drop_older_than (w, UINT64_MAX);
   pthread_mutex_destroy (&w->lock);
 }
 
 static void
 push (struct wcache *w, struct undo *u)
 {
+  u->seq = w->next_seq++;
   u->older = w->newest;
   u->newer = NULL;
   if (w->newest)
@@ -54,23 +64,71 @@ push (struct wcache *w, struct undo *u)
     w->oldest = u;
   w->newest = u;
   w->entries++;
-  w->bytes += u->durable ? 0 : u->len;
+  w->bytes += u->len;
 }
 
 /* Destage the oldest entries until the log fits LIMIT bytes. */
 static void
 trim_to (struct wcache *w, uint64_t limit)
 {
-  while (w->oldest && w->bytes > limit) {
-    struct undo *u = w->oldest;
-    w->oldest = u->newer;
-    if (w->oldest)
-      w->oldest->older = NULL;
-    else
-      w->newest = NULL;
-    w->bytes -= u->durable ? 0 : u->len;
-    w->entries--;
-    free (u);
+  while (w->oldest && w->bytes > limit)
+    unlink_entry (w, w->oldest);
+}
+
+/* [START, END) reached the media: no entry may restore it any more.
+ * Entries are cut at the range; one that holds it strictly inside is
+ * split in two (same age).  If the split cannot allocate, its tail is
+ * treated as destaged: less is lost by a crash, nothing durable is.
+ */
+static void
+make_durable (struct wcache *w, uint64_t start, uint64_t end)
+{
+  struct undo *u = w->newest;
+  while (u) {
+    struct undo *older = u->older;
+    uint64_t a = u->offset, b = u->offset + u->len;
+    if (end <= a || b <= start) {
+      u = older;
+      continue;
+    }
+    if (start <= a && b <= end) {          /* all of it */
+      unlink_entry (w, u);
+      u = older;
+      continue;
+    }
+    if (a < start && end < b) {            /* the middle: split */
+      struct undo *tail = malloc (sizeof *tail + (u->zeros ? 0 : b - end));
+      if (tail) {
+        *tail = (struct undo) { .offset = end, .len = b - end, .seq = u->seq,
+                                .zeros = u->zeros };
+        if (!u->zeros)
+          memcpy (tail->data, u->data + (end - a), b - end);
+        tail->newer = u->newer;
+        tail->older = u;
+        if (u->newer)
+          u->newer->older = tail;
+        else
+          w->newest = tail;
+        u->newer = tail;
+        w->entries++;
+      }
+      else
+        w->bytes -= b - end;
+      u->len = start - a;
+      w->bytes -= end - start;
+    }
+    else if (a < start) {                  /* its tail */
+      w->bytes -= b - start;
+      u->len = start - a;
+    }
+    else {                                 /* its head */
+      if (!u->zeros)
+        memmove (u->data, u->data + (end - a), b - end);
+      w->bytes -= end - a;
+      u->offset = end;
+      u->len = b - end;
+    }
+    u = older;
   }
 }
 
@@ -81,20 +139,22 @@ all_zero (const unsigned char *p, uint64_t len)
 }
 
 int
-wcache_write (struct wcache *w, struct blkemu_disk *disk, enum blkemu_op op,
-              void *buf, uint64_t len, uint64_t offset, unsigned flags,
-              uint64_t limit)
+wcache_write (struct wcache *w, enum blkemu_op op, void *buf, uint64_t len,
+              uint64_t offset, unsigned flags, uint64_t limit)
 {
   bool durable = (flags & BLKEMU_FLAG_FUA) || len > limit;
-  struct undo *u = malloc (sizeof *u + (durable ? 0 : len));
-  if (!u)
-    return ENOMEM;
-  *u = (struct undo) { .offset = offset, .len = len, .durable = durable };
+  struct undo *u = NULL;
+  if (!durable) {
+    u = malloc (sizeof *u + len);
+    if (!u)
+      return ENOMEM;
+    *u = (struct undo) { .offset = offset, .len = len };
+  }
 
   pthread_mutex_lock (&w->lock);
   int err = 0;
-  if (!durable) {
-    err = disk_backend_io (disk, BLKEMU_OP_READ, u->data, len, offset, 0);
+  if (u) {
+    err = backend_io (w->backend, BLKEMU_OP_READ, u->data, len, offset, 0);
     if (err == 0 && all_zero (u->data, len)) {
       struct undo *small = realloc (u, sizeof *u);
       u = small ? small : u;
@@ -102,9 +162,10 @@ wcache_write (struct wcache *w, struct blkemu_disk *disk, enum blkemu_op op,
     }
   }
   if (err == 0)
-    err = disk_backend_io (disk, op, buf, len, offset, flags);
-  /* A durable write only matters if older undo data could cover it. */
-  if (err == 0 && (!durable || w->newest)) {
+    err = backend_io (w->backend, op, buf, len, offset, flags);
+  if (err == 0 && durable)
+    make_durable (w, offset, offset + len);
+  else if (err == 0) {
     push (w, u);
     u = NULL;
     trim_to (w, limit);
@@ -114,77 +175,75 @@ wcache_write (struct wcache *w, struct blkemu_disk *disk, enum blkemu_op op,
   return err;
 }
 
-void
-wcache_flushed (struct wcache *w)
+uint64_t
+wcache_generation (struct wcache *w)
 {
-  pthread_mutex_lock (&w->lock);
-  drop_all (w);
-  pthread_mutex_unlock (&w->lock);
-}
-
-struct range {
-  uint64_t start, end;
-};
-
-static bool
-covered (const struct range *r, size_t n, uint64_t start, uint64_t end)
-{
-  for (size_t i = 0; i < n; i++)
-    if (r[i].start <= start && end <= r[i].end)
-      return true;
-  return false;
-}
-
-/* Put back [start, end) of U's old contents. */
-static int
-restore (struct blkemu_disk *disk, const struct undo *u, uint64_t start,
-         uint64_t end)
-{
-  if (start >= end)
-    return 0;
-  if (u->zeros)
-    return disk_backend_io (disk, BLKEMU_OP_ZERO, NULL, end - start, start, 0);
-  return disk_backend_io (disk, BLKEMU_OP_WRITE,
-                          (void *) (u->data + (start - u->offset)),
-                          end - start, start, 0);
+  return __atomic_load_n (&w->generation, __ATOMIC_ACQUIRE);
 }
 
 int
-wcache_crash (struct wcache *w, struct blkemu_disk *disk, uint64_t *writes,
-              uint64_t *bytes)
+wcache_flush_run (struct wcache *w, uint64_t generation_at_arrival)
 {
-  uint64_t lbs = disk->cfg.num[K_LOGICAL_BLOCK_SIZE];
-  struct range *durable = NULL;
-  size_t ndurable = 0;
-  int err = 0;
-
-  *writes = *bytes = 0;
+  /* Everything logged before the backend flush starts is covered by it. */
   pthread_mutex_lock (&w->lock);
-  durable = calloc (w->entries + 1, sizeof *durable);
-  if (!durable) {
-    pthread_mutex_unlock (&w->lock);
-    return ENOMEM;
-  }
-  /* Newest first: a FUA write protects its blocks from older undo data. */
-  for (struct undo *u = w->newest; u && err == 0; u = u->older) {
-    if (u->durable) {
-      durable[ndurable++] = (struct range) { u->offset, u->offset + u->len };
-      continue;
-    }
-    uint64_t run = u->offset;
-    for (uint64_t b = u->offset; b < u->offset + u->len; b += lbs)
-      if (covered (durable, ndurable, b, b + lbs)) {
-        err = err ? err : restore (disk, u, run, b);
-        run = b + lbs;
-      }
-    err = err ? err : restore (disk, u, run, u->offset + u->len);
-    (*writes)++;
+  uint64_t covered = w->next_seq;
+  pthread_mutex_unlock (&w->lock);
+
+  int err = backend_io (w->backend, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
+
+  pthread_mutex_lock (&w->lock);
+  /* A crash since arrival rolled back (or is about to roll back) what
+   * this flush was to make durable: it did not complete before the
+   * power went.  wcache_crash bumps the generation before it takes the
+   * lock, so a flush that sees the old one here finishes first.
+   */
+  if (err == 0 && wcache_generation (w) != generation_at_arrival)
+    err = EIO;
+  if (err == 0)
+    drop_older_than (w, covered);
+  pthread_mutex_unlock (&w->lock);
+  return err;
+}
+
+/* Put back U's old contents. */
+static int
+restore (struct wcache *w, const struct undo *u)
+{
+  if (u->zeros)
+    return backend_io (w->backend, BLKEMU_OP_ZERO, NULL, u->len, u->offset,
+                       0);
+  return backend_io (w->backend, BLKEMU_OP_WRITE, (void *) u->data, u->len,
+                     u->offset, 0);
+}
+
+int
+wcache_crash (struct wcache *w, uint64_t *writes, uint64_t *bytes)
+{
+  int err = 0;
+  *writes = *bytes = 0;
+  __atomic_add_fetch (&w->generation, 1, __ATOMIC_ACQ_REL);
+  pthread_mutex_lock (&w->lock);
+  /* Newest first: each entry puts back what the one before it wrote. */
+  for (struct undo *u = w->newest; u; u = u->older) {
+    int r = restore (w, u);
+    err = err ? err : r;
+    /* The pieces of a split entry are neighbours with one seq. */
+    if (!u->newer || u->newer->seq != u->seq)
+      (*writes)++;
     *bytes += u->len;
   }
-  drop_all (w);
+  drop_older_than (w, UINT64_MAX);
   pthread_mutex_unlock (&w->lock);
-  free (durable);
   if (err == 0)
-    err = disk_backend_io (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
+    err = backend_io (w->backend, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
   return err;
+}
+
+void
+wcache_usage (struct wcache *w, uint64_t *entries, uint64_t *bytes)
+{
+  pthread_mutex_lock (&w->lock);
+  *entries = w->entries;
+  *bytes = w->bytes;
+  pthread_mutex_unlock (&w->lock);
 }

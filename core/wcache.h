@@ -2,8 +2,20 @@
  * loss would take away.  Writes go to the backend at once, but the data
  * they overwrote is kept in an undo log until a flush; `crash` rolls the
  * log back, newest first, so the disk holds exactly what was flushed,
- * FUA'd or destaged.  The log keeps at most cache-size bytes: older
- * writes count as destaged (durable), as on a drive whose cache filled.
+ * FUA'd or destaged.
+ *
+ * Bounds: the log keeps at most cache-size bytes of old data (older
+ * writes count as destaged, as on a drive whose cache filled).  A FUA
+ * write (or one larger than the cache) is durable at once: it cuts its
+ * range out of the older entries instead of adding one, so the log holds
+ * only data that a crash would restore — its memory and a crash's work
+ * are bounded by cache-size, whatever the mix of writes.
+ *
+ * Locking: LOCK guards everything below it and is held across the backend
+ * I/O of a cached write (a write and its undo data are one step).  Any
+ * thread may call any function.  GENERATION is written atomically by
+ * wcache_crash and read by flushes, with or without LOCK (see
+ * wcache_flush_end).
  */
 #ifndef BLKEMU_WCACHE_H
 #define BLKEMU_WCACHE_H
@@ -11,34 +23,47 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "blkemu/blkemu.h"
 
-struct blkemu_disk;
 struct undo;
 
 struct wcache {
-  pthread_mutex_t lock;    /* serialises cached writes with their undo */
+  const struct backend *backend;
+  pthread_mutex_t lock;
   struct undo *newest, *oldest;
-  uint64_t bytes;          /* bytes of unflushed writes logged */
+  uint64_t bytes;          /* old data held, bytes */
   uint64_t entries;
+  uint64_t next_seq;       /* stamped on each entry, increasing */
+  uint64_t generation;     /* crashes so far (atomic) */
 };
 
-void wcache_init (struct wcache *w);
+void wcache_init (struct wcache *w, const struct backend *backend);
 void wcache_destroy (struct wcache *w);
 
 /* Serve a write, write-zeroes or trim through the cache: saves the old
- * contents (unless FUA or larger than the cache), then does the I/O with
- * DO_IO.  Returns 0 or an errno.
+ * contents (unless FUA or larger than LIMIT), then does the I/O.  Returns
+ * 0 or an errno.
  */
-int wcache_write (struct wcache *w, struct blkemu_disk *disk,
-                  enum blkemu_op op, void *buf, uint64_t len,
-                  uint64_t offset, unsigned flags, uint64_t limit);
-/* A flush reached the media: everything logged is durable. */
-void wcache_flushed (struct wcache *w);
+int wcache_write (struct wcache *w, enum blkemu_op op, void *buf,
+                  uint64_t len, uint64_t offset, unsigned flags,
+                  uint64_t limit);
+
+/* A flush: wcache_generation at the request's arrival, then
+ * wcache_flush_run does the backend flush and makes everything logged
+ * before it durable.  It fails with EIO, and makes nothing durable, when
+ * a crash came after the flush arrived: a flush that returns 0 means its
+ * data survives every later crash.
+ */
+uint64_t wcache_generation (struct wcache *w);
+int wcache_flush_run (struct wcache *w, uint64_t generation_at_arrival);
+
 /* Power loss: undo every logged write.  Returns 0 or an errno; *WRITES and
  * *BYTES count what was discarded.
  */
-int wcache_crash (struct wcache *w, struct blkemu_disk *disk,
-                  uint64_t *writes, uint64_t *bytes);
+int wcache_crash (struct wcache *w, uint64_t *writes, uint64_t *bytes);
+
+/* Entries and bytes held now (tests, stats). */
+void wcache_usage (struct wcache *w, uint64_t *entries, uint64_t *bytes);
 
 #endif

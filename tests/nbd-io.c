@@ -2,6 +2,8 @@
  * test can send what a careless client would (oversize, misaligned).
  *
  *   nbd-io URI read|write|write-fua|read-zeros|trim|zero|flush
+ *   nbd-io URI write-fua-many OFFSET LENGTH COUNT  (COUNT FUA writes over
+ *       4096 consecutive LENGTH slots from OFFSET, round and round)
  *          OFFSET LENGTH [SEED]
  *
  * write fills the buffer from SEED (default 1); read compares against the
@@ -47,8 +49,8 @@ main (int argc, char **argv)
 {
   if (argc < 3 || argc > 6) {
     fprintf (stderr, "usage: nbd-io URI read|write|write-fua|read-zeros|"
-             "trim|zero|flush "
-             "[OFFSET LENGTH [SEED]]\n");
+             "trim|zero|flush|write-fua-many "
+             "[OFFSET LENGTH [SEED|COUNT]]\n");
     return 2;
   }
   const char *op = argv[2];
@@ -81,7 +83,14 @@ main (int argc, char **argv)
   }
 
   int r;
-  if (!strcmp (op, "write")) {
+  if (!strcmp (op, "write-fua-many")) {
+    buf = calloc (1, len ? len : 1);
+    r = buf ? 0 : -1;
+    for (uint64_t i = 0; i < seed && r == 0; i++)
+      r = nbd_pwrite (nbd, buf, len, offset + (i % 4096) * len,
+                      LIBNBD_CMD_FLAG_FUA);
+  }
+  else if (!strcmp (op, "write")) {
     fill (buf, len, offset, seed);
     r = nbd_pwrite (nbd, buf, len, offset, fua ? LIBNBD_CMD_FLAG_FUA : 0);
   }

@@ -43,8 +43,11 @@ for backend in memory file; do
   ' || fail "$backend: data after crash"
   s="$tmp/$backend.json"
   expect_eq "$backend: crashes" "$(jqr "$s" .faults.crashes)" 2
-  # B, D, E, G, H and Z were in the cache.
-  expect_eq "$backend: writes lost" "$(jqr "$s" .faults.lost_writes)" 6
+  # B, D, G, H and Z were in the cache.  E was overwritten by the FUA'd F
+  # before the crash: nothing of E's was left to discard.
+  expect_eq "$backend: writes lost" "$(jqr "$s" .faults.lost_writes)" 5
+  expect_eq "$backend: write cache empty after the crash" \
+    "$(jqr "$s" .write_cache.entries)" 0
   expect_eq "$backend: refused offline" "$(jqr "$s" .faults.offline)" 1
   expect_eq "$backend: trace offline mark" \
     "$(grep -c ' EIO offline$' "$tmp/$backend.trace")" 1
@@ -75,3 +78,51 @@ nbdkit -U - "$PLUGIN" size=16M control="$sock" --run '
   "$NBD_IO" "$uri" read 0 65536 1
 ' || fail "write-cache=no lost data"
 echo "ok: write-cache=no keeps everything"
+
+# A flush that reports success has made its data durable, whatever crash
+# comes while it runs (file backend: the fsync of 32 MiB takes a while; a
+# crash during it once rolled the data back after the flush said ok).
+for delay in 0.005 0.01 0.02 0.03 0.05; do
+  nbdkit -U - "$PLUGIN" file="$tmp/race.img" size=64M write-cache=yes \
+      cache-size=64M control="$sock" --run '
+    set -e
+    "$NBD_IO" "$uri" write 0 33554432 7 > /dev/null
+    "$NBD_IO" "$uri" flush > "$tmp/flush.out" 2>&1 &
+    flush=$!
+    sleep '"$delay"'
+    "$BLKEMU_CTL" "$sock" crash
+    wait $flush || true
+    "$BLKEMU_CTL" "$sock" power-on
+    if [ "$(head -1 "$tmp/flush.out")" = ok ]; then
+      "$NBD_IO" "$uri" read 0 33554432 7 > /dev/null ||
+        { echo "flush said ok, data gone"; exit 1; }
+      echo ok > "$tmp/verdict"
+    else
+      echo "failed: $(head -1 "$tmp/flush.out")" > "$tmp/verdict"
+    fi' || fail "crash ${delay}s into a flush: a flush reported success for lost data"
+  echo "ok: crash ${delay}s into a flush: flush $(cat "$tmp/verdict"), no flushed data lost"
+  rm -f "$tmp/race.img"
+done
+
+# FUA writes without flushes keep nothing in the log: memory and a crash's
+# work stay bounded (20000 FUA writes once left 20000 markers, and a crash
+# then compared every marker with every block of a 32 MiB write).
+nbdkit -U - "$PLUGIN" size=64M write-cache=yes cache-size=64M \
+    control="$sock" stats="$tmp/fua.json" --run '
+  set -e
+  "$NBD_IO" "$uri" write 0 33554432 3 > /dev/null     # cached: undo kept
+  "$NBD_IO" "$uri" write-fua-many 33554432 4096 20000 > /dev/null
+  "$NBD_IO" "$uri" write-fua 0 4096 4 > /dev/null     # cuts the cached one
+  "$BLKEMU_CTL" "$sock" stats > "$tmp/fua-live.json"
+  start=$(date +%s%N)
+  "$BLKEMU_CTL" "$sock" crash
+  echo $(( ($(date +%s%N) - start) / 1000000 )) > "$tmp/crash_ms"
+  "$BLKEMU_CTL" "$sock" power-on
+  "$NBD_IO" "$uri" read 0 4096 4 > /dev/null           # FUA kept
+  "$NBD_IO" "$uri" read-zeros 4096 33550336 > /dev/null # the rest undone
+' || fail "FUA after a cached write"
+expect_eq "undo entries after 20001 FUA writes" \
+  "$(jqr "$tmp/fua-live.json" .write_cache.entries)" 1
+expect_eq "undo bytes held" "$(jqr "$tmp/fua-live.json" .write_cache.bytes)" \
+  $(( 33554432 - 4096 ))
+between "crash after 20001 FUA writes (ms)" "$(cat "$tmp/crash_ms")" 0 3000
