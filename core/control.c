@@ -13,7 +13,21 @@
  *   dump               -> ok PATH       (stats= written now)
  *   keys               -> ok KEY ...    (the runtime-changeable keys)
  *   help               -> ok COMMAND ...
- * Errors reply "error: MESSAGE".  Documented in docs/blkemu-control.7.md.
+ * Errors reply "error: MESSAGE".  Documented in docs/blkemu-ctl.1.md.
+ *
+ * One thread polls everything: the listening socket, every connection
+ * (at most CONTROL_MAX_CLIENTS), the stop pipe and SIGUSR1's pipe.  It
+ * never blocks on a client: sockets are non-blocking, replies wait in a
+ * per-connection buffer, a client that stops reading is no longer read
+ * from and is dropped when its buffer passes CONTROL_OUT_MAX, so a slow
+ * or hostile client can delay neither other clients nor shutdown.  Idle
+ * connections stay open (an interactive socat session is fine).
+ *
+ * The socket is bound when the disk is opened (before nbdkit forks or
+ * blkemu-fuse mounts: a bad path fails the start, and the socket exists
+ * before the server is ready), owner-only unless control-mode says
+ * otherwise; a path that holds anything but a stale socket is refused,
+ * and only the socket this process bound is removed at exit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,18 +36,39 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "disk.h"
 #include "error.h"
 #include "strbuf.h"
 
+#define CONTROL_MAX_CLIENTS 32
+#define CONTROL_LINE_MAX    65536          /* a longer line drops the client */
+#define CONTROL_OUT_MAX     (16u << 20)    /* unread replies: drop beyond */
+#define CONTROL_OUT_PAUSE   (1u << 20)     /* stop reading commands beyond */
+#define CONTROL_POLL_MS     200            /* SIGUSR1 from another disk */
+
+struct client {
+  int fd;                  /* -1: free slot */
+  char in[CONTROL_LINE_MAX];
+  size_t have;
+  char *out;               /* replies not yet sent */
+  size_t out_len, out_sent;
+};
+
 struct service {
   pthread_t thread;
-  int listen_fd;       /* -1: no control socket */
-  int stop_pipe[2];    /* written by service_stop */
-  uint64_t usr1_seen;  /* SIGUSR1 generation already handled */
+  bool running;
+  int listen_fd;           /* -1: no control socket */
+  pid_t owner;             /* the process that bound it */
+  dev_t sock_dev;          /* the bound socket, removed only if still ours */
+  ino_t sock_ino;
+  int stop_pipe[2];        /* written by service_stop */
+  uint64_t usr1_seen;      /* SIGUSR1 generation already handled */
+  struct client clients[CONTROL_MAX_CLIENTS];
 };
 
 /* SIGUSR1 is process-wide; every disk's service thread compares this
@@ -65,24 +100,9 @@ usr1_setup (void)
   sigaction (SIGUSR1, &sa, NULL);
 }
 
-static void
-reply (int fd, const char *s, size_t n)
-{
-  while (n > 0) {
-    ssize_t w = send (fd, s, n, MSG_NOSIGNAL);
-    if (w <= 0) {
-      if (w < 0 && errno == EINTR)
-        continue;
-      return;
-    }
-    s += w;
-    n -= (size_t) w;
-  }
-}
-
 /* Run one command line; append the reply to SB. */
-static void
-run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
+void
+control_run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
 {
   char err[BLKEMU_ERR_MAX];
   char *save = NULL;
@@ -93,7 +113,7 @@ run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
   }
   else if (!strcmp (cmd, "get")) {
     char *key = strtok_r (NULL, " \t", &save);
-    char v[4200];
+    char v[CONTROL_VALUE_MAX];
     if (key) {
       if (blkemu_disk_get (disk, key, v, sizeof v, err) == -1)
         sb_printf (sb, "error: %s\n", err);
@@ -175,38 +195,116 @@ run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
     sb_printf (sb, "error: unknown command '%s' (try 'help')\n", cmd);
 }
 
-/* Serve one connection: commands until EOF.  Lines are short; a client
- * that sends more than 64 KiB without a newline is dropped.
- */
 static void
-serve_connection (struct blkemu_disk *disk, int fd)
+client_close (struct client *c)
 {
-  char buf[65536];
-  size_t have = 0;
-  struct timeval tv = { .tv_sec = 5 };
-  setsockopt (fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (c->fd >= 0)
+    close (c->fd);
+  free (c->out);
+  c->fd = -1;
+  c->out = NULL;
+  c->have = c->out_len = c->out_sent = 0;
+}
+
+/* Queue S for C; false if C has let too much pile up. */
+static bool
+client_queue (struct client *c, const char *s, size_t n)
+{
+  if (c->out_len - c->out_sent + n > CONTROL_OUT_MAX)
+    return false;
+  if (c->out_sent > 0) {            /* compact what was sent */
+    memmove (c->out, c->out + c->out_sent, c->out_len - c->out_sent);
+    c->out_len -= c->out_sent;
+    c->out_sent = 0;
+  }
+  char *grown = realloc (c->out, c->out_len + n);
+  if (!grown)
+    return false;
+  c->out = grown;
+  memcpy (c->out + c->out_len, s, n);
+  c->out_len += n;
+  return true;
+}
+
+/* Send what the socket takes now.  False: the client is gone. */
+static bool
+client_send (struct client *c)
+{
+  while (c->out_sent < c->out_len) {
+    ssize_t w = send (c->fd, c->out + c->out_sent, c->out_len - c->out_sent,
+                      MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return true;
+    if (w <= 0)
+      return false;
+    c->out_sent += (size_t) w;
+  }
+  return true;
+}
+
+/* Run every complete line C has sent.  False: drop the client. */
+static bool
+client_run_lines (struct blkemu_disk *disk, struct client *c)
+{
+  char *nl;
+  while (c->out_len - c->out_sent < CONTROL_OUT_PAUSE &&
+         (nl = memchr (c->in, '\n', c->have)) != NULL) {
+    *nl = '\0';
+    if (nl > c->in && nl[-1] == '\r')
+      nl[-1] = '\0';
+    struct strbuf sb = { 0 };
+    control_run_command (disk, c->in, &sb);
+    char *out = sb_take (&sb);
+    bool ok = out && client_queue (c, out, strlen (out));
+    free (out);
+    if (!ok)
+      return false;
+    c->have -= (size_t) (nl + 1 - c->in);
+    memmove (c->in, nl + 1, c->have);
+  }
+  return c->have < sizeof c->in;
+}
+
+static void
+client_readable (struct blkemu_disk *disk, struct client *c)
+{
+  ssize_t r = recv (c->fd, c->in + c->have, sizeof c->in - c->have,
+                    MSG_DONTWAIT);
+  if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+    return;
+  if (r <= 0) {
+    /* End of commands: send what is owed, best effort, then close. */
+    client_send (c);
+    client_close (c);
+    return;
+  }
+  c->have += (size_t) r;
+  if (!client_run_lines (disk, c) || !client_send (c))
+    client_close (c);
+}
+
+static void
+accept_clients (struct service *sv)
+{
   for (;;) {
-    char *nl;
-    while ((nl = memchr (buf, '\n', have)) != NULL) {
-      *nl = '\0';
-      if (nl > buf && nl[-1] == '\r')
-        nl[-1] = '\0';
-      struct strbuf sb = { 0 };
-      run_command (disk, buf, &sb);
-      char *out = sb_take (&sb);
-      if (out) {
-        reply (fd, out, strlen (out));
-        free (out);
+    int fd = accept4 (sv->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0)
+      return;
+    struct client *slot = NULL;
+    for (int i = 0; i < CONTROL_MAX_CLIENTS && !slot; i++)
+      if (sv->clients[i].fd < 0)
+        slot = &sv->clients[i];
+    if (!slot) {
+      static const char busy[] = "error: too many control connections\n";
+      if (send (fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+        /* It is closed either way. */
       }
-      have -= (size_t) (nl + 1 - buf);
-      memmove (buf, nl + 1, have);
+      close (fd);
+      continue;
     }
-    if (have == sizeof buf)
-      return;
-    ssize_t r = recv (fd, buf + have, sizeof buf - have, 0);
-    if (r <= 0)
-      return;
-    have += (size_t) r;
+    slot->fd = fd;
   }
 }
 
@@ -216,20 +314,32 @@ service_main (void *arg)
   struct blkemu_disk *disk = arg;
   struct service *sv = disk->service;
   char err[BLKEMU_ERR_MAX];
+  struct pollfd pfd[3 + CONTROL_MAX_CLIENTS];
+  struct client *who[3 + CONTROL_MAX_CLIENTS];
 
   for (;;) {
-    struct pollfd pfd[3] = {
-      { .fd = sv->stop_pipe[0], .events = POLLIN },
-      { .fd = usr1_pipe[0], .events = POLLIN },
-      { .fd = sv->listen_fd, .events = POLLIN },
-    };
-    /* The timeout lets every disk notice a SIGUSR1 another one drained. */
-    int n = poll (pfd, 3, 200);
-    if (n < 0 && errno != EINTR)
+    int n = 0;
+    pfd[n++] = (struct pollfd) { .fd = sv->stop_pipe[0], .events = POLLIN };
+    pfd[n++] = (struct pollfd) { .fd = usr1_pipe[0], .events = POLLIN };
+    pfd[n++] = (struct pollfd) { .fd = sv->listen_fd, .events = POLLIN };
+    for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+      struct client *c = &sv->clients[i];
+      if (c->fd < 0)
+        continue;
+      short ev = 0;
+      if (c->out_len - c->out_sent < CONTROL_OUT_PAUSE)
+        ev |= POLLIN;
+      if (c->out_sent < c->out_len)
+        ev |= POLLOUT;
+      who[n] = c;
+      pfd[n++] = (struct pollfd) { .fd = c->fd, .events = ev };
+    }
+    int r = poll (pfd, (nfds_t) n, CONTROL_POLL_MS);
+    if (r < 0 && errno != EINTR)
       break;
-    if (pfd[0].revents)
+    if (r > 0 && pfd[0].revents)
       break;
-    if (pfd[1].revents & POLLIN) {
+    if (r > 0 && (pfd[1].revents & POLLIN)) {
       char drain[64];
       while (read (usr1_pipe[0], drain, sizeof drain) > 0)
         ;
@@ -240,51 +350,165 @@ service_main (void *arg)
       if (disk->cfg.str[K_STATS] && blkemu_disk_write_stats (disk, err) == -1)
         fprintf (stderr, "blkemu: %s\n", err);
     }
-    if (pfd[2].revents & POLLIN) {
-      int fd = accept4 (sv->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        serve_connection (disk, fd);
-        close (fd);
+    if (r <= 0)
+      continue;
+    for (int i = 3; i < n; i++) {
+      struct client *c = who[i];
+      if (pfd[i].revents & (POLLERR | POLLNVAL)) {
+        client_close (c);
+        continue;
       }
+      if ((pfd[i].revents & POLLOUT) && !client_send (c)) {
+        client_close (c);
+        continue;
+      }
+      /* Replies drained below the pause mark: run what waited. */
+      if (c->have && !client_run_lines (disk, c)) {
+        client_close (c);
+        continue;
+      }
+      if (pfd[i].revents & (POLLIN | POLLHUP))
+        client_readable (disk, c);
     }
+    if (pfd[2].revents & POLLIN)
+      accept_clients (sv);
   }
+  for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+    client_close (&sv->clients[i]);
   return NULL;
 }
 
+/* PATH may be taken only if nothing is there or a socket nobody answers
+ * on (a server that died) is.  Returns 0, or -1 with ERR filled.
+ */
 static int
-listen_unix (const char *path, char *err)
+claim_socket_path (const char *path, const struct sockaddr_un *sa, char *err)
+{
+  struct stat st;
+  if (lstat (path, &st) == -1) {
+    if (errno == ENOENT)
+      return 0;
+    set_err (err, "control=%s: %s", path, strerrordesc_np (errno));
+    return -1;
+  }
+  if (!S_ISSOCK (st.st_mode)) {
+    set_err (err, "control=%s: exists and is not a socket (refusing to "
+             "replace it)", path);
+    return -1;
+  }
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd == -1) {
+    set_err (err, "control=%s: socket: %s", path, strerrordesc_np (errno));
+    return -1;
+  }
+  int r = connect (fd, (const struct sockaddr *) sa, sizeof *sa);
+  int e = errno;
+  close (fd);
+  if (r == 0) {
+    set_err (err, "control=%s: another server is listening on it", path);
+    return -1;
+  }
+  if (e != ECONNREFUSED) {
+    set_err (err, "control=%s: cannot tell whether it is in use: %s", path,
+             strerrordesc_np (e));
+    return -1;
+  }
+  if (unlink (path) == -1 && errno != ENOENT) {
+    set_err (err, "control=%s: removing the stale socket: %s", path,
+             strerrordesc_np (errno));
+    return -1;
+  }
+  return 0;
+}
+
+static int
+listen_unix (struct service *sv, const char *path, unsigned mode, char *err)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   if (strlen (path) >= sizeof sa.sun_path) {
     set_err (err, "control=%s: path longer than %zu bytes",
-              path, sizeof sa.sun_path - 1);
+             path, sizeof sa.sun_path - 1);
     return -1;
   }
   strcpy (sa.sun_path, path);
-  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (claim_socket_path (path, &sa, err) == -1)
+    return -1;
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd == -1) {
-    set_err (err, "control=%s: socket: %s", path,
-              strerrordesc_np (errno));
+    set_err (err, "control=%s: socket: %s", path, strerrordesc_np (errno));
     return -1;
   }
-  /* A stale socket from an earlier run is replaced; anything else stays. */
-  unlink (path);
-  if (bind (fd, (struct sockaddr *) &sa, sizeof sa) == -1 ||
-      listen (fd, 16) == -1) {
-    set_err (err, "control=%s: %s", path, strerrordesc_np (errno));
+  /* Owner-only from the first moment, whatever the umask (frontends
+   * open disks before they start threads, so the umask is ours here).
+   */
+  mode_t old = umask (0177);
+  int r = bind (fd, (struct sockaddr *) &sa, sizeof sa);
+  int e = errno;
+  umask (old);
+  struct stat st;
+  if (r == -1) {
+    set_err (err, "control=%s: %s", path, strerrordesc_np (e));
     close (fd);
     return -1;
   }
+  if (chmod (path, mode) == -1 || stat (path, &st) == -1 ||
+      listen (fd, 16) == -1) {
+    set_err (err, "control=%s: %s", path, strerrordesc_np (errno));
+    close (fd);
+    unlink (path);
+    return -1;
+  }
+  sv->sock_dev = st.st_dev;
+  sv->sock_ino = st.st_ino;
+  sv->owner = getpid ();
   return fd;
 }
 
-/* Close what service_start opened (the thread, if any, has stopped). */
+/* stats=PATH must be writable now, not only when the server exits. */
+static int
+check_stats_path (const char *path, char *err)
+{
+  struct stat st;
+  if (stat (path, &st) == 0) {
+    if (!S_ISREG (st.st_mode)) {
+      set_err (err, "stats=%s: exists and is not a regular file", path);
+      return -1;
+    }
+    if (access (path, W_OK) == -1) {
+      set_err (err, "stats=%s: %s", path, strerrordesc_np (errno));
+      return -1;
+    }
+    return 0;
+  }
+  char dir[4096];
+  const char *slash = strrchr (path, '/');
+  if (!slash)
+    snprintf (dir, sizeof dir, ".");
+  else if (slash == path)
+    snprintf (dir, sizeof dir, "/");
+  else
+    snprintf (dir, sizeof dir, "%.*s", (int) (slash - path), path);
+  if (access (dir, W_OK) == -1) {
+    set_err (err, "stats=%s: cannot write in %s: %s", path, dir,
+             strerrordesc_np (errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* Close what service_prepare opened (the thread, if any, has stopped). */
 static void
 service_free (struct blkemu_disk *disk, struct service *sv)
 {
   if (sv->listen_fd >= 0) {
     close (sv->listen_fd);
-    unlink (disk->cfg.str[K_CONTROL]);
+    /* Remove the socket only if it is still the one this process bound
+     * (not a forked parent's copy, not a successor's socket).
+     */
+    struct stat st;
+    if (sv->owner == getpid () && lstat (disk->cfg.str[K_CONTROL], &st) == 0 &&
+        st.st_dev == sv->sock_dev && st.st_ino == sv->sock_ino)
+      unlink (disk->cfg.str[K_CONTROL]);
   }
   close (sv->stop_pipe[0]);
   close (sv->stop_pipe[1]);
@@ -292,38 +516,55 @@ service_free (struct blkemu_disk *disk, struct service *sv)
 }
 
 int
-service_start (struct blkemu_disk *disk, char *err)
+service_prepare (struct blkemu_disk *disk, char *err)
 {
+  if (!disk->cfg.str[K_CONTROL] && !disk->cfg.str[K_STATS])
+    return 0;
+  if (disk->cfg.str[K_STATS] && check_stats_path (disk->cfg.str[K_STATS],
+                                                  err) == -1)
+    return -1;
   struct service *sv = calloc (1, sizeof *sv);
   if (!sv) {
     set_err (err, "out of memory");
     return -1;
   }
   sv->listen_fd = -1;
-  pthread_once (&usr1_once, usr1_setup);
-  sv->usr1_seen = __atomic_load_n (&usr1_generation, __ATOMIC_RELAXED);
+  for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+    sv->clients[i].fd = -1;
   if (pipe2 (sv->stop_pipe, O_CLOEXEC) == -1) {
     set_err (err, "pipe: %s", strerrordesc_np (errno));
     free (sv);
     return -1;
   }
   if (disk->cfg.str[K_CONTROL]) {
-    sv->listen_fd = listen_unix (disk->cfg.str[K_CONTROL], err);
-    if (sv->listen_fd == -1)
-      goto fail;
+    sv->listen_fd = listen_unix (sv, disk->cfg.str[K_CONTROL],
+                                 (unsigned) disk->cfg.num[K_CONTROL_MODE],
+                                 err);
+    if (sv->listen_fd == -1) {
+      service_free (disk, sv);
+      return -1;
+    }
   }
   disk->service = sv;
+  return 0;
+}
+
+int
+service_start (struct blkemu_disk *disk, char *err)
+{
+  struct service *sv = disk->service;
+  if (!sv || sv->running)
+    return 0;
+  pthread_once (&usr1_once, usr1_setup);
+  sv->owner = getpid ();   /* the serving process, after any fork */
+  sv->usr1_seen = __atomic_load_n (&usr1_generation, __ATOMIC_RELAXED);
   int r = pthread_create (&sv->thread, NULL, service_main, disk);
   if (r != 0) {
     set_err (err, "pthread_create: %s", strerrordesc_np (r));
-    disk->service = NULL;
-    goto fail;
+    return -1;
   }
+  sv->running = true;
   return 0;
-
-fail:
-  service_free (disk, sv);
-  return -1;
 }
 
 void
@@ -332,7 +573,7 @@ service_stop (struct blkemu_disk *disk)
   struct service *sv = disk->service;
   if (!sv)
     return;
-  if (write (sv->stop_pipe[1], "x", 1) == 1)
+  if (sv->running && write (sv->stop_pipe[1], "x", 1) == 1)
     pthread_join (sv->thread, NULL);
   service_free (disk, sv);
   disk->service = NULL;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "control.h"
 #include "error.h"
 
 static const struct backend_ops *
@@ -58,8 +59,15 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
   if (trace_open (&disk->trace, disk->cfg.str[K_TRACE], disk->stats.start_ns,
                   err) == -1)
     goto fail_trace;
+  /* Paths that can fail are checked and the socket bound now, before a
+   * frontend forks or reports itself ready.
+   */
+  if (service_prepare (disk, err) == -1)
+    goto fail_service;
   return disk;
 
+fail_service:
+  trace_close (&disk->trace);
 fail_trace:
   wcache_destroy (&disk->wcache);
   model_destroy (disk->model, disk->model_state);
@@ -113,8 +121,6 @@ blkemu_disk_name (const struct blkemu_disk *disk)
 int
 blkemu_disk_start (struct blkemu_disk *disk, char *err)
 {
-  if (!disk->cfg.str[K_CONTROL] && !disk->cfg.str[K_STATS])
-    return 0;
   return service_start (disk, err);
 }
 

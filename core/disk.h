@@ -63,8 +63,5 @@ void disk_drop_connection (struct blkemu_disk *disk);
 /* Human summary: iostat-style totals, latency, size histograms. */
 void disk_write_summary (struct blkemu_disk *disk, FILE *fp);
 
-/* The service thread (control.c). */
-int service_start (struct blkemu_disk *disk, char *err);
-void service_stop (struct blkemu_disk *disk);
 
 #endif

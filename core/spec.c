@@ -17,7 +17,7 @@
 #include "units.h"
 
 enum key_type { T_SIZE, T_DURATION, T_RATE, T_UINT, T_ENUM, T_BOOL, T_STRING,
-                T_PROB };
+                T_PROB, T_MODE };
 
 struct key_def {
   const char *name;
@@ -181,6 +181,10 @@ static const struct key_def keys[K_COUNT] = {
     "per-request trace file (see blkemu-trace(5))" },
   [K_CONTROL] = { "control", T_STRING, NULL, NULL, 0, 0, false,
     "unix socket for runtime get/set/stats/reset (blkemu-ctl)" },
+  [K_CONTROL_MODE] = { "control-mode", T_MODE, "0600", NULL, 0, 0666, false,
+    "permissions of the control socket, octal (read/write bits only): "
+    "0600 lets only the owner crash or reconfigure the disk, 0660 its group "
+    "too" },
   [K_SUMMARY] = { "summary", T_BOOL, "no", NULL, 0, 0, false,
     "print an iostat-style summary and histograms on stderr at exit" },
 };
@@ -269,6 +273,19 @@ parse_value (int id, const char *value, uint64_t *num, char *err)
       return -1;
     }
     return 0;
+  case T_MODE: {
+    char *end;
+    errno = 0;
+    unsigned long m = strtoul (value, &end, 8);
+    if (!*value || *end || errno || m > 0777 || (m & 0111) || value[0] == '-' ||
+        value[0] == '+' || value[0] == ' ') {
+      set_err (err, "%s=%s: must be an octal mode with read/write bits only, "
+               "like 0600 or 0660", k->name, value);
+      return -1;
+    }
+    *num = m;
+    return 0;
+  }
   case T_STRING:
     if (*value == '\0') {
       set_err (err, "%s=: must not be empty", k->name);
@@ -409,7 +426,7 @@ blkemu_spec_print_help (FILE *fp, const char *indent)
     static const char *type_names[] = {
       [T_SIZE] = "SIZE", [T_DURATION] = "TIME", [T_RATE] = "RATE",
       [T_UINT] = "N", [T_ENUM] = NULL, [T_BOOL] = "yes|no",
-      [T_STRING] = "STR", [T_PROB] = "P",
+      [T_STRING] = "STR", [T_PROB] = "P", [T_MODE] = "MODE",
     };
     const char *t = k->type == T_ENUM ? k->choices : type_names[k->type];
     if (i == K_FILE || i == K_PROFILE || i == K_STATS || i == K_TRACE ||
@@ -833,6 +850,7 @@ config_format (const struct blkemu_config *cfg, int id, char *buf, size_t len)
   case T_UINT: snprintf (buf, len, "%llu", (unsigned long long) v); break;
   case T_PROB: blkemu_format_fraction (v, buf, len); break;
   case T_BOOL: snprintf (buf, len, "%s", v ? "yes" : "no"); break;
+  case T_MODE: snprintf (buf, len, "%04llo", (unsigned long long) v); break;
   case T_ENUM: {
     const char *p = k->choices;
     for (uint64_t i = 0; i < v && p; i++) {
