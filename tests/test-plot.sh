@@ -66,3 +66,26 @@ bad "notrace:1: not a trace line" "$tmp/notrace"
 : > "$tmp/empty"
 bad "not a blkemu trace" "$tmp/empty"
 bad "usage: blkemu-plot" 
+
+# Hostile traces (an adversarial review crashed or hung the plotter with
+# each): nan/inf are refused with the line, a time of 5e-324 plots in
+# bounded output, control characters in a title still give valid XML.
+for v in nan inf -inf 1e308; do
+  { head -2 "$tmp/t"; echo "$v R 0 4096 10.0 1 ok -"; } > "$tmp/t-$v"
+  bad "t-$v:3: not a trace line" "$tmp/t-$v"
+  { head -2 "$tmp/t"; echo "0.5 R 0 4096 $v 1 ok -"; } > "$tmp/l-$v"
+  bad "l-$v:3: not a trace line" "$tmp/l-$v"
+done
+{ head -2 "$tmp/t"; echo "5e-324 R 0 4096 5e-324 1 ok -"
+  echo "0 W 18446744073709551615 4096 1.0 1 ok -"; } > "$tmp/tiny"
+timeout 10 "$PLOT" -o "$tmp/tiny.svg" "$tmp/tiny" 2>/dev/null ||
+  fail "a 5e-324 time: the plotter failed or hung"
+between "SVG of a two-line trace with a 5e-324 time (bytes)" \
+  "$(stat -c %s "$tmp/tiny.svg")" 1000 200000
+"$PLOT" -o "$tmp/ctl.svg" --title "$(printf 'a\001b\033[31mc\177')" "$tmp/t" 2>/dev/null
+if command -v xmllint > /dev/null; then
+  xmllint --noout "$tmp/ctl.svg" || fail "control characters in the title made invalid XML"
+fi
+LC_ALL=C grep -q "$(printf '[\001-\010\013\014\016-\037\177]')" "$tmp/ctl.svg" &&
+  fail "control characters reached the SVG"
+echo "ok: control characters in a title become '?'"

@@ -47,6 +47,14 @@ struct trace {
 
 /* ---- reading --------------------------------------------------------- */
 
+/* What a trace line may hold: times up to a year, latencies up to a day,
+ * nothing below the trace's nanosecond resolution.
+ */
+#define TIME_MAX_S      (365.0 * 86400)
+#define LATENCY_MAX_US  (86400.0 * 1e6)
+#define LATENCY_MIN_US  0.001
+#define TIME_MIN_SPAN_S 1e-6   /* the time axis spans at least this */
+
 static int
 op_index (const char *s)
 {
@@ -80,9 +88,13 @@ read_trace (const char *path, struct trace *tr)
     if (line[0] == '\n')
       continue;
     int o;
+    /* nan, inf and absurd magnitudes are not times: they would index
+     * outside the maps or make a tick step of zero.
+     */
     if (sscanf (line, "%lf %7s %llu %llu %lf %u %31s", &t, op, &off, &len,
                 &lat, &qd, result) != 7 || (o = op_index (op)) < 0 ||
-        t < 0 || lat < 0) {
+        !isfinite (t) || !isfinite (lat) || t < 0 || lat < 0 ||
+        t > TIME_MAX_S || lat > LATENCY_MAX_US) {
       line[strcspn (line, "\n")] = '\0';
       fprintf (stderr, "blkemu-plot: %s:%zu: not a trace line (want: time_s "
                "op offset length latency_us qd result marks): %.60s\n",
@@ -111,8 +123,15 @@ read_trace (const char *path, struct trace *tr)
     tr->errors += err;
     if (t > tr->t_max)
       tr->t_max = t;
-    if (o != OP_F && off + len > tr->end_max)   /* a flush has no place */
-      tr->end_max = off + len;
+    uint64_t end = off + len < off ? UINT64_MAX : off + len;
+    if (o != OP_F && end > tr->end_max)   /* a flush has no place */
+      tr->end_max = end;
+    /* The trace has nanosecond resolution: a smaller latency is a zero
+     * one as far as the log axis is concerned.
+     */
+    if (lat < LATENCY_MIN_US)
+      lat = 0;
+    tr->r[tr->n - 1].lat_us = lat;
     if (lat > 0 && lat < tr->lat_min)
       tr->lat_min = lat;
     if (lat > tr->lat_max)
@@ -213,7 +232,7 @@ density (FILE *fp, const struct panel *p, const struct trace *tr,
   static unsigned cell[NOPS + 1][ROWS][COLS];
   memset (cell, 0, sizeof cell);
   unsigned cmax = 1;
-  double tspan = tr->t_max > 0 ? tr->t_max : 1;
+  double tspan = tr->t_max > TIME_MIN_SPAN_S ? tr->t_max : TIME_MIN_SPAN_S;
   for (size_t i = 0; i < tr->n; i++) {
     const struct req *r = &tr->r[i];
     int cx = (int) (r->t / tspan * (COLS - 1) + 0.5);
@@ -271,7 +290,8 @@ static void
 time_axis (FILE *fp, const struct panel *p, const struct trace *tr)
 {
   char b[32];
-  double span = tr->t_max > 0 ? tr->t_max : 1, step = nice_step (span, 8);
+  double span = tr->t_max > TIME_MIN_SPAN_S ? tr->t_max : TIME_MIN_SPAN_S;
+  double step = nice_step (span, 8);
   for (int i = 0; i * step <= span * (1 + 1e-9); i++) {
     snprintf (b, sizeof b, "%g", i * step);
     xtick (fp, p, i * step / span, b);
@@ -495,7 +515,15 @@ xml_text (FILE *fp, const char *s)
     case '>': fputs ("&gt;", fp); break;
     case '&': fputs ("&amp;", fp); break;
     case '\'': fputs ("&apos;", fp); break;
-    default: fputc (*s, fp);
+    default:
+      /* XML 1.0 allows no control characters but tab and newlines. */
+      if ((unsigned char) *s < 0x20 && *s != '\t' && *s != '\n' &&
+          *s != '\r')
+        fputc ('?', fp);
+      else if (*s == 0x7f)
+        fputc ('?', fp);
+      else
+        fputc (*s, fp);
     }
 }
 
