@@ -57,7 +57,7 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
   faults_init (&disk->faults, &disk->cfg, clock_now_ns ());
   wcache_init (&disk->wcache, &disk->backend);
   if (trace_open (&disk->trace, disk->cfg.str[K_TRACE], disk->stats.start_ns,
-                  err) == -1)
+                  disk->cfg.num[K_TRACE_MAX_SIZE], err) == -1)
     goto fail_trace;
   /* Paths that can fail are checked and the socket bound now, before a
    * frontend forks or reports itself ready.

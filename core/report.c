@@ -171,6 +171,18 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
              (unsigned long long) fc->lost_writes,
              (unsigned long long) fc->lost_bytes, nl);
 
+  struct trace_counts tc;
+  trace_counts (&disk->trace, &tc);
+  if (tc.enabled)
+    sb_printf (&sb, "%s\"trace\": {\"records\": %llu, \"dropped\": %llu, "
+               "\"bytes\": %llu, \"write_error\": %s%s%s},%s", in1,
+               (unsigned long long) tc.records,
+               (unsigned long long) tc.dropped,
+               (unsigned long long) tc.bytes,
+               tc.write_error ? "\"" : "",
+               tc.write_error ? strerrorname_np (tc.write_error) : "null",
+               tc.write_error ? "\"" : "", nl);
+
   uint64_t wc_entries, wc_bytes;
   wcache_usage (&disk->wcache, &wc_entries, &wc_bytes);
   sb_printf (&sb, "%s\"write_cache\": {\"entries\": %llu, \"bytes\": %llu},%s",

@@ -179,6 +179,10 @@ static const struct key_def keys[K_COUNT] = {
     "JSON stats file, written at exit, on SIGUSR1 and on 'dump'" },
   [K_TRACE] = { "trace", T_STRING, NULL, NULL, 0, 0, false,
     "per-request trace file (see blkemu-trace(5))" },
+  [K_TRACE_MAX_SIZE] = { "trace-max-size", T_SIZE, "1G", NULL, 0, NOMAX,
+    false,
+    "the trace file stops at this size, with a last line saying so; later "
+    "requests are counted in stats as trace.dropped (0: unlimited)" },
   [K_CONTROL] = { "control", T_STRING, NULL, NULL, 0, 0, false,
     "unix socket for runtime get/set/stats/reset (blkemu-ctl)" },
   [K_CONTROL_MODE] = { "control-mode", T_MODE, "0600", NULL, 0, 0666, false,

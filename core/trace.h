@@ -5,15 +5,30 @@
 #define BLKEMU_TRACE_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "blkemu/blkemu.h"
 
+/* Everything below LOCK is guarded by it; any thread may call in. */
 struct trace {
-  FILE *fp;            /* NULL: tracing off */
   pthread_mutex_t lock;
+  FILE *fp;            /* NULL: tracing off, or stopped */
+  char *path;
   uint64_t start_ns;
+  uint64_t max_bytes;  /* trace-max-size: 0 unlimited */
+  uint64_t bytes;      /* written so far */
+  uint64_t records;    /* request lines written */
+  uint64_t dropped;    /* requests not written: cap reached or write error */
+  int write_error;     /* the errno that stopped the trace, or 0 */
+};
+
+/* The trace's counters, for stats. */
+struct trace_counts {
+  uint64_t records, dropped, bytes;
+  int write_error;
+  bool enabled;
 };
 
 #define TRACE_SPLIT    (1u << 0)  /* a piece of a request the device split */
@@ -27,8 +42,10 @@ struct trace {
 #define TRACE_CACHED   (1u << 8)  /* held in the volatile write cache */
 #define TRACE_SLOW     (1u << 9)  /* stretched by slowdown */
 
+/* Open PATH (NULL: no trace) for at most MAX_BYTES (0: unlimited). */
 int trace_open (struct trace *t, const char *path, uint64_t start_ns,
-                char *err);
+                uint64_t max_bytes, char *err);
+void trace_counts (struct trace *t, struct trace_counts *out);
 void trace_close (struct trace *t);
 void trace_record (struct trace *t, uint64_t arrival_ns, enum blkemu_op op,
                    uint64_t offset, uint64_t len, uint64_t latency_ns,

@@ -19,3 +19,34 @@ expect_eq "split pieces traced" "$(awk '$2 == "W" && $4 == 65536 && $8 == "split
 expect_eq "offsets of pieces" "$(awk '$2 == "W" { printf "%s ", $3 }' "$tmp/records")" "0 65536 131072 196608 "
 expect_eq "read traced" "$(awk '$2 == "R" && $7 == "ok"' "$tmp/records" | wc -l)" 1
 expect_eq "flush traced" "$(awk '$2 == "F"' "$tmp/records" | wc -l)" 1
+
+# trace-max-size: the file stops at the cap with a line saying so; the
+# requests it could not hold are counted, the disk serves on.
+nbdkit -U - "$PLUGIN" size=64M trace="$tmp/capped" trace-max-size=4K \
+    stats="$tmp/cap.json" --run '
+  fio --name=cap --ioengine=nbd --uri="$uri" --rw=randread --bs=4k \
+      --number_ios=500 --size=64M --output=/dev/null'
+between "capped trace size (bytes)" "$(stat -c %s "$tmp/capped")" 3000 4200
+expect_eq "last line" "$(tail -1 "$tmp/capped")" "# trace stopped: trace-max-size reached"
+expect_eq "records + dropped = requests" \
+  "$(jqr "$tmp/cap.json" '.trace.records + .trace.dropped')" \
+  "$(jqr "$tmp/cap.json" '.ops.read.requests')"
+expect_eq "records = lines" "$(jqr "$tmp/cap.json" .trace.records)" \
+  "$(grep -vc '^#' "$tmp/capped")"
+
+# A trace that cannot be written (a full disk: /dev/full) is reported on
+# stderr and in stats, and the disk serves on.
+if [ -w /dev/full ]; then
+  nbdkit -U - -P "$tmp/pid2" "$PLUGIN" size=64M trace=/dev/full \
+      stats="$tmp/full.json" --run '
+    set -e
+    "$NBD_IO" "$uri" write 0 4096 1 > /dev/null
+    kill -USR1 $(cat '"$tmp"'/pid2)
+    sleep 0.5
+    "$NBD_IO" "$uri" read 0 4096 1 > /dev/null' 2> "$tmp/full.err" ||
+    fail "the disk stopped serving when its trace could not be written"
+  grep -q "trace=/dev/full: No space left on device: tracing stopped" "$tmp/full.err" ||
+    fail "no message for the failed trace: $(cat "$tmp/full.err")"
+  expect_eq "trace write error in stats" "$(jqr "$tmp/full.json" .trace.write_error)" ENOSPC
+  between "requests not traced" "$(jqr "$tmp/full.json" .trace.dropped)" 1 2
+fi
