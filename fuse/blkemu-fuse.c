@@ -443,7 +443,19 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     if ((size_t) off >= h->len)
       return (void) fuse_reply_buf (req, NULL, 0);
     size_t n = h->len - (size_t) off < size ? h->len - (size_t) off : size;
-    return (void) fuse_reply_buf (req, h->text + off, n);
+    /* Reply from a copy this thread owns: once the kernel has the reply,
+     * the reader may close and another thread free H in op_release while
+     * this one is still returning from writev (whose sanitizer hook reads
+     * the buffer after the call: a use-after-free report, and a real one
+     * for anything that looked later).
+     */
+    char *copy = malloc (n ? n : 1);
+    if (!copy)
+      return (void) fuse_reply_err (req, ENOMEM);
+    memcpy (copy, h->text + off, n);
+    fuse_reply_buf (req, copy, n);
+    free (copy);
+    return;
   }
   const struct disk *dk = &disks[ino - INO_DISK0];
   size = clamp (dk, size, off);

@@ -35,3 +35,23 @@ grep -q "latency-write=garbage" "$mnt.log" || fail "no log line for the bad writ
 echo "ok: logged: $(grep -m1 garbage "$mnt.log")"
 dd if="$dev" of=/dev/null bs=64k count=16 iflag=direct status=none || fail "disk stopped serving"
 echo "ok: disk still serves"
+
+# Four readers of the stats file at once, opening and closing as fast as
+# they can: every read is whole JSON (the ASan build once reported a
+# use-after-free here: a reply buffer freed by the release of the file).
+readers=()
+for r in 1 2 3 4; do
+  ( end=$(( $(date +%s) + 3 )); n=0
+    while [ "$(date +%s)" -lt $end ]; do
+      jq -e .ops > /dev/null < "$attr/stats" || { echo bad > "$tmp/reader$r"; exit 1; }
+      n=$((n + 1))
+    done
+    echo "$n" > "$tmp/reader$r" ) &
+  readers+=($!)
+done
+wait "${readers[@]}"
+for r in 1 2 3 4; do
+  [ "$(cat "$tmp/reader$r")" != bad ] || fail "reader $r got broken stats"
+done
+echo "ok: 4 parallel stats readers: $(cat "$tmp"/reader? | awk '{ s += $1 } END { print s }') whole reads"
+kill -0 "$fuse_pid" || fail "blkemu-fuse died under parallel stats readers"
