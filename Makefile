@@ -3,7 +3,7 @@
 BUILD ?= build
 MESON_OPTS ?=
 
-.PHONY: all check demo bench format clean deps asan check-asan
+.PHONY: all check demo bench format clean deps asan check-asan fuzz tsan check-tsan
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -33,8 +33,13 @@ asan:
 check-asan: deps asan
 	./tools/run-asan-tests build-asan
 
+# libFuzzer harnesses (fuzz/): each runs FUZZ_SECONDS from the seed corpus.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	./fuzz/run -t $(FUZZ_SECONDS)
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan build-fuzz

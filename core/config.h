@@ -73,6 +73,14 @@ struct blkemu_config {
  */
 int config_build (struct blkemu_config *cfg, const struct blkemu_spec *spec,
                   char *err);
+/* Store VALUE for key ID into CFG: the key's own parsing and bounds, no
+ * cross-key rules.  Returns 0 or -1 with ERR filled.
+ */
+int config_apply_value (struct blkemu_config *cfg, int id, const char *value,
+                        char *err);
+/* Room for any key's canonical text (a path is the longest). */
+#define CONFIG_TEXT_MAX 4200
+
 /* Apply a profile's text (key = value lines, # comments) to CFG; PATH
  * names it in messages.  TEXT is modified.  Returns 0 or -1 with ERR.
  */

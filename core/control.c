@@ -113,7 +113,7 @@ control_run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
   }
   else if (!strcmp (cmd, "get")) {
     char *key = strtok_r (NULL, " \t", &save);
-    char v[CONTROL_VALUE_MAX];
+    char v[CONFIG_TEXT_MAX];
     if (key) {
       if (blkemu_disk_get (disk, key, v, sizeof v, err) == -1)
         sb_printf (sb, "error: %s\n", err);

@@ -8,9 +8,6 @@
 
 struct blkemu_disk;
 
-/* The longest value `get` replies with (a path, a key's text). */
-#define CONTROL_VALUE_MAX 4200
-
 /* Run one command LINE (modified) and append the reply to SB.  Safe from
  * any thread; the service thread and the fuzz harness call it.
  */

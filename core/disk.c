@@ -353,10 +353,17 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
   uint64_t crash_gen = wcache_generation (&disk->wcache);
   pthread_mutex_unlock (&disk->lock);
 
-  /* An injected error fails the request without touching the data. */
-  int err = fv.err ? fv.err
-                   : serve_data (disk, op, buf, len, offset, flags, cache,
-                                 cache_size, crash_gen);
+  /* An injected error fails the request without touching the data.  A
+   * split request reaches the backend piece by piece, as the device
+   * would move it: nothing above the limit goes through.
+   */
+  int err = fv.err;
+  for (uint64_t i = 0; i < npieces && err == 0; i++) {
+    uint64_t plen = i + 1 < npieces ? piece_len : len - i * piece_len;
+    err = serve_data (disk, op, buf ? (char *) buf + i * piece_len : NULL,
+                      plen, offset + i * piece_len, flags, cache, cache_size,
+                      crash_gen);
+  }
   clock_wait_until (last);
   uint64_t done = clock_now_ns ();
   __atomic_sub_fetch (&disk->in_flight, npieces, __ATOMIC_RELAXED);

@@ -342,6 +342,13 @@ config_apply (struct blkemu_config *cfg, int id, const char *value, char *err)
   return 0;
 }
 
+int
+config_apply_value (struct blkemu_config *cfg, int id, const char *value,
+                    char *err)
+{
+  return config_apply (cfg, id, value, err);
+}
+
 struct blkemu_spec *
 blkemu_spec_new (void)
 {

@@ -64,14 +64,12 @@ op_index (const char *s)
   return -1;
 }
 
+/* Read the trace from FP (PATH names it in messages) into TR.  The fuzz
+ * harness (fuzz/fuzz-plot.c) calls this and plot() on any bytes.
+ */
 static int
-read_trace (const char *path, struct trace *tr)
+read_trace_fp (FILE *fp, const char *path, struct trace *tr)
 {
-  FILE *fp = strcmp (path, "-") ? fopen (path, "r") : stdin;
-  if (!fp) {
-    fprintf (stderr, "blkemu-plot: %s: %s\n", path, strerror (errno));
-    return -1;
-  }
   char line[512], op[8], result[32];
   unsigned long long off, len;
   double t, lat;
@@ -99,8 +97,6 @@ read_trace (const char *path, struct trace *tr)
       fprintf (stderr, "blkemu-plot: %s:%zu: not a trace line (want: time_s "
                "op offset length latency_us qd result marks): %.60s\n",
                path, lineno, line);
-      if (fp != stdin)
-        fclose (fp);
       return -1;
     }
     if (tr->n == tr->cap) {
@@ -108,8 +104,6 @@ read_trace (const char *path, struct trace *tr)
       struct req *r = realloc (tr->r, cap * sizeof *r);
       if (!r) {
         fprintf (stderr, "blkemu-plot: out of memory at line %zu\n", lineno);
-        if (fp != stdin)
-          fclose (fp);
         return -1;
       }
       tr->r = r;
@@ -137,8 +131,6 @@ read_trace (const char *path, struct trace *tr)
     if (lat > tr->lat_max)
       tr->lat_max = lat;
   }
-  if (fp != stdin)
-    fclose (fp);
   if (!header && tr->n == 0) {
     fprintf (stderr, "blkemu-plot: %s: not a blkemu trace (no '# blkemu "
              "trace' header, no requests)\n", path);
@@ -576,6 +568,21 @@ plot (FILE *fp, const struct trace *tr, const char *title)
   fprintf (fp, "</svg>\n");
 }
 
+#ifndef BLKEMU_PLOT_FUZZ
+static int
+read_trace (const char *path, struct trace *tr)
+{
+  FILE *fp = strcmp (path, "-") ? fopen (path, "r") : stdin;
+  if (!fp) {
+    fprintf (stderr, "blkemu-plot: %s: %s\n", path, strerror (errno));
+    return -1;
+  }
+  int r = read_trace_fp (fp, path, tr);
+  if (fp != stdin)
+    fclose (fp);
+  return r;
+}
+
 static void
 usage (FILE *fp)
 {
@@ -648,3 +655,4 @@ main (int argc, char **argv)
   free (tr.r);
   return r;
 }
+#endif /* BLKEMU_PLOT_FUZZ */

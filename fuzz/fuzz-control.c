@@ -1,0 +1,55 @@
+/* Fuzz the control command interpreter (the code behind the control
+ * socket and blkemu-ctl) on a write-cached memory disk: each input line is
+ * one command.  Every reply is one "ok"/"error:" line (summary: ending
+ * with "."), and the disk still serves a read afterwards.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkemu/blkemu.h"
+#include "control.h"
+#include "disk.h"
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  if (size > 8192)
+    return 0;
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_disk *disk =
+    blkemu_disk_open_spec ("size=16M,write-cache=yes,cache-size=1M", 0, err);
+  if (!disk)
+    abort ();
+  char *text = malloc (size + 1);
+  memcpy (text, data, size);
+  text[size] = '\0';
+  for (char *line = text, *next; line; line = next) {
+    next = strchr (line, '\n');
+    if (next)
+      *next++ = '\0';
+    /* A stall or latency set by the input would make the read below
+     * wait in real time: the interpreter is the target, not the clock.
+     */
+    if (strstr (line, "stall") || strstr (line, "latency") ||
+        strstr (line, "bandwidth") || strstr (line, "spike") ||
+        strstr (line, "link") || strstr (line, "seek") ||
+        strstr (line, "overhead") || strstr (line, "rate"))
+      continue;
+    struct strbuf sb = { 0 };
+    control_run_command (disk, line, &sb);
+    char *out = sb_take (&sb);
+    if (!out || (strncmp (out, "ok", 2) != 0 && strncmp (out, "error: ", 7)))
+      abort ();
+    free (out);
+  }
+  free (text);
+  /* Still serving (offline after a crash is an answer too). */
+  char buf[4096];
+  blkemu_disk_set (disk, "error-mode", "off", err);
+  int r = blkemu_io (disk, BLKEMU_OP_READ, buf, sizeof buf, 0, 0);
+  if (r != 0 && r != EIO && r != BLKEMU_ERR_DROP)
+    abort ();
+  blkemu_disk_close (disk);
+  return 0;
+}

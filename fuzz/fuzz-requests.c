@@ -1,0 +1,360 @@
+/* Fuzz request sequences on a disk with random limits, policies, models,
+ * faults, write cache and crash/power-on, through the public API, and
+ * check what the docs promise:
+ *   - no read or write above max-transfer reaches the backend unless
+ *     oversize=allow (a backend wrapper checks every call);
+ *   - a read returns the newest data written, exactly;
+ *   - after crash and power-on every block holds its flushed (or FUA'd)
+ *     version or one written since: flushed data survives, nothing else
+ *     appears; without write-cache nothing is lost;
+ *   - stats count exactly the bytes of the requests that succeeded, and
+ *     no latency exceeds the time that passed.
+ * The clock is virtual (this file defines clock_now_ns and
+ * clock_wait_until, so the core's clock.o is not linked): every model
+ * runs at full speed and the run is deterministic.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkemu/blkemu.h"
+#include "disk.h"
+
+/* ---- the virtual clock ---------------------------------------------- */
+
+static uint64_t now_ns = 1000000000;
+
+uint64_t
+clock_now_ns (void)
+{
+  return now_ns += 100;   /* time moves a little with every look */
+}
+
+void
+clock_wait_until (uint64_t deadline_ns)
+{
+  if (deadline_ns > now_ns)
+    now_ns = deadline_ns;
+}
+
+/* ---- the input ------------------------------------------------------ */
+
+struct input {
+  const uint8_t *p;
+  size_t n;
+};
+
+static unsigned
+take (struct input *in, unsigned range)
+{
+  unsigned v = 0;
+  if (in->n >= 2) {
+    v = (unsigned) in->p[0] << 8 | in->p[1];
+    in->p += 2;
+    in->n -= 2;
+  }
+  else if (in->n == 1) {
+    v = in->p[0];
+    in->p++;
+    in->n--;
+  }
+  return range ? v % range : 0;
+}
+
+/* ---- the backend wrapper -------------------------------------------- */
+
+static const struct backend_ops *real_ops;
+static uint64_t max_rw;      /* 0: not checked (oversize=allow) */
+static int inside_crash;     /* crash restores whole undo entries */
+static bool checking;        /* a read or write request is being served
+                                (write-zeroes and trim save their old data
+                                with reads of their own length) */
+
+static int
+w_pread (void *st, void *buf, uint64_t len, uint64_t off)
+{
+  if (checking && max_rw && !inside_crash && len > max_rw) {
+    fprintf (stderr, "backend read of %llu > max-transfer %llu\n",
+             (unsigned long long) len, (unsigned long long) max_rw);
+    abort ();
+  }
+  return real_ops->pread (st, buf, len, off);
+}
+
+static int
+w_pwrite (void *st, const void *buf, uint64_t len, uint64_t off, bool fua)
+{
+  if (checking && max_rw && !inside_crash && len > max_rw) {
+    fprintf (stderr, "backend write of %llu > max-transfer %llu\n",
+             (unsigned long long) len, (unsigned long long) max_rw);
+    abort ();
+  }
+  return real_ops->pwrite (st, buf, len, off, fua);
+}
+
+static struct backend_ops wrapper;
+
+/* ---- the shadow ----------------------------------------------------- */
+
+#define BLOCKS 64
+#define CAND 8
+
+struct shadow {
+  uint32_t latest, durable;
+  uint32_t cand[CAND];     /* versions written since the last flush */
+  int ncand;               /* -1: too many to track */
+};
+
+static struct shadow sh[BLOCKS];
+static uint32_t next_version;
+
+/* The data helpers are plain loops: keep coverage (and its cost) for the
+ * code under test.
+ */
+#define NO_COVERAGE __attribute__ ((no_sanitize ("coverage")))
+
+static void NO_COVERAGE
+fill (unsigned char *p, uint64_t lbs, uint64_t block, uint32_t version)
+{
+  for (uint64_t i = 0; i < lbs; i += 8) {
+    uint32_t w[2] = { (uint32_t) block, version };
+    memcpy (p + i, w, 8);
+  }
+  if (version == 0)
+    memset (p, 0, lbs);
+}
+
+static uint32_t NO_COVERAGE
+version_of (const unsigned char *p, uint64_t lbs, uint64_t block)
+{
+  static unsigned char want[65536];
+  uint32_t w[2];
+  memcpy (w, p, 8);
+  uint32_t v = w[1];
+  if (w[0] != block)
+    v = 0;
+  fill (want, lbs, block, v);
+  return memcmp (want, p, lbs) == 0 ? v : UINT32_MAX;
+}
+
+static void
+written (uint64_t b, uint32_t v, bool fua)
+{
+  sh[b].latest = v;
+  if (fua) {
+    sh[b].durable = v;
+    sh[b].ncand = 0;
+  }
+  else if (sh[b].ncand >= 0 && sh[b].ncand < CAND)
+    sh[b].cand[sh[b].ncand++] = v;
+  else
+    sh[b].ncand = -1;
+}
+
+static bool
+may_hold (const struct shadow *s, uint32_t v)
+{
+  if (v == s->durable || s->ncand < 0)
+    return true;
+  for (int i = 0; i < s->ncand; i++)
+    if (s->cand[i] == v)
+      return true;
+  return false;
+}
+
+/* ---- one run -------------------------------------------------------- */
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  struct input in = { data, size };
+  char spec[512], err[BLKEMU_ERR_MAX];
+  static const char *const models[] = { "fixed", "hdd", "ssd", "array",
+                                        "link" };
+  static const char *const policies[] = { "error", "split", "allow" };
+  uint64_t lbs = take (&in, 2) ? 4096 : 512;
+  uint64_t mt_blocks = 1 + take (&in, 64);
+  unsigned policy = take (&in, 3);
+  bool cache = take (&in, 2);
+  bool null_backend = take (&in, 8) == 0;
+  unsigned faults = take (&in, 4);   /* 0: none */
+  snprintf (spec, sizeof spec,
+            "size=%llu,logical-block-size=%llu,max-transfer=%llu,"
+            "oversize=%s,model=%s,write-cache=%s,cache-size=%uK,"
+            "backend=%s,slowdown=%u,queue-depth=%u,latency-read=%uus,"
+            "latency-write=%uus,max-discard=%llu,seed=%u",
+            (unsigned long long) (BLOCKS * lbs), (unsigned long long) lbs,
+            (unsigned long long) (mt_blocks * lbs), policies[policy],
+            models[take (&in, 5)], cache ? "yes" : "no",
+            4 + take (&in, 1024), null_backend ? "null" : "memory",
+            1 + take (&in, 8), 1 + take (&in, 64), take (&in, 2000),
+            take (&in, 2000), (unsigned long long) (take (&in, 4) * 8 * lbs),
+            take (&in, 1000));
+  if (faults) {
+    size_t n = strlen (spec);
+    snprintf (spec + n, sizeof spec - n,
+              ",error-mode=%s,error-op=%s,error-offset=%llu,"
+              "error-length=%llu,error-probability=%u%%,error-after=%u",
+              (const char *[]) { "off", "always", "once", "sticky" }[faults],
+              (const char *[]) { "any", "read", "write", "flush", "trim",
+                                 "zero" }[take (&in, 6)],
+              (unsigned long long) (take (&in, BLOCKS) * lbs),
+              (unsigned long long) (take (&in, 16) * lbs), take (&in, 101),
+              take (&in, 4));
+  }
+  struct blkemu_disk *disk = blkemu_disk_open_spec (spec, 0, err);
+  if (!disk) {
+    fprintf (stderr, "%s: %s\n", spec, err);
+    abort ();
+  }
+  /* Every backend call goes through the checking wrapper. */
+  real_ops = disk->backend.ops;
+  wrapper = *real_ops;
+  wrapper.pread = w_pread;
+  wrapper.pwrite = w_pwrite;
+  disk->backend.ops = &wrapper;
+  max_rw = policy == 2 ? 0 : mt_blocks * lbs;
+
+  memset (sh, 0, sizeof sh);
+  next_version = 1;
+  uint64_t ok_bytes[BLKEMU_OP_COUNT] = { 0 };
+  uint64_t t_start = now_ns;
+  bool offline = false, check_data = !null_backend;
+  static unsigned char buf[BLOCKS * 4096];
+
+  for (int step = 0; step < 100 && in.n > 0; step++) {
+    unsigned what = take (&in, 10);
+    checking = true;
+    uint64_t b = take (&in, BLOCKS);
+    uint64_t nb = 1 + take (&in, 24);
+    if (b + nb > BLOCKS)
+      nb = BLOCKS - b;
+    uint64_t off = b * lbs, len = nb * lbs;
+    int r;
+    switch (what) {
+    case 0: case 1: case 2: {          /* write, sometimes FUA */
+      bool fua = what == 2;
+      uint32_t v = next_version++;
+      for (uint64_t i = 0; i < nb; i++)
+        fill (buf + i * lbs, lbs, b + i, v);
+      r = blkemu_io (disk, BLKEMU_OP_WRITE, buf, len, off,
+                     fua ? BLKEMU_FLAG_FUA : 0);
+      if (r == 0) {
+        ok_bytes[BLKEMU_OP_WRITE] += len;
+        for (uint64_t i = 0; i < nb; i++)
+          written (b + i, v, fua);
+      }
+      else if (r != EINVAL && r != EIO && !faults)
+        abort ();
+      break;
+    }
+    case 3: case 4:                    /* read and compare */
+      r = blkemu_io (disk, BLKEMU_OP_READ, buf, len, off, 0);
+      if (r == 0) {
+        ok_bytes[BLKEMU_OP_READ] += len;
+        for (uint64_t i = 0; check_data && i < nb; i++)
+          if (version_of (buf + i * lbs, lbs, b + i) != sh[b + i].latest) {
+            fprintf (stderr, "block %llu: read version %u, wrote %u\n",
+                     (unsigned long long) (b + i),
+                     version_of (buf + i * lbs, lbs, b + i),
+                     sh[b + i].latest);
+            abort ();
+          }
+      }
+      else if (!offline && !faults && r != EINVAL)
+        abort ();
+      break;
+    case 5:                            /* flush */
+      r = blkemu_io (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
+      if (r == 0)
+        for (int i = 0; i < BLOCKS; i++) {
+          sh[i].durable = sh[i].latest;
+          sh[i].ncand = 0;
+        }
+      break;
+    case 6:                            /* write-zeroes or trim */
+      checking = false;
+      r = blkemu_io (disk, take (&in, 2) ? BLKEMU_OP_ZERO : BLKEMU_OP_TRIM,
+                     NULL, len, off, 0);
+      if (r == 0)
+        for (uint64_t i = 0; i < nb; i++)
+          written (b + i, 0, false);
+      break;
+    case 7:                            /* crash, power on, check */
+      inside_crash = 1;
+      if (disk_crash (disk, err) != 0)
+        abort ();
+      inside_crash = 0;
+      offline = true;
+      if (blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, 0, 0) != EIO)
+        abort ();
+      disk_power_on (disk);
+      offline = false;
+      if (blkemu_disk_set (disk, "error-mode", "off", err) != 0)
+        abort ();
+      faults = 0;
+      for (uint64_t i = 0; check_data && i < BLOCKS; i++) {
+        /* Read block by block: every length passes max-transfer. */
+        if (blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, i * lbs, 0) != 0)
+          abort ();
+        ok_bytes[BLKEMU_OP_READ] += lbs;
+        uint32_t v = version_of (buf, lbs, i);
+        if (!cache ? v != sh[i].latest : !may_hold (&sh[i], v)) {
+          fprintf (stderr, "block %llu after crash: version %u (durable "
+                   "%u, latest %u, cache %d)\n", (unsigned long long) i, v,
+                   sh[i].durable, sh[i].latest, cache);
+          abort ();
+        }
+        sh[i].latest = sh[i].durable = v;
+        sh[i].ncand = 0;
+      }
+      break;
+    case 8: {                          /* a runtime change */
+      static const char *const sets[][2] = {
+        { "oversize", "error" }, { "oversize", "split" },
+        { "max-transfer", "64K" }, { "slowdown", "3" }, { "slowdown", "1" },
+        { "cache-size", "8K" }, { "error-mode", "off" },
+        { "latency-dist", "lognormal" }, { "latency-jitter", "50us" },
+      };
+      unsigned k = take (&in, sizeof sets / sizeof sets[0]);
+      if (blkemu_disk_set (disk, sets[k][0], sets[k][1], err) == 0) {
+        if (k == 0 || k == 1)
+          max_rw = disk->cfg.num[K_MAX_TRANSFER];
+        if (k == 2 && max_rw)
+          max_rw = disk->cfg.num[K_MAX_TRANSFER];
+        if (k == 6)
+          faults = 0;
+      }
+      break;
+    }
+    default:                           /* an unaligned or wild request */
+      r = blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, off + 1 + take (&in, 511),
+                     0);
+      if (r != EINVAL)
+        abort ();
+      break;
+    }
+  }
+
+  /* Byte accounting and latencies. */
+  struct stats *st = &disk->stats;
+  for (int op = 0; op < BLKEMU_OP_COUNT; op++) {
+    if ((op == BLKEMU_OP_READ || op == BLKEMU_OP_WRITE) &&
+        st->op[op].bytes != ok_bytes[op]) {
+      fprintf (stderr, "op %d: stats bytes %llu, served %llu\n", op,
+               (unsigned long long) st->op[op].bytes,
+               (unsigned long long) ok_bytes[op]);
+      abort ();
+    }
+    if (st->op[op].lat_max_ns > now_ns - t_start) {
+      fprintf (stderr, "op %d: latency %llu ns in a run of %llu ns\n", op,
+               (unsigned long long) st->op[op].lat_max_ns,
+               (unsigned long long) (now_ns - t_start));
+      abort ();
+    }
+  }
+  disk->backend.ops = real_ops;
+  blkemu_disk_close (disk);
+  return 0;
+}
