@@ -33,6 +33,14 @@ asan:
 check-asan: deps asan
 	./tools/run-asan-tests build-asan
 
+# A ThreadSanitizer build in build-tsan/ and the unit and host-side
+# concurrent tests (nbd, FUSE) run on it.
+tsan:
+	$(MAKE) BUILD=build-tsan MESON_OPTS="-Db_sanitize=thread -Db_lundef=false" all
+
+check-tsan: deps tsan
+	./tools/run-tsan-tests build-tsan
+
 # libFuzzer harnesses (fuzz/): each runs FUZZ_SECONDS from the seed corpus.
 FUZZ_SECONDS ?= 60
 fuzz: deps

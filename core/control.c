@@ -48,7 +48,8 @@
 #define CONTROL_MAX_CLIENTS 32
 #define CONTROL_LINE_MAX    65536          /* a longer line drops the client */
 #define CONTROL_OUT_MAX     (16u << 20)    /* unread replies: drop beyond */
-#define CONTROL_OUT_PAUSE   (1u << 20)     /* stop reading commands beyond */
+#define CONTROL_OUT_PAUSE   (256u << 10)   /* stop reading commands beyond */
+#define CONTROL_LINES_TURN  8              /* commands per client per turn */
 #define CONTROL_POLL_MS     200            /* SIGUSR1 from another disk */
 
 struct client {
@@ -244,13 +245,24 @@ client_send (struct client *c)
   return true;
 }
 
-/* Run every complete line C has sent.  False: drop the client. */
+/* A complete command waits and C is reading its replies. */
+static bool
+client_ready (const struct client *c)
+{
+  return c->fd >= 0 && c->out_len - c->out_sent < CONTROL_OUT_PAUSE &&
+         memchr (c->in, '\n', c->have) != NULL;
+}
+
+/* Run up to CONTROL_LINES_TURN complete lines C has sent: one client's
+ * burst of commands takes turns with everyone else's.  False: drop C.
+ */
 static bool
 client_run_lines (struct blkemu_disk *disk, struct client *c)
 {
   char *nl;
-  while (c->out_len - c->out_sent < CONTROL_OUT_PAUSE &&
-         (nl = memchr (c->in, '\n', c->have)) != NULL) {
+  for (int turn = 0; turn < CONTROL_LINES_TURN &&
+       c->out_len - c->out_sent < CONTROL_OUT_PAUSE &&
+       (nl = memchr (c->in, '\n', c->have)) != NULL; turn++) {
     *nl = '\0';
     if (nl > c->in && nl[-1] == '\r')
       nl[-1] = '\0';
@@ -334,7 +346,11 @@ service_main (void *arg)
       who[n] = c;
       pfd[n++] = (struct pollfd) { .fd = c->fd, .events = ev };
     }
-    int r = poll (pfd, (nfds_t) n, CONTROL_POLL_MS);
+    /* Commands still queued from an earlier turn: do not sleep. */
+    bool pending = false;
+    for (int i = 0; i < CONTROL_MAX_CLIENTS && !pending; i++)
+      pending = client_ready (&sv->clients[i]);
+    int r = poll (pfd, (nfds_t) n, pending ? 0 : CONTROL_POLL_MS);
     if (r < 0 && errno != EINTR)
       break;
     if (r > 0 && pfd[0].revents)
@@ -350,7 +366,7 @@ service_main (void *arg)
       if (disk->cfg.str[K_STATS] && blkemu_disk_write_stats (disk, err) == -1)
         fprintf (stderr, "blkemu: %s\n", err);
     }
-    if (r <= 0)
+    if (r < 0)
       continue;
     for (int i = 3; i < n; i++) {
       struct client *c = who[i];
@@ -362,8 +378,8 @@ service_main (void *arg)
         client_close (c);
         continue;
       }
-      /* Replies drained below the pause mark: run what waited. */
-      if (c->have && !client_run_lines (disk, c)) {
+      /* Its next turn of commands (some may have waited for room). */
+      if (client_ready (c) && !client_run_lines (disk, c)) {
         client_close (c);
         continue;
       }

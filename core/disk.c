@@ -532,3 +532,21 @@ blkemu_disk_reset_stats (struct blkemu_disk *disk)
 {
   stats_reset (&disk->stats);
 }
+
+int
+blkemu_disk_crash (struct blkemu_disk *disk, char *err)
+{
+  return disk_crash (disk, err);
+}
+
+void
+blkemu_disk_power_on (struct blkemu_disk *disk)
+{
+  disk_power_on (disk);
+}
+
+void
+blkemu_disk_drop (struct blkemu_disk *disk)
+{
+  disk_drop_connection (disk);
+}

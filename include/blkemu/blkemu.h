@@ -132,6 +132,14 @@ int blkemu_disk_get (struct blkemu_disk *disk, const char *key, char *out,
 int blkemu_disk_set (struct blkemu_disk *disk, const char *key,
                      const char *value, char *err);
 void blkemu_disk_reset_stats (struct blkemu_disk *disk);
+/* Power loss: with write-cache=yes the writes not yet flushed, FUA'd or
+ * destaged are undone; every request fails with EIO until power-on.  A
+ * flush in progress fails.  Returns 0 or -1 with ERR filled.
+ */
+int blkemu_disk_crash (struct blkemu_disk *disk, char *err);
+void blkemu_disk_power_on (struct blkemu_disk *disk);
+/* The next request gets BLKEMU_ERR_DROP: its frontend drops the link. */
+void blkemu_disk_drop (struct blkemu_disk *disk);
 /* Stats JSON in a malloc'd string (caller frees); PRETTY adds newlines. */
 char *blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty);
 /* The human summary (iostat-style totals, size histograms), malloc'd. */
