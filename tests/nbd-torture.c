@@ -1,0 +1,351 @@
+/* nbd-torture: a seeded, randomized run against a write-cached blkemu disk
+ * over NBD, checking the promise users test crash consistency with.
+ *
+ *   nbd-torture URI CONTROL_SOCKET SECONDS SEED
+ *
+ * Four client threads own a quarter of the disk each and write versioned
+ * 4 KiB blocks (1..16 at a time, some FUA), read and verify them, and
+ * flush; a controller thread, between client operations, sets random
+ * valid runtime keys (timing, limits, error injection), drops the
+ * connections, and crashes and powers the disk on.  After every crash each
+ * block must hold its durable version (the one a completed flush or FUA
+ * covered) or one written since; while no crash intervenes a read returns
+ * exactly the last successful write.  A failed or dropped write leaves its
+ * blocks uncertain until the next successful one.  No operation may take
+ * longer than 60 s (the server must not hang).  Exit 0, or 1 with the
+ * first violation; the seed is printed so any run can be repeated.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <libnbd.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CLIENTS 4
+#define BLOCK 4096
+#define CAND 16
+
+struct block {
+  uint32_t latest, durable;
+  uint32_t cand[CAND];   /* written since the last flush/crash */
+  int ncand;             /* -1: too many, anything since durable goes */
+  bool uncertain;        /* a failed write may or may not have landed */
+};
+
+static const char *uri, *control;
+static unsigned run_seed;
+static uint64_t disk_blocks, per_client;
+static struct block *blocks;
+/* Clients hold it shared per operation, the controller exclusively for a
+ * drop or crash; writer-preferring, or busy clients starve the controller.
+ */
+static pthread_rwlock_t world;
+static volatile int done, failed;
+static time_t last_progress;
+static uint64_t stat_ops, stat_crashes, stat_flushes, stat_errors, stat_drops,
+                stat_sets;
+
+#define FAIL(...) do { fprintf (stderr, "nbd-torture: FAIL: " __VA_ARGS__); \
+                       fprintf (stderr, "\n"); failed = 1; } while (0)
+
+static void
+fill (unsigned char *p, uint64_t b, uint32_t v)
+{
+  for (int i = 0; i < BLOCK; i += 16) {
+    uint64_t w[2] = { b, (uint64_t) v * 0x9e3779b97f4a7c15ull ^ b };
+    memcpy (p + i, w, 16);
+  }
+  if (v == 0)
+    memset (p, 0, BLOCK);
+}
+
+/* The version P holds for block B, or UINT32_MAX if none matches. */
+static uint32_t
+version_in (const unsigned char *p, uint64_t b, const struct block *k)
+{
+  unsigned char want[BLOCK];
+  uint32_t try[CAND + 2];
+  int n = 0;
+  try[n++] = k->latest;
+  try[n++] = k->durable;
+  for (int i = 0; i < k->ncand; i++)
+    try[n++] = k->cand[i];
+  for (int i = 0; i < n; i++) {
+    fill (want, b, try[i]);
+    if (memcmp (want, p, BLOCK) == 0)
+      return try[i];
+  }
+  return UINT32_MAX;
+}
+
+static struct nbd_handle *
+connect_disk (void)
+{
+  for (int tries = 0; tries < 100; tries++) {
+    struct nbd_handle *h = nbd_create ();
+    if (h && nbd_connect_uri (h, uri) == 0)
+      return h;
+    if (h)
+      nbd_close (h);
+    usleep (50000);
+  }
+  FAIL ("cannot connect to %s: %s", uri, nbd_get_error ());
+  return NULL;
+}
+
+static void
+written (uint64_t b, uint32_t v, bool fua, bool ok)
+{
+  struct block *k = &blocks[b];
+  if (k->ncand >= 0 && k->ncand < CAND)
+    k->cand[k->ncand++] = v;
+  else
+    k->ncand = -1;
+  if (!ok) {
+    k->uncertain = true;
+    return;
+  }
+  k->latest = v;
+  k->uncertain = false;
+  if (fua) {
+    k->durable = v;
+    k->ncand = 0;
+  }
+}
+
+static void *
+client (void *arg)
+{
+  unsigned id = (unsigned) (uintptr_t) arg;
+  unsigned seed = run_seed * 7919 + id;
+  uint64_t first = id * per_client;
+  unsigned char *buf = malloc (16 * BLOCK);
+  uint32_t version = id << 24;
+  struct nbd_handle *h = connect_disk ();
+  while (h && !done && !failed) {
+    pthread_rwlock_rdlock (&world);
+    uint64_t n = 1 + rand_r (&seed) % 16;
+    uint64_t b = first + rand_r (&seed) % (per_client - n);
+    unsigned what = rand_r (&seed) % 10;
+    int r = 0;
+    if (what < 5) {                        /* write, some FUA */
+      bool fua = what == 0;
+      uint32_t v = ++version;
+      for (uint64_t i = 0; i < n; i++)
+        fill (buf + i * BLOCK, b + i, v);
+      r = nbd_pwrite (h, buf, n * BLOCK, (b) * BLOCK,
+                      fua ? LIBNBD_CMD_FLAG_FUA : 0);
+      for (uint64_t i = 0; i < n; i++)
+        written (b + i, v, fua, r == 0);
+    }
+    else if (what < 9) {                   /* read and verify */
+      r = nbd_pread (h, buf, n * BLOCK, b * BLOCK, 0);
+      for (uint64_t i = 0; r == 0 && i < n; i++) {
+        struct block *k = &blocks[b + i];
+        uint32_t got = version_in (buf + i * BLOCK, b + i, k);
+        if (!k->uncertain && got != k->latest)
+          FAIL ("block %" PRIu64 ": read version %" PRIu32 ", last written "
+                "%" PRIu32, b + i, got, k->latest);
+        else if (k->uncertain && got == UINT32_MAX && k->ncand >= 0)
+          FAIL ("block %" PRIu64 ": holds data never written there", b + i);
+        else if (k->uncertain && got != UINT32_MAX) {
+          k->latest = got;
+          k->uncertain = false;
+        }
+      }
+    }
+    else {                                 /* flush this client's blocks */
+      r = nbd_flush (h, 0);
+      if (r == 0) {
+        for (uint64_t i = first; i < first + per_client; i++)
+          if (!blocks[i].uncertain) {
+            blocks[i].durable = blocks[i].latest;
+            blocks[i].ncand = 0;
+          }
+        __atomic_add_fetch (&stat_flushes, 1, __ATOMIC_RELAXED);
+      }
+    }
+    pthread_rwlock_unlock (&world);
+    __atomic_add_fetch (&stat_ops, 1, __ATOMIC_RELAXED);
+    __atomic_store_n (&last_progress, time (NULL), __ATOMIC_RELAXED);
+    if (r != 0) {
+      __atomic_add_fetch (&stat_errors, 1, __ATOMIC_RELAXED);
+      /* A dropped connection: the next request finds it gone. */
+      if (!nbd_aio_is_ready (h)) {
+        nbd_close (h);
+        h = connect_disk ();
+      }
+    }
+  }
+  if (h)
+    nbd_close (h);
+  free (buf);
+  return NULL;
+}
+
+/* One control command; the reply's first line in OUT. */
+static int
+ctl (const char *cmd, char *out, size_t outlen)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  snprintf (sa.sun_path, sizeof sa.sun_path, "%s", control);
+  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0 || connect (fd, (struct sockaddr *) &sa, sizeof sa) < 0) {
+    if (fd >= 0)
+      close (fd);
+    return -1;
+  }
+  char line[512];
+  snprintf (line, sizeof line, "%s\n", cmd);
+  ssize_t w = write (fd, line, strlen (line));
+  shutdown (fd, SHUT_WR);
+  size_t have = 0;
+  ssize_t r;
+  while (w > 0 && have + 1 < outlen &&
+         (r = read (fd, out + have, outlen - 1 - have)) > 0)
+    have += (size_t) r;
+  out[have] = '\0';
+  out[strcspn (out, "\n")] = '\0';
+  close (fd);
+  return strncmp (out, "ok", 2) == 0 ? 0 : -1;
+}
+
+/* After a crash: every block holds its durable version or a later one. */
+static void
+check_after_crash (void)
+{
+  struct nbd_handle *h = connect_disk ();
+  unsigned char buf[BLOCK];
+  for (uint64_t b = 0; h && b < CLIENTS * per_client && !failed; b++) {
+    struct block *k = &blocks[b];
+    if (nbd_pread (h, buf, BLOCK, b * BLOCK, 0) != 0) {
+      FAIL ("read after power-on: %s", nbd_get_error ());
+      break;
+    }
+    uint32_t got = version_in (buf, b, k);
+    bool may = got != UINT32_MAX &&
+               (got == k->durable || k->ncand < 0 || k->uncertain ||
+                got == k->latest);
+    for (int i = 0; !may && i < k->ncand; i++)
+      may = got == k->cand[i];
+    if (!may && k->ncand >= 0)
+      FAIL ("block %" PRIu64 " after crash: version %" PRIu32 " (durable %"
+            PRIu32 ", latest %" PRIu32 ")", b, got, k->durable, k->latest);
+    k->latest = k->durable = got == UINT32_MAX ? k->durable : got;
+    k->ncand = 0;
+    k->uncertain = got == UINT32_MAX;
+  }
+  if (h)
+    nbd_close (h);
+}
+
+static void *
+controller (void *arg)
+{
+  unsigned seed = (unsigned) (uintptr_t) arg;
+  static const char *const sets[] = {
+    "set latency-read=0 latency-write=0", "set latency-read=200us",
+    "set latency-write=300us latency-dist=lognormal latency-jitter=100us",
+    "set max-transfer=16K oversize=split", "set max-transfer=32M",
+    "set slowdown=3", "set slowdown=1", "set cache-size=256K",
+    "set cache-size=16M", "set queue-depth=4", "set queue-depth=128",
+    "set error-mode=always error-op=read error-probability=2%",
+    "set error-mode=always error-op=write error-probability=2%",
+    "set error-mode=off", "set spike-probability=1% spike-latency=5ms",
+    "set spike-probability=0",
+  };
+  char out[256];
+  while (!done && !failed) {
+    usleep (20000 + rand_r (&seed) % 80000);
+    unsigned what = rand_r (&seed) % 20;
+    if (what < 14) {
+      const char *cmd = sets[rand_r (&seed) % (sizeof sets / sizeof *sets)];
+      if (ctl (cmd, out, sizeof out) != 0)
+        FAIL ("'%s' refused: %s", cmd, out);
+      stat_sets++;
+    }
+    else if (what < 16) {
+      pthread_rwlock_wrlock (&world);
+      ctl ("drop", out, sizeof out);
+      stat_drops++;
+      pthread_rwlock_unlock (&world);
+    }
+    else {
+      pthread_rwlock_wrlock (&world);
+      if (ctl ("crash", out, sizeof out) != 0)
+        FAIL ("crash: %s", out);
+      if (ctl ("power-on", out, sizeof out) != 0)
+        FAIL ("power-on: %s", out);
+      ctl ("set error-mode=off", out, sizeof out);
+      check_after_crash ();
+      stat_crashes++;
+      pthread_rwlock_unlock (&world);
+    }
+  }
+  return NULL;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc != 5) {
+    fprintf (stderr, "usage: nbd-torture URI CONTROL_SOCKET SECONDS SEED\n");
+    return 2;
+  }
+  uri = argv[1];
+  control = argv[2];
+  unsigned seconds = (unsigned) atoi (argv[3]);
+  unsigned seed = (unsigned) strtoul (argv[4], NULL, 10);
+  run_seed = seed;
+  printf ("nbd-torture: seed %u, %u s\n", seed, seconds);
+  struct nbd_handle *h = connect_disk ();
+  if (!h)
+    return 1;
+  disk_blocks = (uint64_t) nbd_get_size (h) / BLOCK;
+  nbd_close (h);
+  per_client = disk_blocks / CLIENTS;
+  blocks = calloc (disk_blocks, sizeof *blocks);
+  /* The disk starts zeroed: version 0 everywhere, durable. */
+  pthread_rwlockattr_t attr;
+  pthread_rwlockattr_init (&attr);
+  pthread_rwlockattr_setkind_np (&attr,
+                                 PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  pthread_rwlock_init (&world, &attr);
+  pthread_t c[CLIENTS], k;
+  last_progress = time (NULL);
+  for (unsigned i = 0; i < CLIENTS; i++)
+    pthread_create (&c[i], NULL, client, (void *) (uintptr_t) i);
+  pthread_create (&k, NULL, controller, (void *) (uintptr_t) seed);
+  time_t end = time (NULL) + seconds, next_line = time (NULL) + 10;
+  while (time (NULL) < end && !failed) {
+    sleep (1);
+    if (time (NULL) - __atomic_load_n (&last_progress, __ATOMIC_RELAXED) > 60)
+      FAIL ("no operation completed for 60 s: the server hangs");
+    if (time (NULL) >= next_line) {
+      printf ("nbd-torture: %" PRIu64 " ops, %" PRIu64 " flushes, %" PRIu64
+              " crashes, %" PRIu64 " drops, %" PRIu64 " sets, %" PRIu64
+              " errors\n", stat_ops, stat_flushes, stat_crashes, stat_drops,
+              stat_sets, stat_errors);
+      fflush (stdout);
+      next_line += 10;
+    }
+  }
+  done = 1;
+  pthread_join (k, NULL);
+  for (unsigned i = 0; i < CLIENTS; i++)
+    pthread_join (c[i], NULL);
+  printf ("nbd-torture: %s: %" PRIu64 " ops, %" PRIu64 " flushes, %" PRIu64
+          " crashes, %" PRIu64 " drops, %" PRIu64 " sets, %" PRIu64
+          " errors\n", failed ? "FAILED" : "ok", stat_ops, stat_flushes,
+          stat_crashes, stat_drops, stat_sets, stat_errors);
+  if (!failed && stat_crashes == 0)
+    printf ("nbd-torture: (no crash happened: run longer)\n");
+  free (blocks);
+  return failed ? 1 : 0;
+}
