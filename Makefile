@@ -1,15 +1,19 @@
 # Thin wrapper around meson: `make` builds into build/, `make check` runs
-# every test, `make demo` runs the demonstration.
+# every test, `make demo` runs the demonstration, `make install` installs
+# (PREFIX, default /usr/local, and DESTDIR honoured; the nbdkit plugin goes
+# to nbdkit's own plugin directory so that `nbdkit blkemu` finds it).
 BUILD ?= build
 MESON_OPTS ?=
+PREFIX ?= /usr/local
 
-.PHONY: all check demo bench format clean deps asan check-asan fuzz tsan check-tsan
+.PHONY: all check demo bench format clean deps asan check-asan fuzz tsan check-tsan \
+	install uninstall install-check
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
 $(BUILD)/build.ninja:
-	meson setup $(BUILD) $(MESON_OPTS)
+	meson setup $(BUILD) --prefix=$(PREFIX) $(MESON_OPTS)
 
 check: deps
 	$(MAKE) all
@@ -45,6 +49,17 @@ check-tsan: deps tsan
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	./fuzz/run -t $(FUZZ_SECONDS)
+
+install: all
+	meson configure $(BUILD) --prefix=$(PREFIX)
+	meson install -C $(BUILD)
+
+uninstall:
+	ninja -C $(BUILD) uninstall
+
+# The installed commands, run from outside the source tree.
+install-check:
+	./tools/install-check
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -454,9 +454,17 @@ blkemu_spec_print_help (FILE *fp, const char *indent)
 
 /* ---- profiles ---------------------------------------------------- */
 
+/* Where profiles are looked for, in order: $BLKEMU_PROFILE_DIR (your
+ * own), the source tree this was built from (when it is still there),
+ * and the installed data directory.
+ */
 #ifndef BLKEMU_PROFILE_DIR
 #define BLKEMU_PROFILE_DIR "profiles"
 #endif
+#ifndef BLKEMU_PROFILE_INSTALL_DIR
+#define BLKEMU_PROFILE_INSTALL_DIR "/usr/local/share/blkemu/profiles"
+#endif
+#define PROFILE_DIRS 3
 
 /* A profile is a short text file: reading stops at this size, so a
  * profile=/dev/zero or a huge file is an error, not a hang.
@@ -474,8 +482,9 @@ find_profile (const char *name, char *path, size_t pathlen)
     return access (path, F_OK);
   }
   const char *env = getenv ("BLKEMU_PROFILE_DIR");
-  const char *dirs[] = { env, BLKEMU_PROFILE_DIR };
-  for (size_t i = 0; i < 2; i++) {
+  const char *dirs[PROFILE_DIRS] = { env, BLKEMU_PROFILE_DIR,
+                                     BLKEMU_PROFILE_INSTALL_DIR };
+  for (size_t i = 0; i < PROFILE_DIRS; i++) {
     if (!dirs[i])
       continue;
     snprintf (path, pathlen, "%s/%s.conf", dirs[i], name);
@@ -565,10 +574,15 @@ int
 blkemu_profiles_print (FILE *fp)
 {
   const char *env = getenv ("BLKEMU_PROFILE_DIR");
-  const char *dirs[] = { env, BLKEMU_PROFILE_DIR };
+  const char *dirs[PROFILE_DIRS] = { env, BLKEMU_PROFILE_DIR,
+                                     BLKEMU_PROFILE_INSTALL_DIR };
   int shown = 0;
-  for (size_t d = 0; d < 2; d++) {
-    if (!dirs[d] || (d == 1 && env && strcmp (env, dirs[1]) == 0))
+  for (size_t d = 0; d < PROFILE_DIRS; d++) {
+    /* Each directory once (the source tree may be the installed one). */
+    bool seen = !dirs[d];
+    for (size_t e = 0; e < d && !seen; e++)
+      seen = dirs[e] && strcmp (dirs[e], dirs[d]) == 0;
+    if (seen)
       continue;
     struct dirent **list;
     int n = scandir (dirs[d], &list, is_profile_file, alphasort);

@@ -4,11 +4,20 @@
 # I/O, prints a report and asserts invariants.
 set -uo pipefail
 
-top=${BLKEMU_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-PLUGIN=$top/build/nbd/nbdkit-blkemu-plugin.so
-CTL=$top/build/tools/blkemu-ctl
-ATTACH=$top/tools/blkemu-attach
-FUSE=$top/build/fuse/blkemu-fuse
+top=${BLKEMU_TOP-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+# The build tree's programs, or the installed ones (blkemu-vm run from
+# anywhere passes an empty BLKEMU_TOP).
+if [ -n "$top" ] && [ -e "$top/build/nbd/nbdkit-blkemu-plugin.so" ]; then
+  PLUGIN=$top/build/nbd/nbdkit-blkemu-plugin.so
+  CTL=$top/build/tools/blkemu-ctl
+  FUSE=$top/build/fuse/blkemu-fuse
+  UBLK=$top/build/ublk/blkemu-ublk
+  ATTACH=$top/tools/blkemu-attach
+  PLOT=$top/build/tools/blkemu-plot
+else
+  PLUGIN=blkemu CTL=blkemu-ctl FUSE=blkemu-fuse UBLK=blkemu-ublk
+  ATTACH=blkemu-attach PLOT=blkemu-plot
+fi
 results=${BLKEMU_RESULTS:-/tmp/blkemu-results}
 work=$(mktemp -d /tmp/scenario.XXXXXX)
 mkdir -p "$results"
@@ -56,12 +65,11 @@ disk_stop () {
 ctl () { "$CTL" "$work/$1.ctl" "${@:2}"; }
 
 # ublk_require: load ublk_drv, or skip (exit 77) saying what is missing.
-UBLK=$top/build/ublk/blkemu-ublk
 ublk_require () {
   modprobe ublk_drv 2>/dev/null
   [ -e /dev/ublk-control ] ||
     { echo "SKIP: this kernel has no ublk_drv (needs Linux 6.0+; Debian's 6.1 does not build it)"; exit 77; }
-  [ -x "$UBLK" ] || { echo "SKIP: blkemu-ublk was not built (liburing >= 2.2 missing)"; exit 77; }
+  command -v "$UBLK" > /dev/null || { echo "SKIP: blkemu-ublk was not built (liburing >= 2.2 missing)"; exit 77; }
 }
 # disk_stat NAME JQ: one value from a disk's live stats.
 disk_stat () { ctl "$1" stats | jq -r "$2"; }

@@ -139,7 +139,7 @@ check "$c is left behind" -e "$c"
 check "--delete-stale removed $c" ! -e "$c"
 
 for n in slow fast; do
-  "$top/build/tools/blkemu-plot" --title "ublk-limits: $n" -o "$results/$n.svg" \
+  "$PLOT" --title "ublk-limits: $n" -o "$results/$n.svg" \
     "$results/$n.trace" 2>&1 | sed 's/^/  /'
 done
 check "a plot of each disk's trace in the results (slow.svg, fast.svg)" \
