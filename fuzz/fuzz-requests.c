@@ -112,7 +112,7 @@ static uint32_t next_version;
 /* The data helpers are plain loops: keep coverage (and its cost) for the
  * code under test.
  */
-#define NO_COVERAGE __attribute__ ((no_sanitize ("coverage")))
+#define NO_COVERAGE __attribute__ ((noinline, no_sanitize ("coverage")))
 
 static void NO_COVERAGE
 fill (unsigned char *p, uint64_t lbs, uint64_t block, uint32_t version)
@@ -152,7 +152,7 @@ written (uint64_t b, uint32_t v, bool fua)
     sh[b].ncand = -1;
 }
 
-static bool
+static bool NO_COVERAGE
 may_hold (const struct shadow *s, uint32_t v)
 {
   if (v == s->durable || s->ncand < 0)

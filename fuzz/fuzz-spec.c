@@ -2,7 +2,8 @@
  * key's value on its own with a round-trip check: whatever is accepted
  * prints canonically, and the canonical text parses to the same value.
  * Paths (file=, stats=, trace=, control=, profile=) are left out: the
- * harness must not create files.  Disks bigger than 1T use backend=null.
+ * harness must not create files; so is summary= (a page on stderr per
+ * run).  Disks bigger than 1T use backend=null.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 #include "config.h"
 
 static const char *const path_keys[] = { "file", "stats", "trace", "control",
-                                         "profile" };
+                                         "profile", "summary" };
 
 static int
 has_path_key (const char *list)
