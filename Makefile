@@ -5,9 +5,11 @@
 BUILD ?= build
 MESON_OPTS ?=
 PREFIX ?= /usr/local
+VERSION = $(shell dpkg-parsechangelog -S Version 2>/dev/null)
+ARCH = $(shell dpkg --print-architecture 2>/dev/null)
 
 .PHONY: all check demo bench format clean deps asan check-asan fuzz tsan check-tsan \
-	install uninstall install-check
+	install uninstall install-check deb deb-install
 
 all: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
@@ -60,6 +62,16 @@ uninstall:
 # The installed commands, run from outside the source tree.
 install-check:
 	./tools/install-check
+
+# Debian packages (nbdkit-plugin-blkemu, blkemu) in the parent directory,
+# checked by lintian; deb-install installs them with their dependencies.
+deb: deps
+	dpkg-buildpackage -b -us -uc
+	lintian --fail-on error ../blkemu_$(VERSION)_$(ARCH).changes
+
+deb-install:
+	apt-get install -y ../nbdkit-plugin-blkemu_$(VERSION)_$(ARCH).deb \
+	  ../blkemu_$(VERSION)_$(ARCH).deb
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -459,7 +459,7 @@ blkemu_spec_print_help (FILE *fp, const char *indent)
  * and the installed data directory.
  */
 #ifndef BLKEMU_PROFILE_DIR
-#define BLKEMU_PROFILE_DIR "profiles"
+#define BLKEMU_PROFILE_DIR NULL   /* a package: no source tree */
 #endif
 #ifndef BLKEMU_PROFILE_INSTALL_DIR
 #define BLKEMU_PROFILE_INSTALL_DIR "/usr/local/share/blkemu/profiles"
