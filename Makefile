@@ -70,7 +70,7 @@ deb: deps
 	lintian --fail-on error ../blkemu_$(VERSION)_$(ARCH).changes
 
 deb-install:
-	apt-get install -y ../nbdkit-plugin-blkemu_$(VERSION)_$(ARCH).deb \
+	apt-get install -y --reinstall ../nbdkit-plugin-blkemu_$(VERSION)_$(ARCH).deb \
 	  ../blkemu_$(VERSION)_$(ARCH).deb
 
 format:
