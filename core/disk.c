@@ -56,7 +56,9 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
   rng_seed (&disk->rng, disk->cfg.num[K_SEED]);
   faults_init (&disk->faults, &disk->cfg, clock_now_ns ());
   wcache_init (&disk->wcache, &disk->backend);
-  if (trace_open (&disk->trace, disk->cfg.str[K_TRACE], disk->stats.start_ns,
+  if (trace_open (&disk->trace, disk->cfg.str[K_TRACE],
+                  (enum trace_format) disk->cfg.num[K_TRACE_FORMAT],
+                  disk->cfg.str[K_NAME], disk->stats.start_ns,
                   disk->cfg.num[K_TRACE_MAX_SIZE], err) == -1)
     goto fail_trace;
   /* Paths that can fail are checked and the socket bound now, before a

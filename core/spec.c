@@ -179,6 +179,11 @@ static const struct key_def keys[K_COUNT] = {
     "JSON stats file, written at exit, on SIGUSR1 and on 'dump'" },
   [K_TRACE] = { "trace", T_STRING, NULL, NULL, 0, 0, false,
     "per-request trace file (see blkemu-trace(5))" },
+  [K_TRACE_FORMAT] = { "trace-format", T_ENUM, "blkemu",
+    "blkemu|blktrace|iolog", 0, 0, false,
+    "what trace= writes: blkemu (text, blkemu-plot reads it), blktrace "
+    "(binary events for blkparse, btt, iowatcher) or iolog (fio's iolog v3, "
+    "for fio --read_iolog)" },
   [K_TRACE_MAX_SIZE] = { "trace-max-size", T_SIZE, "1G", NULL, 0, NOMAX,
     false,
     "the trace file stops at this size, with a last line saying so; later "

@@ -1,5 +1,7 @@
-/* trace=PATH: one text line per request the device saw.  Format in
- * docs/blkemu-trace.5.md.
+/* trace=PATH: one record per request the device saw, in the format
+ * trace-format= names: blkemu (text, docs/blkemu-trace.5.md), blktrace
+ * (struct blk_io_trace, for blkparse, btt and iowatcher) or iolog (fio's
+ * iolog version 3, for fio --read_iolog).
  */
 #ifndef BLKEMU_TRACE_H
 #define BLKEMU_TRACE_H
@@ -11,9 +13,15 @@
 
 #include "blkemu/blkemu.h"
 
+enum trace_format { TRACE_FMT_BLKEMU, TRACE_FMT_BLKTRACE, TRACE_FMT_IOLOG };
+
 /* Everything below LOCK is guarded by it; any thread may call in. */
 struct trace {
   pthread_mutex_t lock;
+  enum trace_format format;
+  char *name;          /* the disk's name: iolog's file name */
+  uint32_t sequence;   /* blktrace: event number */
+  uint64_t last_ms;    /* iolog: the latest time written, for "close" */
   FILE *fp;            /* NULL: tracing off, or stopped */
   char *path;
   uint64_t start_ns;
@@ -42,9 +50,12 @@ struct trace_counts {
 #define TRACE_CACHED   (1u << 8)  /* held in the volatile write cache */
 #define TRACE_SLOW     (1u << 9)  /* stretched by slowdown */
 
-/* Open PATH (NULL: no trace) for at most MAX_BYTES (0: unlimited). */
-int trace_open (struct trace *t, const char *path, uint64_t start_ns,
-                uint64_t max_bytes, char *err);
+/* Open PATH (NULL: no trace) for at most MAX_BYTES (0: unlimited),
+ * writing FORMAT; NAME is the disk's.
+ */
+int trace_open (struct trace *t, const char *path, enum trace_format format,
+                const char *name, uint64_t start_ns, uint64_t max_bytes,
+                char *err);
 void trace_counts (struct trace *t, struct trace_counts *out);
 void trace_close (struct trace *t);
 void trace_record (struct trace *t, uint64_t arrival_ns, enum blkemu_op op,

@@ -147,6 +147,15 @@ char *blkemu_disk_summary_text (struct blkemu_disk *disk);
 /* Write stats= now.  Returns 0 or -1 with ERR filled. */
 int blkemu_disk_write_stats (struct blkemu_disk *disk, char *err);
 
+/* Convert a recorded trace (blkemu's text format, from IN) to FORMAT
+ * ("blkemu", "blktrace" or "iolog", as trace-format= writes them) on OUT;
+ * DISK_NAME names the file in an iolog.  Returns 0 or -1 with ERR filled
+ * (IN_NAME:LINE: what is wrong).
+ */
+int blkemu_trace_convert (FILE *in, const char *in_name, FILE *out,
+                          const char *format, const char *disk_name,
+                          char *err);
+
 /* Iterate the key table: returns the Nth key's name or NULL past the end. */
 const char *blkemu_key_name (size_t n);
 bool blkemu_key_is_runtime (const char *key);
