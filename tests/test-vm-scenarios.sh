@@ -11,7 +11,7 @@ apt-cache policy linux-image-amd64 2>/dev/null | grep Candidate >/dev/null ||
   { echo "SKIP: no Debian kernel packages reachable through apt"; exit 77; }
 
 kernels=${BLKEMU_VM_KERNELS:-"6.1 6.12"}
-scenarios=${BLKEMU_VM_SCENARIOS:-"md-raid1-mixed-limits raid0-limits direct-io-4m fuse-loop-leg max-sectors-regression readahead-iscsi mq-raid0-ssd crash-consistency ublk-limits ublk-mq-tags"}
+scenarios=${BLKEMU_VM_SCENARIOS:-"vm-any-module md-raid1-mixed-limits raid0-limits direct-io-4m fuse-loop-leg max-sectors-regression readahead-iscsi mq-raid0-ssd crash-consistency ublk-limits ublk-mq-tags"}
 failed=()
 for k in $kernels; do
   for s in $scenarios; do
@@ -32,4 +32,30 @@ for k in $kernels; do
     fi
   done
 done
+
+# A kernel build tree, the way a kernel developer has one: Debian's 6.12
+# laid out as arch/x86/boot/bzImage plus a modules_install directory,
+# booted with more vCPUs than the host has cores.
+cache=${XDG_CACHE_HOME:-${HOME:-/var/tmp}/.cache}/blkemu-vm
+kd=$(ls -d "$cache"/linux-image-6.12*-amd64 2>/dev/null | head -1)
+if [ -n "$kd" ] && [ -d "$kd/boot" ]; then
+  mkdir -p "$tmp/kdir/arch/x86/boot"
+  cp "$kd"/boot/vmlinuz-* "$tmp/kdir/arch/x86/boot/bzImage"
+  cpus=$(( $(nproc) + 2 ))
+  echo "=== vm-any-module on a build tree ($tmp/kdir, --modules $kd), $cpus vCPUs on $(nproc) cores"
+  rc=0
+  "$top/tools/blkemu-vm" -q --kernel "$tmp/kdir" --modules "$kd" --cpus $cpus \
+    --results "$tmp/kdir-results" "$top/scenarios/vm-any-module.sh" > "$tmp/out" 2>&1 || rc=$?
+  if [ $rc -eq 0 ] && grep -q "$cpus CPUs" "$tmp/out"; then
+    grep -E "checks" "$tmp/out" | tail -1
+    echo "ok: a build tree with --modules boots, $cpus vCPUs"
+  else
+    cat "$tmp/out"
+    failed+=("vm-any-module@build-tree")
+  fi
+  if "$top/tools/blkemu-vm" --kernel "$tmp/kdir" "$top/scenarios/vm-any-module.sh" > "$tmp/out" 2>&1; then
+    failed+=("build tree without --modules accepted")
+  fi
+  grep -q "give --modules DIR" "$tmp/out" || failed+=("build tree without --modules: $(cat "$tmp/out")")
+fi
 [ ${#failed[@]} -eq 0 ] || fail "scenarios failed: ${failed[*]}"
