@@ -223,7 +223,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   bool offline = false, check_data = !null_backend;
   static unsigned char buf[BLOCKS * 4096];
 
-  for (int step = 0; step < 100 && in.n > 0; step++) {
+  for (int step = 0; step < 64 && in.n > 0; step++) {
     unsigned what = take (&in, 10);
     checking = true;
     uint64_t b = take (&in, BLOCKS);
