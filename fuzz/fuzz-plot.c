@@ -16,6 +16,8 @@ count_write (void *cookie, const char *buf, size_t n)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
+  if (!diag_fp)
+    diag_fp = fopen ("/dev/null", "w");
   FILE *in = fmemopen ((void *) data, size, "r");
   if (!in)
     return 0;

@@ -47,6 +47,16 @@ struct trace {
 
 /* ---- reading --------------------------------------------------------- */
 
+/* Where the reader's complaints go: stderr, or what the fuzz harness
+ * sets (it feeds millions of bad traces).
+ */
+static FILE *diag_fp;
+static FILE *
+diag (void)
+{
+  return diag_fp ? diag_fp : stderr;
+}
+
 /* What a trace line may hold: times up to a year, latencies up to a day,
  * nothing below the trace's nanosecond resolution.
  */
@@ -94,7 +104,7 @@ read_trace_fp (FILE *fp, const char *path, struct trace *tr)
         !isfinite (t) || !isfinite (lat) || t < 0 || lat < 0 ||
         t > TIME_MAX_S || lat > LATENCY_MAX_US) {
       line[strcspn (line, "\n")] = '\0';
-      fprintf (stderr, "blkemu-plot: %s:%zu: not a trace line (want: time_s "
+      fprintf (diag (), "blkemu-plot: %s:%zu: not a trace line (want: time_s "
                "op offset length latency_us qd result marks): %.60s\n",
                path, lineno, line);
       return -1;
@@ -103,7 +113,7 @@ read_trace_fp (FILE *fp, const char *path, struct trace *tr)
       size_t cap = tr->cap ? tr->cap * 2 : 4096;
       struct req *r = realloc (tr->r, cap * sizeof *r);
       if (!r) {
-        fprintf (stderr, "blkemu-plot: out of memory at line %zu\n", lineno);
+        fprintf (diag (), "blkemu-plot: out of memory at line %zu\n", lineno);
         return -1;
       }
       tr->r = r;
@@ -132,7 +142,7 @@ read_trace_fp (FILE *fp, const char *path, struct trace *tr)
       tr->lat_max = lat;
   }
   if (!header && tr->n == 0) {
-    fprintf (stderr, "blkemu-plot: %s: not a blkemu trace (no '# blkemu "
+    fprintf (diag (), "blkemu-plot: %s: not a blkemu trace (no '# blkemu "
              "trace' header, no requests)\n", path);
     return -1;
   }
