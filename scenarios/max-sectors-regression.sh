@@ -16,7 +16,11 @@
 # overlap their reception); san-xiv, an array whose cost does not depend
 # on request size, is the control that measures it.  Runs of the two
 # settings alternate, after a warm-up pass that allocates the disk's
-# memory, so drift and first-touch costs hit both alike.
+# memory, so drift and first-touch costs hit both alike; which setting
+# goes first flips every run, and every job starts from the same device
+# state (setting slowdown again resets the model: an empty write-back
+# cache, the head at the start), so no job inherits the last one's cache
+# fill.
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=4
 runs=${RUNS:-3}
@@ -41,9 +45,12 @@ for p in $profiles; do
   ctl "$p" reset
   declare -A bw lat largest
   for r in $(seq "$runs"); do
+    order="1024 32767"
+    [ $((r % 2)) -eq 0 ] && order="32767 1024"
     for bs in 1M 2M 4M; do
-      for kb in 1024 32767; do
+      for kb in $order; do
         echo "$kb" > /sys/block/nbd0/queue/max_sectors_kb
+        ctl "$p" set slowdown="$slowdown" > /dev/null
         read -r b l < <(write_job /dev/nbd0 "$bs")
         bw[$kb,$bs]=$(awk -v a="${bw[$kb,$bs]:-0}" -v b="$b" 'BEGIN { print a + b }')
         lat[$kb,$bs]=$(awk -v a="${lat[$kb,$bs]:-0}" -v b="$l" 'BEGIN { print a + b }')

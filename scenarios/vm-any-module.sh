@@ -2,11 +2,12 @@
 # blkemu-vm for any experiment: modules beyond the initramfs load from the
 # kernel's whole tree (dm-dust, null_blk and nvme-loop where the kernel
 # builds them: Debian's have no dm-dust, and 6.1 no nvme-loop, so dm-flakey
-# and nvme-tcp stand in), and device nodes
-# appear as users expect without udev: dmsetup create makes its
-# /dev/mapper node, LVM its /dev/VG/LV on a blkemu disk, losetup -P its
-# partitions.  Prints the guest's CPU count (blkemu-vm --cpus may exceed
-# the host's).
+# and nvme-tcp stand in), and device nodes appear as users expect without
+# udev: dmsetup create makes its /dev/mapper node, LVM its /dev/VG/LV on a
+# blkemu disk, losetup -P its partitions.  Then the README's replay
+# recipe: blktrace captured on a loop device, replayed by fio on a blkemu
+# disk.  Prints the guest's CPU count (blkemu-vm --cpus may exceed the
+# host's).
 #   blkemu-vm scenarios/vm-any-module.sh
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=2
@@ -53,4 +54,30 @@ check "losetup -P makes ${loopdev}p1 and p2" -b "${loopdev}p2"
 losetup -d "$loopdev"
 nbd-client -d /dev/nbd0 > /dev/null 2>&1 || true
 disk_stop lv
+
+section "the replay recipe: blktrace on a real device, fio replays it on blkemu"
+if command -v blktrace > /dev/null; then
+  mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+  truncate -s 64M "$work/real.img"
+  real=$(losetup -f --show "$work/real.img")
+  mkdir "$work/cap"
+  blktrace -d "$real" -D "$work/cap" -o cap > "$work/blktrace.log" 2>&1 &
+  bt=$!
+  sleep 1
+  fio --name=real --filename="$real" --direct=1 --rw=randwrite --bsrange=4k-64k \
+      --blockalign=4k --number_ios=200 --size=64M --output=/dev/null
+  kill -INT $bt; wait $bt || true
+  blkparse -q -i "$work/cap/cap" -d "$work/cap.bin" -O
+  captured=$(blkparse -i "$work/cap/cap" -f "%a %d\n" 2>/dev/null | grep -c '^C W' || true)
+  losetup -d "$real"
+  disk_start replay size=64M
+  fio --name=replay --ioengine=nbd --uri="nbd+unix:///?socket=$work/replay.sock" \
+      --read_iolog="$work/cap.bin" --replay_redirect=disk0 --output=/dev/null
+  check "blktrace captured the 200 writes on $real ($captured)" "$captured" -ge 200
+  check "fio replayed them on a blkemu disk ($(disk_stat replay .ops.write.requests))" \
+    "$(disk_stat replay .ops.write.requests)" -eq "$captured"
+  disk_stop replay
+else
+  echo "  (blktrace is not installed on the host: apt install blktrace)"
+fi
 finish
