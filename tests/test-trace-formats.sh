@@ -59,7 +59,8 @@ blkparse -i - < "$tmp/live.blktrace" > "$tmp/parsed" 2>&1
 grep -q ' D  *W .* \[blkemu\]' "$tmp/parsed" ||
   fail "blkparse does not name the process"
 blkparse -q -i - -d "$tmp/bt.dump" -O < "$tmp/live.blktrace"
-btt -i "$tmp/bt.dump" > "$tmp/btt.out" 2>&1 || fail "btt: $(tail -3 "$tmp/btt.out")"
+# (btt drops its per-device .dat files in the working directory)
+(cd "$tmp" && btt -i bt.dump > btt.out 2>&1) || fail "btt: $(tail -3 "$tmp/btt.out")"
 n=$(awk '$1 == "D2C" { print $NF; exit }' "$tmp/btt.out")
 # btt follows I/Os with data: every request but the flush
 expect_eq "btt D2C samples = requests with data" "$n" \
@@ -82,9 +83,11 @@ nbdkit -U - "$PLUGIN" "${spec[@]}" trace="$tmp/w.iolog" trace-format=iolog \
       --blockalign=4k --iodepth=4 --number_ios=400 --size=64M --randseed=9 \
       --output=/dev/null'
 head -1 "$tmp/w.iolog" | grep -qx "fio version 3 iolog" || fail "iolog header"
+# At queue depth 1: fio 3.33's nbd engine leaves a replay with requests in
+# flight, and nbdkit 1.32 can abort replying on the closed socket.
 nbdkit -U - "$PLUGIN" "${spec[@]}" stats="$tmp/replay.json" --run '
   fio --name=replay --ioengine=nbd --uri="$uri" --read_iolog="$tmp/w.iolog" \
-      --iodepth=4 --output="$tmp/replay.out"' ||
+      --iodepth=1 --output="$tmp/replay.out"' ||
   { cat "$tmp/replay.out"; fail "fio --read_iolog failed"; }
 for f in read.requests read.bytes read.sizes write.requests write.bytes write.sizes; do
   expect_eq "iolog replay: $f" "$(jq -c ".ops.$f" "$tmp/replay.json")" \
