@@ -8,22 +8,21 @@
 #include <string.h>
 
 #include "blkemu/blkemu.h"
+#include "fuzz.h"
 #include "control.h"
 #include "disk.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  if (size > 8192)
+  char *text = fuzz_text (data, size, 8192);
+  if (!text)
     return 0;
   char err[BLKEMU_ERR_MAX];
   struct blkemu_disk *disk =
     blkemu_disk_open_spec ("size=16M,write-cache=yes,cache-size=1M", 0, err);
   if (!disk)
     abort ();
-  char *text = malloc (size + 1);
-  memcpy (text, data, size);
-  text[size] = '\0';
   for (char *line = text, *next; line; line = next) {
     next = strchr (line, '\n');
     if (next)

@@ -6,16 +6,15 @@
 #include <string.h>
 
 #include "blkemu/blkemu.h"
+#include "fuzz.h"
 #include "config.h"
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  if (size > 65536)
+  char *text = fuzz_text (data, size, 65536);
+  if (!text)
     return 0;
-  char *text = malloc (size + 1);
-  memcpy (text, data, size);
-  text[size] = '\0';
   char err[BLKEMU_ERR_MAX];
   struct blkemu_spec *spec = blkemu_spec_new ();
   struct blkemu_config cfg;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "blkemu/blkemu.h"
+#include "fuzz.h"
 #include "config.h"
 
 static const char *const path_keys[] = { "file", "stats", "trace", "control",
@@ -27,11 +28,9 @@ has_path_key (const char *list)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  if (size > 4096)
+  char *list = fuzz_text (data, size, 4096);
+  if (!list)
     return 0;
-  char *list = malloc (size + 1);
-  memcpy (list, data, size);
-  list[size] = '\0';
   if (strlen (list) != size || has_path_key (list)) {
     free (list);
     return 0;
