@@ -33,12 +33,6 @@ sleep_abs (uint64_t t_ns)
 void
 clock_wait_until (uint64_t deadline_ns)
 {
-  static __thread bool slack_set;
-  if (!slack_set) {
-    prctl (PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    slack_set = true;
-  }
-
   uint64_t now = clock_now_ns ();
   if (now >= deadline_ns)
     return;
@@ -47,6 +41,12 @@ clock_wait_until (uint64_t deadline_ns)
     margin = SPIN_MAX_NS;
   if (deadline_ns - now > margin) {
     uint64_t target = deadline_ns - margin;
+    /* 1 ns timer slack for this thread, set before every sleep: a
+     * syscall beside one that sleeps anyway, and no thread-local flag
+     * (the plugin is dlopen'ed: its dynamic TLS, freed when a thread
+     * exits, made ThreadSanitizer report a race in glibc's TLS release).
+     */
+    prctl (PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     sleep_abs (target);
     uint64_t woke = clock_now_ns ();
     /* Learn how late wake-ups are: 1/8 weight to the new sample, aiming
