@@ -43,8 +43,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     free (out);
   }
   free (text);
-  /* Still serving (offline after a crash is an answer too). */
-  char buf[4096];
+  /* Still serving (offline after a crash is an answer too).  One 512
+   * byte block: no max-transfer the input may set is below it.
+   */
+  char buf[512];
   blkemu_disk_set (disk, "error-mode", "off", err);
   int r = blkemu_io (disk, BLKEMU_OP_READ, buf, sizeof buf, 0, 0);
   if (r != 0 && r != EIO && r != BLKEMU_ERR_DROP)
