@@ -168,17 +168,17 @@ control_run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
       sb_printf (sb, "ok %s\n", disk->cfg.str[K_STATS]);
   }
   else if (!strcmp (cmd, "crash")) {
-    if (disk_crash (disk, err) == -1)
+    if (blkemu_disk_crash (disk, err) == -1)
       sb_printf (sb, "error: %s\n", err);
     else
       sb_printf (sb, "ok\n");
   }
   else if (!strcmp (cmd, "power-on")) {
-    disk_power_on (disk);
+    blkemu_disk_power_on (disk);
     sb_printf (sb, "ok\n");
   }
   else if (!strcmp (cmd, "drop")) {
-    disk_drop_connection (disk);
+    blkemu_disk_drop (disk);
     sb_printf (sb, "ok\n");
   }
   else if (!strcmp (cmd, "keys")) {

@@ -349,7 +349,7 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     marks |= TRACE_SLOW;
   uint64_t qd = __atomic_add_fetch (&disk->in_flight, npieces,
                                     __ATOMIC_RELAXED);
-  /* Read under the lock that disk_crash takes to go offline: a crash
+  /* Read under the lock that blkemu_disk_crash takes to go offline: a crash
    * after this point fails a flush that has not finished.
    */
   uint64_t crash_gen = wcache_generation (&disk->wcache);
@@ -492,7 +492,7 @@ blkemu_disk_set (struct blkemu_disk *disk, const char *key, const char *value,
 }
 
 int
-disk_crash (struct blkemu_disk *disk, char *err)
+blkemu_disk_crash (struct blkemu_disk *disk, char *err)
 {
   uint64_t writes = 0, bytes = 0;
   pthread_mutex_lock (&disk->lock);
@@ -513,7 +513,7 @@ disk_crash (struct blkemu_disk *disk, char *err)
 }
 
 void
-disk_power_on (struct blkemu_disk *disk)
+blkemu_disk_power_on (struct blkemu_disk *disk)
 {
   pthread_mutex_lock (&disk->lock);
   disk->faults.offline = false;
@@ -522,7 +522,7 @@ disk_power_on (struct blkemu_disk *disk)
 }
 
 void
-disk_drop_connection (struct blkemu_disk *disk)
+blkemu_disk_drop (struct blkemu_disk *disk)
 {
   pthread_mutex_lock (&disk->lock);
   disk->faults.drop_armed = true;
@@ -533,22 +533,4 @@ void
 blkemu_disk_reset_stats (struct blkemu_disk *disk)
 {
   stats_reset (&disk->stats);
-}
-
-int
-blkemu_disk_crash (struct blkemu_disk *disk, char *err)
-{
-  return disk_crash (disk, err);
-}
-
-void
-blkemu_disk_power_on (struct blkemu_disk *disk)
-{
-  disk_power_on (disk);
-}
-
-void
-blkemu_disk_drop (struct blkemu_disk *disk)
-{
-  disk_drop_connection (disk);
 }

@@ -52,13 +52,6 @@ struct blkemu_disk {
 int disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs,
                     char *err);
 
-/* Power loss: discard unflushed writes, refuse I/O until disk_power_on.
- * Returns 0 or -1 with ERR filled.
- */
-int disk_crash (struct blkemu_disk *disk, char *err);
-void disk_power_on (struct blkemu_disk *disk);
-/* The next request drops its connection (BLKEMU_ERR_DROP). */
-void disk_drop_connection (struct blkemu_disk *disk);
 
 /* Human summary: iostat-style totals, latency, size histograms. */
 void disk_write_summary (struct blkemu_disk *disk, FILE *fp);

@@ -326,9 +326,9 @@ parse_value (int id, const char *value, uint64_t *num, char *err)
   return 0;
 }
 
-/* Store VALUE for key ID into CFG. */
-static int
-config_apply (struct blkemu_config *cfg, int id, const char *value, char *err)
+int
+config_apply_value (struct blkemu_config *cfg, int id, const char *value,
+                    char *err)
 {
   uint64_t num = 0;
   if (parse_value (id, value, &num, err) == -1)
@@ -345,13 +345,6 @@ config_apply (struct blkemu_config *cfg, int id, const char *value, char *err)
   else
     cfg->num[id] = num;
   return 0;
-}
-
-int
-config_apply_value (struct blkemu_config *cfg, int id, const char *value,
-                    char *err)
-{
-  return config_apply (cfg, id, value, err);
 }
 
 struct blkemu_spec *
@@ -471,6 +464,14 @@ blkemu_spec_print_help (FILE *fp, const char *indent)
 #endif
 #define PROFILE_DIRS 3
 
+static void
+profile_dirs (const char *dirs[PROFILE_DIRS])
+{
+  dirs[0] = getenv ("BLKEMU_PROFILE_DIR");
+  dirs[1] = BLKEMU_PROFILE_DIR;
+  dirs[2] = BLKEMU_PROFILE_INSTALL_DIR;
+}
+
 /* A profile is a short text file: reading stops at this size, so a
  * profile=/dev/zero or a huge file is an error, not a hang.
  */
@@ -486,9 +487,8 @@ find_profile (const char *name, char *path, size_t pathlen)
     snprintf (path, pathlen, "%s", name);
     return access (path, F_OK);
   }
-  const char *env = getenv ("BLKEMU_PROFILE_DIR");
-  const char *dirs[PROFILE_DIRS] = { env, BLKEMU_PROFILE_DIR,
-                                     BLKEMU_PROFILE_INSTALL_DIR };
+  const char *dirs[PROFILE_DIRS];
+  profile_dirs (dirs);
   for (size_t i = 0; i < PROFILE_DIRS; i++) {
     if (!dirs[i])
       continue;
@@ -578,9 +578,8 @@ is_profile_file (const struct dirent *e)
 int
 blkemu_profiles_print (FILE *fp)
 {
-  const char *env = getenv ("BLKEMU_PROFILE_DIR");
-  const char *dirs[PROFILE_DIRS] = { env, BLKEMU_PROFILE_DIR,
-                                     BLKEMU_PROFILE_INSTALL_DIR };
+  const char *dirs[PROFILE_DIRS];
+  profile_dirs (dirs);
   int shown = 0;
   for (size_t d = 0; d < PROFILE_DIRS; d++) {
     /* Each directory once (the source tree may be the installed one). */
@@ -649,7 +648,7 @@ config_apply_profile_text (struct blkemu_config *cfg, const char *path,
       set_err (err, "profile %s:%d: unknown key '%.64s'", path, lineno, key);
       return -1;
     }
-    if (config_apply (cfg, id, value, sub) == -1) {
+    if (config_apply_value (cfg, id, value, sub) == -1) {
       set_err (err, "profile %s:%d: %s", path, lineno, sub);
       return -1;
     }
@@ -828,7 +827,7 @@ config_build (struct blkemu_config *cfg, const struct blkemu_spec *spec,
 {
   memset (cfg, 0, sizeof *cfg);
   for (int i = 0; i < K_COUNT; i++)
-    if (keys[i].def && config_apply (cfg, i, keys[i].def, err) == -1)
+    if (keys[i].def && config_apply_value (cfg, i, keys[i].def, err) == -1)
       goto fail;
   /* file= alone implies backend=file. */
   if (spec->val[K_FILE] && !spec->val[K_BACKEND])
@@ -836,7 +835,7 @@ config_build (struct blkemu_config *cfg, const struct blkemu_spec *spec,
   if (spec->val[K_PROFILE] && load_profile (cfg, spec->val[K_PROFILE], err))
     goto fail;
   for (int i = 0; i < K_COUNT; i++)
-    if (spec->val[i] && config_apply (cfg, i, spec->val[i], err) == -1)
+    if (spec->val[i] && config_apply_value (cfg, i, spec->val[i], err) == -1)
       goto fail;
   if (config_validate (cfg, err) == -1)
     goto fail;
@@ -860,7 +859,7 @@ config_set_runtime (struct blkemu_config *cfg, const char *key,
     return -1;
   }
   uint64_t old = cfg->num[id];
-  if (config_apply (cfg, id, value, err) == -1)
+  if (config_apply_value (cfg, id, value, err) == -1)
     return -1;
   if (config_validate (cfg, err) == -1) {
     cfg->num[id] = old;

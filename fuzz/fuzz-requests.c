@@ -283,13 +283,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       break;
     case 7:                            /* crash, power on, check */
       inside_crash = 1;
-      if (disk_crash (disk, err) != 0)
+      if (blkemu_disk_crash (disk, err) != 0)
         abort ();
       inside_crash = 0;
       offline = true;
       if (blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, 0, 0) != EIO)
         abort ();
-      disk_power_on (disk);
+      blkemu_disk_power_on (disk);
       offline = false;
       if (blkemu_disk_set (disk, "error-mode", "off", err) != 0)
         abort ();
