@@ -380,9 +380,13 @@ blkemu_trace_convert (FILE *in, const char *in_name, FILE *out,
       if (m && (m == marks || m[-1] == ',') && (m[ml] == ',' || !m[ml]))
         rec.marks |= 1u << i;
     }
-    put (&t, &rec);
-    if (!t.fp) {
-      set_err (err, "writing: %s", strerrordesc_np (t.write_error));
+    /* Straight to OUT: the live trace's cap and stop() (which closes its
+     * file) are not the caller's.
+     */
+    char buf[RECORD_MAX];
+    size_t n = encode (&t, &rec, buf);
+    if (n && fwrite (buf, 1, n, out) != n) {
+      set_err (err, "writing: %s", strerrordesc_np (errno));
       r = -1;
     }
   }

@@ -69,6 +69,10 @@ bad_spec "is larger than 65536 bytes" size=1G profile="$tmp/huge.conf"
 printf 'max-transfer = 127K\0\n' > "$tmp/nul.conf"
 bad_spec "holds a NUL byte" size=1G profile="$tmp/nul.conf"
 
+bad_spec "trace-format=pcap: must be one of blkemu|blktrace|iolog" size=1G trace-format=pcap
+bad_spec "trace-max-size=-1: must not be negative" size=1G trace-max-size=-1
+bad_spec "control-mode=600x: must be an octal mode" size=1G control-mode=600x
+
 # A profile with a bad line names the file and the line.
 printf 'max-transfer = 127K\nlatency-read = soon\n' > "$tmp/bad.conf"
 bad_spec "bad.conf:2: latency-read=soon" size=1G profile="$tmp/bad.conf"

@@ -121,7 +121,13 @@ fi
 grep -q "bad.trace:3: not a blkemu trace line: garbage" "$tmp/err" || fail "message: $(cat "$tmp/err")"
 if "$CONVERT" --to pcap "$tmp/text.trace" > /dev/null 2> "$tmp/err"; then fail "--to pcap accepted"; fi
 grep -q "trace-format=pcap: must be one of blkemu|blktrace|iolog" "$tmp/err" || fail "message: $(cat "$tmp/err")"
-echo "ok: bad lines and formats are refused with file:line"
+if [ -w /dev/full ]; then
+  if "$CONVERT" --to blktrace -o /dev/full "$tmp/text.trace" 2> "$tmp/err"; then
+    fail "a conversion onto a full disk reported success"
+  fi
+  grep -q "No space left on device" "$tmp/err" || fail "message: $(cat "$tmp/err")"
+fi
+echo "ok: bad lines and formats are refused with file:line, a full output disk with exit 1"
 
 # --- the recipe's capture half: blktrace on a loop device ------------
 if [ "$(id -u)" -eq 0 ] && command -v blktrace > /dev/null && losetup -f > /dev/null 2>&1; then
