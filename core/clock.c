@@ -2,6 +2,7 @@
 #include "clock.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <sys/prctl.h>
@@ -30,6 +31,30 @@ sleep_abs (uint64_t t_ns)
     ;
 }
 
+/* 1 ns timer slack, set once per thread that sleeps.  The "done" flag
+ * is a pthread key, not a __thread variable: the plugin is dlopen'ed,
+ * and its dynamic TLS, freed when a thread exits, made ThreadSanitizer
+ * report a race in glibc's TLS release.
+ */
+static pthread_key_t slack_key;
+static pthread_once_t slack_once = PTHREAD_ONCE_INIT;
+
+static void
+slack_key_create (void)
+{
+  pthread_key_create (&slack_key, NULL);
+}
+
+static void
+set_timer_slack (void)
+{
+  pthread_once (&slack_once, slack_key_create);
+  if (pthread_getspecific (slack_key))
+    return;
+  prctl (PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  pthread_setspecific (slack_key, &slack_key);
+}
+
 void
 clock_wait_until (uint64_t deadline_ns)
 {
@@ -41,12 +66,7 @@ clock_wait_until (uint64_t deadline_ns)
     margin = SPIN_MAX_NS;
   if (deadline_ns - now > margin) {
     uint64_t target = deadline_ns - margin;
-    /* 1 ns timer slack for this thread, set before every sleep: a
-     * syscall beside one that sleeps anyway, and no thread-local flag
-     * (the plugin is dlopen'ed: its dynamic TLS, freed when a thread
-     * exits, made ThreadSanitizer report a race in glibc's TLS release).
-     */
-    prctl (PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    set_timer_slack ();
     sleep_abs (target);
     uint64_t woke = clock_now_ns ();
     /* Learn how late wake-ups are: 1/8 weight to the new sample, aiming
