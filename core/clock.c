@@ -5,8 +5,11 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Estimated wake-up lateness of clock_nanosleep, in ns: an exponential
  * moving average shared by all threads (racy updates are harmless).
@@ -45,8 +48,8 @@ slack_key_create (void)
   pthread_key_create (&slack_key, NULL);
 }
 
-static void
-set_timer_slack (void)
+void
+clock_thread_init (void)
 {
   pthread_once (&slack_once, slack_key_create);
   if (pthread_getspecific (slack_key))
@@ -55,30 +58,89 @@ set_timer_slack (void)
   pthread_setspecific (slack_key, &slack_key);
 }
 
-void
-clock_wait_until (uint64_t deadline_ns)
+uint64_t
+clock_sleep_target (uint64_t deadline_ns, uint64_t now_ns)
 {
-  uint64_t now = clock_now_ns ();
-  if (now >= deadline_ns)
-    return;
   uint64_t margin = __atomic_load_n (&wake_late_ns, __ATOMIC_RELAXED);
   if (margin > SPIN_MAX_NS)
     margin = SPIN_MAX_NS;
-  if (deadline_ns - now > margin) {
-    uint64_t target = deadline_ns - margin;
-    set_timer_slack ();
-    sleep_abs (target);
-    uint64_t woke = clock_now_ns ();
-    /* Learn how late wake-ups are: 1/8 weight to the new sample, aiming
-     * a little above the mean so that most wake-ups land before the
-     * deadline and the rest is spun.
-     */
-    uint64_t late = woke > target ? woke - target : 0;
-    uint64_t est = (margin * 7 + late * 3 / 2) / 8;
-    if (est < 2000)
-      est = 2000;
-    __atomic_store_n (&wake_late_ns, est, __ATOMIC_RELAXED);
-  }
+  return deadline_ns > now_ns && deadline_ns - now_ns > margin
+         ? deadline_ns - margin : 0;
+}
+
+void
+clock_learn_wake (uint64_t target_ns, uint64_t woke_ns)
+{
+  /* 1/8 weight to the new sample, aiming a little above the mean so
+   * that most wake-ups land before the deadline and the rest is spun.
+   */
+  uint64_t margin = __atomic_load_n (&wake_late_ns, __ATOMIC_RELAXED);
+  uint64_t late = woke_ns > target_ns ? woke_ns - target_ns : 0;
+  uint64_t est = (margin * 7 + late * 3 / 2) / 8;
+  if (est < 2000)
+    est = 2000;
+  __atomic_store_n (&wake_late_ns, est, __ATOMIC_RELAXED);
+}
+
+void
+clock_spin_until (uint64_t deadline_ns)
+{
   while (clock_now_ns () < deadline_ns)
     sched_yield ();
+}
+
+void
+clock_wait_until (uint64_t deadline_ns)
+{
+  uint64_t target = clock_sleep_target (deadline_ns, clock_now_ns ());
+  if (target) {
+    clock_thread_init ();
+    sleep_abs (target);
+    clock_learn_wake (target, clock_now_ns ());
+  }
+  clock_spin_until (deadline_ns);
+}
+
+/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC timeout. */
+static void
+futex_wait_abs (uint32_t *word, uint64_t t_ns)
+{
+  struct timespec ts = { .tv_sec = (time_t) (t_ns / 1000000000u),
+                         .tv_nsec = (long) (t_ns % 1000000000u) };
+  syscall (SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0u, &ts,
+           NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+int
+clock_wait_until_or_cancel (uint64_t deadline_ns, uint32_t *cancel)
+{
+  for (;;) {
+    if (__atomic_load_n (cancel, __ATOMIC_ACQUIRE))
+      return -1;
+    uint64_t target = clock_sleep_target (deadline_ns, clock_now_ns ());
+    if (!target)
+      break;
+    clock_thread_init ();
+    /* Returns at the target, on a wake-up, or spuriously: look again. */
+    futex_wait_abs (cancel, target);
+    uint64_t woke = clock_now_ns ();
+    if (woke >= target) {
+      clock_learn_wake (target, woke);
+      break;
+    }
+  }
+  while (clock_now_ns () < deadline_ns) {
+    if (__atomic_load_n (cancel, __ATOMIC_ACQUIRE))
+      return -1;
+    sched_yield ();
+  }
+  return 0;
+}
+
+void
+clock_cancel (uint32_t *cancel)
+{
+  __atomic_store_n (cancel, 1, __ATOMIC_RELEASE);
+  syscall (SYS_futex, cancel, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, INT32_MAX,
+           NULL, NULL, 0);
 }

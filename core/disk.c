@@ -10,7 +10,10 @@
 
 #include "clock.h"
 #include "control.h"
+#include "engine.h"
 #include "error.h"
+
+static void request_fire (struct engine_entry *entry, int cancel_err);
 
 static const struct backend_ops *
 backend_lookup (enum backend_kind kind)
@@ -56,6 +59,7 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
   rng_seed (&disk->rng, disk->cfg.num[K_SEED]);
   faults_init (&disk->faults, &disk->cfg, clock_now_ns ());
   wcache_init (&disk->wcache, &disk->backend);
+  engine_init (&disk->engine, request_fire);
   if (trace_open (&disk->trace, disk->cfg.str[K_TRACE],
                   (enum trace_format) disk->cfg.num[K_TRACE_FORMAT],
                   disk->cfg.str[K_NAME], disk->stats.start_ns,
@@ -71,6 +75,7 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
 fail_service:
   trace_close (&disk->trace);
 fail_trace:
+  engine_destroy (&disk->engine);
   wcache_destroy (&disk->wcache);
   model_destroy (disk->model, disk->model_state);
 fail_model:
@@ -132,12 +137,14 @@ blkemu_disk_close (struct blkemu_disk *disk)
   char err[BLKEMU_ERR_MAX];
   if (!disk)
     return;
+  blkemu_disk_cancel (disk);
   service_stop (disk);
   if (disk->cfg.str[K_STATS] && blkemu_disk_write_stats (disk, err) == -1)
     fprintf (stderr, "blkemu: %s\n", err);
   if (disk->cfg.num[K_SUMMARY])
     disk_write_summary (disk, stderr);
   trace_close (&disk->trace);
+  engine_destroy (&disk->engine);
   wcache_destroy (&disk->wcache);
   model_destroy (disk->model, disk->model_state);
   disk->backend.ops->close (disk->backend.state);
@@ -248,15 +255,43 @@ count_faults (struct stats *st, unsigned marks, int injected, bool slowed)
   pthread_mutex_unlock (&st->lock);
 }
 
-#define STACK_PIECES 64
+/* One request from arrival to completion.  blkemu_io keeps it on the
+ * stack and waits in the caller's thread; blkemu_submit allocates it and
+ * the completion engine fires it.
+ */
+#define INLINE_PIECES 4
 
-int
-blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
-           uint64_t len, uint64_t offset, unsigned flags)
+struct request {
+  struct engine_entry entry;     /* entry.deadline_ns: the last piece's */
+  struct blkemu_disk *disk;
+  enum blkemu_op op;
+  unsigned flags, marks;
+  uint64_t len, offset, arrival;
+  uint64_t piece_len, npieces;
+  uint64_t qd;                   /* in flight, this request's pieces included */
+  int err;                       /* injected or from the backend */
+  bool injected, slowed;
+  uint64_t *deadline;            /* per piece */
+  uint64_t inline_deadline[INLINE_PIECES];
+  blkemu_done_cb done;
+  void *cookie;
+};
+
+/* Checks, the oversize policy, faults, the model's schedule and the data
+ * transfer.  Returns 0 with REQ scheduled (finish it with request_end),
+ * or the errno of a refusal (recorded; nothing to finish).
+ */
+static int
+request_begin (struct request *req, void *buf)
 {
-  uint64_t arrival = clock_now_ns ();
+  struct blkemu_disk *disk = req->disk;
   struct stats *st = &disk->stats;
+  enum blkemu_op op = req->op;
+  uint64_t len = req->len, offset = req->offset, arrival = req->arrival;
 
+  if (__atomic_load_n (&disk->cancelled, __ATOMIC_ACQUIRE))
+    return refuse (disk, op, len, offset, arrival, &st->cancelled, 0,
+                   ESHUTDOWN);
   pthread_mutex_lock (&disk->lock);
   uint64_t size = disk->cfg.num[K_SIZE];
   uint64_t lbs = disk->cfg.num[K_LOGICAL_BLOCK_SIZE];
@@ -278,8 +313,9 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
   }
 
   /* The oversize policy decides how many pieces the device serves. */
-  uint64_t piece_len = len, npieces = 1;
-  unsigned marks = flags & BLKEMU_FLAG_FUA ? TRACE_FUA : 0;
+  req->piece_len = len;
+  req->npieces = 1;
+  unsigned marks = req->flags & BLKEMU_FLAG_FUA ? TRACE_FUA : 0;
   if (limit && len > limit) {
     marks |= TRACE_OVERSIZE;
     if (policy == OVERSIZE_ERROR) {
@@ -288,8 +324,8 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                      marks, EINVAL);
     }
     if (policy == OVERSIZE_SPLIT) {
-      piece_len = limit;
-      npieces = (len + limit - 1) / limit;
+      req->piece_len = limit;
+      req->npieces = (len + limit - 1) / limit;
       marks = (marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
     }
   }
@@ -306,11 +342,10 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                    marks, fv.err);
   }
 
-  uint64_t stack_deadlines[STACK_PIECES];
-  uint64_t *deadline = stack_deadlines;
-  if (npieces > STACK_PIECES) {
-    deadline = malloc (npieces * sizeof *deadline);
-    if (!deadline) {
+  req->deadline = req->inline_deadline;
+  if (req->npieces > INLINE_PIECES) {
+    req->deadline = malloc (req->npieces * sizeof *req->deadline);
+    if (!req->deadline) {
       pthread_mutex_unlock (&disk->lock);
       return ENOMEM;
     }
@@ -321,34 +356,38 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
    */
   uint64_t slowdown = disk->cfg.num[K_SLOWDOWN];
   uint64_t last = arrival;
-  for (uint64_t i = 0; i < npieces; i++) {
-    struct model_req req = {
-      .op = op, .offset = offset + i * piece_len,
-      .len = i + 1 < npieces ? piece_len : len - i * piece_len,
-      .flags = flags,
+  for (uint64_t i = 0; i < req->npieces; i++) {
+    struct model_req mreq = {
+      .op = op, .offset = offset + i * req->piece_len,
+      .len = i + 1 < req->npieces ? req->piece_len : len - i * req->piece_len,
+      .flags = req->flags,
       .arrival_ns = faults_to_device_time (&disk->faults, slowdown, arrival),
       .latency_ns = dist_sample (&disk->cfg, &disk->rng,
                                  cfg_latency_ns (&disk->cfg, op))
                     + (i == 0 ? fv.extra_ns : 0),
     };
-    deadline[i] = faults_to_wall_time (
+    req->deadline[i] = faults_to_wall_time (
       &disk->faults, slowdown,
-      disk->model->schedule (disk->model_state, &disk->cfg, &req));
+      disk->model->schedule (disk->model_state, &disk->cfg, &mreq));
     /* Device time rounds on the way there and back: never before the
      * request arrived (slowdown=7 gave deadlines a few ns early).
      */
-    deadline[i] = model_max (deadline[i], model_max (fv.not_before, arrival));
-    last = model_max (last, deadline[i]);
+    req->deadline[i] = model_max (req->deadline[i],
+                                  model_max (fv.not_before, arrival));
+    last = model_max (last, req->deadline[i]);
   }
+  req->entry.deadline_ns = last;
   bool cache = disk->cfg.num[K_WRITE_CACHE] != 0;
   uint64_t cache_size = disk->cfg.num[K_CACHE_SIZE];
   if (model_write_cached (&disk->cfg, &(struct model_req){ .op = op,
-                                                           .flags = flags }))
+                                                           .flags = req->flags }))
     marks |= TRACE_CACHED;
-  if (slowdown > 1)
+  req->slowed = slowdown > 1;
+  if (req->slowed)
     marks |= TRACE_SLOW;
-  uint64_t qd = __atomic_add_fetch (&disk->in_flight, npieces,
-                                    __ATOMIC_RELAXED);
+  req->marks = marks;
+  req->qd = __atomic_add_fetch (&disk->in_flight, req->npieces,
+                                __ATOMIC_RELAXED);
   /* Read under the lock that blkemu_disk_crash takes to go offline: a crash
    * after this point fails a flush that has not finished.
    */
@@ -359,50 +398,155 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
    * split request reaches the backend piece by piece, as the device
    * would move it: nothing above the limit goes through.
    */
-  int err = fv.err;
-  for (uint64_t i = 0; i < npieces && err == 0; i++) {
-    uint64_t plen = i + 1 < npieces ? piece_len : len - i * piece_len;
-    err = serve_data (disk, op, buf ? (char *) buf + i * piece_len : NULL,
-                      plen, offset + i * piece_len, flags, cache, cache_size,
-                      crash_gen);
+  req->err = fv.err;
+  req->injected = fv.err != 0;
+  for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
+    uint64_t plen = i + 1 < req->npieces ? req->piece_len
+                                         : len - i * req->piece_len;
+    req->err = serve_data (disk, op,
+                           buf ? (char *) buf + i * req->piece_len : NULL,
+                           plen, offset + i * req->piece_len, req->flags,
+                           cache, cache_size, crash_gen);
   }
-  clock_wait_until (last);
-  uint64_t done = clock_now_ns ();
-  __atomic_sub_fetch (&disk->in_flight, npieces, __ATOMIC_RELAXED);
-  if (marks & (TRACE_FAULT | TRACE_SPIKE | TRACE_STALL | TRACE_SLOW))
-    count_faults (st, marks, fv.err, slowdown > 1);
+  return 0;
+}
 
+/* Completion: stats and trace for each piece.  CANCEL_ERR is non-zero when
+ * the disk stopped before the deadline (the request fails with it).
+ * Returns the request's result.
+ */
+static int
+request_end (struct request *req, int cancel_err)
+{
+  struct blkemu_disk *disk = req->disk;
+  struct stats *st = &disk->stats;
+  uint64_t done = clock_now_ns ();
+  uint64_t npieces = req->npieces, last = req->entry.deadline_ns;
+  int err = req->err ? req->err : cancel_err;
+  __atomic_sub_fetch (&disk->in_flight, npieces, __ATOMIC_RELAXED);
+  if (req->marks & (TRACE_FAULT | TRACE_SPIKE | TRACE_STALL | TRACE_SLOW))
+    count_faults (st, req->marks, req->injected, req->slowed);
+
+  pthread_mutex_lock (&st->lock);
   if (npieces > 1) {
-    pthread_mutex_lock (&st->lock);
     st->oversize_split++;
     st->oversize_pieces += npieces;
-    pthread_mutex_unlock (&st->lock);
   }
-  else if (marks & TRACE_OVERSIZE) {
-    pthread_mutex_lock (&st->lock);
+  else if (req->marks & TRACE_OVERSIZE)
     st->oversize_allowed++;
-    pthread_mutex_unlock (&st->lock);
-  }
+  st->cancelled += cancel_err != 0;
+  pthread_mutex_unlock (&st->lock);
 
   /* Each piece is a request the device saw.  Pieces that finished before
    * the last one keep their modelled completion time.
    */
   for (uint64_t i = 0; i < npieces; i++) {
-    uint64_t piece_off = offset + i * piece_len;
-    uint64_t plen = i + 1 < npieces ? piece_len : len - i * piece_len;
-    uint64_t end = deadline[i] < done ? deadline[i] : done;
-    if (deadline[i] == last)
+    uint64_t piece_off = req->offset + i * req->piece_len;
+    uint64_t plen = i + 1 < npieces ? req->piece_len
+                                    : req->len - i * req->piece_len;
+    uint64_t end = req->deadline[i] < done ? req->deadline[i] : done;
+    if (req->deadline[i] == last)
       end = done;
-    uint64_t piece_qd = qd > npieces - 1 - i ? qd - (npieces - 1 - i) : 1;
-    stats_record (st, op, piece_off, op == BLKEMU_OP_FLUSH ? 0 : plen,
-                  arrival, end - arrival, deadline[i] - arrival, piece_qd,
-                  err);
-    trace_record (&disk->trace, arrival, op, piece_off, plen, end - arrival,
-                  piece_qd, err, marks);
+    uint64_t piece_qd = req->qd > npieces - 1 - i
+                        ? req->qd - (npieces - 1 - i) : 1;
+    stats_record (st, req->op, piece_off,
+                  req->op == BLKEMU_OP_FLUSH ? 0 : plen, req->arrival,
+                  end - req->arrival, req->deadline[i] - req->arrival,
+                  piece_qd, err);
+    trace_record (&disk->trace, req->arrival, req->op, piece_off, plen,
+                  end - req->arrival, piece_qd, err, req->marks);
   }
-  if (deadline != stack_deadlines)
-    free (deadline);
+  if (req->deadline != req->inline_deadline)
+    free (req->deadline);
   return err;
+}
+
+/* The blocking wait of blkemu_io: the frontend's sleep if it has one
+ * (nbdkit's wakes on shutdown), else a futex the disk's cancel wakes;
+ * the last microseconds spun.  Returns 0 or ESHUTDOWN.
+ */
+static int
+wait_deadline (struct blkemu_disk *disk, uint64_t deadline)
+{
+  if (!disk->sleep)
+    return clock_wait_until_or_cancel (deadline, &disk->cancelled) == 0
+           ? 0 : ESHUTDOWN;
+  uint64_t now = clock_now_ns ();
+  uint64_t target = clock_sleep_target (deadline, now);
+  if (target) {
+    clock_thread_init ();
+    if (disk->sleep (target - now) == -1)
+      return ESHUTDOWN;
+    clock_learn_wake (target, clock_now_ns ());
+  }
+  while (clock_now_ns () < deadline) {
+    if (__atomic_load_n (&disk->cancelled, __ATOMIC_ACQUIRE))
+      return ESHUTDOWN;
+    sched_yield ();
+  }
+  return 0;
+}
+
+int
+blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+           uint64_t len, uint64_t offset, unsigned flags)
+{
+  struct request req = {
+    .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
+    .arrival = clock_now_ns (),
+  };
+  int r = request_begin (&req, buf);
+  if (r)
+    return r;
+  return request_end (&req, wait_deadline (disk, req.entry.deadline_ns));
+}
+
+static void
+request_fire (struct engine_entry *entry, int cancel_err)
+{
+  struct request *req = (struct request *) entry;   /* entry is first */
+  int err = request_end (req, cancel_err);
+  req->done (req->cookie, err);
+  free (req);
+}
+
+void
+blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+               uint64_t len, uint64_t offset, unsigned flags,
+               blkemu_done_cb done, void *cookie)
+{
+  uint64_t arrival = clock_now_ns ();
+  struct request *req = malloc (sizeof *req);
+  if (!req) {
+    done (cookie, ENOMEM);
+    return;
+  }
+  *req = (struct request) {
+    .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
+    .arrival = arrival, .done = done, .cookie = cookie,
+  };
+  int r = request_begin (req, buf);
+  if (r == 0 && (r = engine_add (&disk->engine, &req->entry)) != 0) {
+    request_fire (&req->entry, r);
+    return;
+  }
+  if (r) {
+    free (req);
+    done (cookie, r);
+  }
+}
+
+void
+blkemu_disk_cancel (struct blkemu_disk *disk)
+{
+  clock_cancel (&disk->cancelled);
+  engine_stop (&disk->engine, ESHUTDOWN);
+}
+
+void
+blkemu_disk_set_sleep (struct blkemu_disk *disk, blkemu_sleep_fn sleep)
+{
+  disk->sleep = sleep;
 }
 
 int

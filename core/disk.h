@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "config.h"
 #include "dist.h"
+#include "engine.h"
 #include "faults.h"
 #include "model.h"
 #include "stats.h"
@@ -36,6 +37,10 @@ struct blkemu_disk {
   struct stats stats;
   struct trace trace;
   uint64_t in_flight;           /* requests between arrival and completion */
+
+  struct engine engine;         /* completes blkemu_submit's requests */
+  uint32_t cancelled;           /* futex word: blkemu_disk_cancel was called */
+  blkemu_sleep_fn sleep;        /* the frontend's sleep for blkemu_io */
 
   struct {
     char *key, *value;

@@ -155,9 +155,11 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
              (unsigned long long) st->oversize_split,
              (unsigned long long) st->oversize_pieces,
              (unsigned long long) st->oversize_allowed, nl);
-  sb_printf (&sb, "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s",
+  sb_printf (&sb, "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s"
+             "%s\"cancelled\": %llu,%s",
              in1, (unsigned long long) st->misaligned, nl, in1,
-             (unsigned long long) st->out_of_range, nl);
+             (unsigned long long) st->out_of_range, nl, in1,
+             (unsigned long long) st->cancelled, nl);
   const struct fault_counts *fc = &st->faults;
   sb_printf (&sb, "%s\"faults\": {\"errors\": %llu, \"spikes\": %llu, "
              "\"stalled\": %llu, \"slowed\": %llu, \"dropped\": %llu, "

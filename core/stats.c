@@ -38,6 +38,7 @@ stats_reset (struct stats *st)
   memset (&st->faults, 0, sizeof st->faults);
   st->oversize_rejected = st->oversize_split = st->oversize_pieces = 0;
   st->oversize_allowed = st->misaligned = st->out_of_range = 0;
+  st->cancelled = 0;
   st->qd_max = st->seq_requests = st->rw_requests = st->next_offset = 0;
   st->first_arrival_ns = st->last_done_ns = 0;
   st->start_ns = clock_now_ns ();

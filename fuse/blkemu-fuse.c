@@ -9,10 +9,11 @@
  *   MOUNTPOINT/.blkemu/d0/KEY         one file per spec key: read the value,
  *                                     write a new one (runtime keys)
  *
- * A thin frontend: reads, writes, fsync and fallocate become blkemu_io()
- * calls; attribute files call the same control functions as the control
- * socket.  Low-level API, multithreaded: a request waiting out its
- * modelled latency holds only its own thread.  See docs/blkemu-fuse.1.md.
+ * A thin frontend: reads, writes, fsync and fallocate become
+ * blkemu_submit() calls answered from the core's completion thread at
+ * their deadlines; attribute files call the same control functions as
+ * the control socket.  Low-level API, a few workers that never wait out
+ * a latency.  See docs/blkemu-fuse.1.md.
  */
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
@@ -34,6 +35,7 @@
 /* Inode layout: the root, one file per disk, the .blkemu directory, and
  * per disk a directory with ATTR_SLOTS attribute files.
  */
+#define FUSE_WORKERS   8         /* libfuse workers: they only submit */
 #define MAX_DISKS      64
 #define INO_ROOT       FUSE_ROOT_ID
 #define INO_DISK0      2
@@ -303,15 +305,53 @@ dirbuf_add (fuse_req_t req, struct dirbuf *b, const char *name, fuse_ino_t ino)
                      (off_t) b->size);
 }
 
-/* blkemu_io for FUSE: a dropped connection has no meaning here (the
- * kernel would hand ECONNRESET to the reader), so the drop fault is EIO.
+/* A disk request in flight: the FUSE request to answer and, for a read,
+ * the buffer the answer comes from.  Replies are sent from the core's
+ * completion thread at the request's deadline (libfuse allows a reply
+ * from any thread), so a worker never waits out a latency: a handful of
+ * workers serve any queue depth.
  */
-static int
-disk_io (struct blkemu_disk *emu, enum blkemu_op op, void *buf, uint64_t len,
-         uint64_t offset, unsigned flags)
+struct fuse_io {
+  fuse_req_t req;
+  enum blkemu_op op;
+  size_t size;
+  char buf[];          /* a read's data */
+};
+
+static void
+io_done (void *cookie, int r)
 {
-  int r = blkemu_io (emu, op, buf, len, offset, flags);
-  return r == BLKEMU_ERR_DROP ? EIO : r;
+  struct fuse_io *io = cookie;
+  /* A dropped connection has no meaning here (the kernel would hand
+   * ECONNRESET to the reader), so the drop fault is EIO.
+   */
+  if (r == BLKEMU_ERR_DROP)
+    r = EIO;
+  if (r)
+    fuse_reply_err (io->req, r);
+  else if (io->op == BLKEMU_OP_READ)
+    fuse_reply_buf (io->req, io->buf, io->size);
+  else if (io->op == BLKEMU_OP_WRITE)
+    fuse_reply_write (io->req, io->size);
+  else
+    fuse_reply_err (io->req, 0);
+  free (io);
+}
+
+/* Submit a disk request answered by io_done.  BUF is a write's data (used
+ * only until blkemu_submit returns); a read gets a buffer of its own.
+ */
+static void
+disk_submit (fuse_req_t req, struct blkemu_disk *emu, enum blkemu_op op,
+             const char *buf, size_t size, uint64_t offset, unsigned flags)
+{
+  size_t room = op == BLKEMU_OP_READ ? size : 0;
+  struct fuse_io *io = malloc (sizeof *io + room);
+  if (!io)
+    return (void) fuse_reply_err (req, ENOMEM);
+  *io = (struct fuse_io) { .req = req, .op = op, .size = size };
+  blkemu_submit (emu, op, op == BLKEMU_OP_READ ? io->buf : (char *) buf, size,
+                 offset, flags, io_done, io);
 }
 
 static void
@@ -461,15 +501,7 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   size = clamp (dk, size, off);
   if (size == 0)
     return (void) fuse_reply_buf (req, NULL, 0);
-  char *buf = malloc (size);
-  if (!buf)
-    return (void) fuse_reply_err (req, ENOMEM);
-  int r = disk_io (dk->emu, BLKEMU_OP_READ, buf, size, (uint64_t) off, 0);
-  if (r)
-    fuse_reply_err (req, r);
-  else
-    fuse_reply_buf (req, buf, size);
-  free (buf);
+  disk_submit (req, dk->emu, BLKEMU_OP_READ, NULL, size, (uint64_t) off, 0);
 }
 
 /* A write to an attribute file: the whole value in one write. */
@@ -523,12 +555,8 @@ op_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
   if ((uint64_t) off >= dk->geo.size_bytes || clamp (dk, size, off) != size)
     return (void) fuse_reply_err (req, ENOSPC);
   unsigned flags = fi->flags & (O_SYNC | O_DSYNC) ? BLKEMU_FLAG_FUA : 0;
-  int r = disk_io (dk->emu, BLKEMU_OP_WRITE, (void *) buf, size,
-                     (uint64_t) off, flags);
-  if (r)
-    fuse_reply_err (req, r);
-  else
-    fuse_reply_write (req, size);
+  disk_submit (req, dk->emu, BLKEMU_OP_WRITE, buf, size, (uint64_t) off,
+               flags);
 }
 
 static void
@@ -539,8 +567,8 @@ op_fsync (fuse_req_t req, fuse_ino_t ino, int datasync,
   (void) fi;
   if (ino < INO_DISK0 || ino >= INO_DISK0 + ndisks)
     return (void) fuse_reply_err (req, 0);
-  fuse_reply_err (req, disk_io (disks[ino - INO_DISK0].emu, BLKEMU_OP_FLUSH,
-                                  NULL, 0, 0, 0));
+  disk_submit (req, disks[ino - INO_DISK0].emu, BLKEMU_OP_FLUSH, NULL, 0, 0,
+               0);
 }
 
 static void
@@ -562,16 +590,14 @@ op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
   if (!(mode & FALLOC_FL_KEEP_SIZE) && (uint64_t) (off + len) > dk->geo.size_bytes)
     return (void) fuse_reply_err (req, EFBIG);
   size_t n = clamp (dk, (size_t) len, off);
-  int r;
   if (mode & FALLOC_FL_PUNCH_HOLE)
-    r = disk_io (dk->emu, BLKEMU_OP_TRIM, NULL, n, (uint64_t) off, 0);
+    disk_submit (req, dk->emu, BLKEMU_OP_TRIM, NULL, n, (uint64_t) off, 0);
   else if (mode & FALLOC_FL_ZERO_RANGE)
-    r = disk_io (dk->emu, BLKEMU_OP_ZERO, NULL, n, (uint64_t) off, 0);
+    disk_submit (req, dk->emu, BLKEMU_OP_ZERO, NULL, n, (uint64_t) off, 0);
   else if (mode & ~FALLOC_FL_KEEP_SIZE)
-    r = EOPNOTSUPP;
+    fuse_reply_err (req, EOPNOTSUPP);
   else
-    r = 0;   /* plain allocation: the disk is always fully "allocated" */
-  fuse_reply_err (req, r);
+    fuse_reply_err (req, 0);   /* the disk is always fully "allocated" */
 }
 
 static void
@@ -816,12 +842,19 @@ main (int argc, char **argv)
     fuse_loop_cfg_set_clone_fd (cfg, fo.clone_fd);
     if (fo.max_idle_threads != UINT_MAX)
       fuse_loop_cfg_set_idle_threads (cfg, fo.max_idle_threads);
-    /* Each request waits out its latency in its thread: allow a queue. */
-    fuse_loop_cfg_set_max_threads (cfg, 512);
+    /* Workers only submit (replies come from the completion threads):
+     * a few cover the file backend's blocking syscalls.
+     */
+    fuse_loop_cfg_set_max_threads (cfg, FUSE_WORKERS);
     status = fuse_session_loop_mt (se, cfg);
     fuse_loop_cfg_destroy (cfg);
   }
   status = status < 0 ? 1 : 0;
+  /* Answer what is still pending (a stall=3600s) now, with ESHUTDOWN,
+   * while the kernel can still take the replies.
+   */
+  for (size_t i = 0; i < ndisks; i++)
+    blkemu_disk_cancel (disks[i].emu);
 
 out_unmount:
   fuse_session_unmount (se);

@@ -53,6 +53,17 @@ plugin_config (const char *key, const char *value)
   return 0;
 }
 
+/* Requests wait out their latency in nbdkit_nanosleep, which returns
+ * early when nbdkit shuts down or the client disconnects: a stall=3600s
+ * does not hold SIGTERM for an hour.
+ */
+static int
+plugin_sleep (uint64_t ns)
+{
+  return nbdkit_nanosleep ((unsigned) (ns / 1000000000u),
+                           (unsigned) (ns % 1000000000u));
+}
+
 static int
 plugin_config_complete (void)
 {
@@ -64,6 +75,7 @@ plugin_config_complete (void)
   }
   blkemu_disk_geometry (disk, &geo);
   blkemu_disk_set_transport (disk, "frontend", "nbd");
+  blkemu_disk_set_sleep (disk, plugin_sleep);
   return 0;
 }
 

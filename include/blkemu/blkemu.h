@@ -30,8 +30,9 @@ enum blkemu_op {
 
 /* blkemu_io's answer when the drop fault fires: the frontend should drop
  * the client's connection (the network went away), then keep serving.
+ * Not an errno: a frontend without connections maps it to EIO.
  */
-#define BLKEMU_ERR_DROP ECONNRESET
+#define BLKEMU_ERR_DROP 0x10000
 
 /* Size of the error buffers the API fills: one message, key=value: rule. */
 #define BLKEMU_ERR_MAX 512
@@ -87,11 +88,44 @@ int blkemu_disk_start (struct blkemu_disk *disk, char *err);
 void blkemu_disk_close (struct blkemu_disk *disk);
 
 /* Serve one request.  BUF holds LEN bytes for read/write, NULL otherwise.
- * Returns 0 or a positive errno (EINVAL for a limit violation, EIO ...).
- * Blocks until the request's modelled completion time.
+ * Returns 0, a positive errno (EINVAL for a limit violation, EIO ...;
+ * ESHUTDOWN once blkemu_disk_cancel was called) or BLKEMU_ERR_DROP.
+ * Blocks until the request's modelled completion time: the blocking form
+ * of blkemu_submit, for thread-per-request frontends (nbdkit).
  */
 int blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                uint64_t len, uint64_t offset, unsigned flags);
+
+/* Serve one request without blocking.  Checks, schedules and moves the
+ * data (BUF is not used after the call returns) and returns at once;
+ * DONE(COOKIE, result) is called exactly once with what blkemu_io would
+ * return: at the request's modelled completion time from the disk's
+ * completion thread (one per disk, started by the first submit), or
+ * before blkemu_submit returns when the request is refused.  DONE must
+ * not block: hand the result to the frontend's own loop.
+ */
+typedef void (*blkemu_done_cb) (void *cookie, int result);
+void blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+                    uint64_t len, uint64_t offset, unsigned flags,
+                    blkemu_done_cb done, void *cookie);
+
+/* Stop waiting: every pending request completes now with ESHUTDOWN
+ * (blkemu_io's waiters return, blkemu_submit's callbacks fire from the
+ * caller's thread), and later requests are refused with it.  Data the
+ * requests moved stays (a write refused this way may or may not have
+ * reached the medium, as on a device that lost its link).  For a
+ * frontend's shutdown; blkemu_disk_close calls it too.
+ */
+void blkemu_disk_cancel (struct blkemu_disk *disk);
+
+/* How blkemu_io sleeps the coarse part of a wait (the core spins the
+ * last microseconds): SLEEP(NS) returns 0 after NS nanoseconds, or -1
+ * early if the frontend is shutting down or the client went away (the
+ * request then fails with ESHUTDOWN).  nbdkit's nbdkit_nanosleep is one.
+ * Without it, blkemu_io waits until its deadline or blkemu_disk_cancel.
+ */
+typedef int (*blkemu_sleep_fn) (uint64_t ns);
+void blkemu_disk_set_sleep (struct blkemu_disk *disk, blkemu_sleep_fn sleep);
 
 /* Report allocated/hole ranges from OFFSET for up to LEN bytes.  CB returns
  * 0 to continue, -1 to stop.  Returns 0 or a positive errno.

@@ -1,0 +1,206 @@
+/* The completion engine: see engine.h.  The thread sleeps on a condition
+ * variable (CLOCK_MONOTONIC) until shortly before the earliest deadline,
+ * spins the rest, and fires every entry that is due as one batch, outside
+ * the lock: eight requests due at once cost one wake-up, not eight.
+ */
+#include "engine.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "clock.h"
+
+static bool
+earlier (const struct engine_entry *a, const struct engine_entry *b)
+{
+  return a->deadline_ns != b->deadline_ns ? a->deadline_ns < b->deadline_ns
+                                          : a->seq < b->seq;
+}
+
+static void
+heap_push (struct engine *e, struct engine_entry *x)
+{
+  size_t i = e->n++;
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (!earlier (x, e->heap[parent]))
+      break;
+    e->heap[i] = e->heap[parent];
+    i = parent;
+  }
+  e->heap[i] = x;
+}
+
+static struct engine_entry *
+heap_pop (struct engine *e)
+{
+  struct engine_entry *top = e->heap[0];
+  struct engine_entry *last = e->heap[--e->n];
+  size_t i = 0;
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= e->n)
+      break;
+    if (child + 1 < e->n && earlier (e->heap[child + 1], e->heap[child]))
+      child++;
+    if (!earlier (e->heap[child], last))
+      break;
+    e->heap[i] = e->heap[child];
+    i = child;
+  }
+  if (e->n)
+    e->heap[i] = last;
+  return top;
+}
+
+static void
+update_head (struct engine *e)
+{
+  __atomic_store_n (&e->head_ns, e->n ? e->heap[0]->deadline_ns : UINT64_MAX,
+                    __ATOMIC_RELEASE);
+}
+
+void
+engine_init (struct engine *e, engine_fire_fn fire)
+{
+  *e = (struct engine) { .fire = fire, .head_ns = UINT64_MAX };
+  pthread_mutex_init (&e->lock, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init (&attr);
+  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+  pthread_cond_init (&e->wake, &attr);
+  pthread_condattr_destroy (&attr);
+}
+
+/* Fire, outside the lock, the entries taken off the heap. */
+static void
+fire_batch (struct engine *e, struct engine_entry **batch, size_t n, int err)
+{
+  for (size_t i = 0; i < n; i++)
+    e->fire (batch[i], err);
+}
+
+#define BATCH 64
+
+static void *
+engine_thread (void *arg)
+{
+  struct engine *e = arg;
+  struct engine_entry *batch[BATCH];
+  clock_thread_init ();
+  pthread_mutex_lock (&e->lock);
+  while (!e->stop_err) {
+    if (e->n == 0) {
+      pthread_cond_wait (&e->wake, &e->lock);
+      continue;
+    }
+    uint64_t now = clock_now_ns ();
+    uint64_t head = e->heap[0]->deadline_ns;
+    if (head <= now) {
+      size_t n = 0;
+      while (n < BATCH && e->n && e->heap[0]->deadline_ns <= now)
+        batch[n++] = heap_pop (e);
+      update_head (e);
+      e->fired += n;
+      pthread_mutex_unlock (&e->lock);
+      fire_batch (e, batch, n, 0);
+      pthread_mutex_lock (&e->lock);
+      continue;
+    }
+    uint64_t target = clock_sleep_target (head, now);
+    if (target) {
+      struct timespec ts = { .tv_sec = (time_t) (target / 1000000000u),
+                             .tv_nsec = (long) (target % 1000000000u) };
+      if (pthread_cond_timedwait (&e->wake, &e->lock, &ts) == ETIMEDOUT)
+        clock_learn_wake (target, clock_now_ns ());
+      continue;
+    }
+    /* The last microseconds: spin without the lock, towards whatever is
+     * earliest by then (an add may bring the head forward).
+     */
+    pthread_mutex_unlock (&e->lock);
+    while (clock_now_ns () < __atomic_load_n (&e->head_ns, __ATOMIC_ACQUIRE)
+           && !__atomic_load_n (&e->stop_err, __ATOMIC_RELAXED))
+      sched_yield ();
+    pthread_mutex_lock (&e->lock);
+  }
+  pthread_mutex_unlock (&e->lock);
+  return NULL;
+}
+
+int
+engine_add (struct engine *e, struct engine_entry *entry)
+{
+  int r = 0;
+  pthread_mutex_lock (&e->lock);
+  if (e->stop_err) {
+    r = e->stop_err;
+    goto out;
+  }
+  if (!e->started) {
+    if ((r = pthread_create (&e->thread, NULL, engine_thread, e)) != 0)
+      goto out;
+    e->started = true;
+  }
+  if (e->n == e->cap) {
+    size_t cap = e->cap ? e->cap * 2 : 64;
+    struct engine_entry **heap = realloc (e->heap, cap * sizeof *heap);
+    if (!heap) {
+      r = ENOMEM;
+      goto out;
+    }
+    e->heap = heap;
+    e->cap = cap;
+  }
+  entry->seq = e->next_seq++;
+  heap_push (e, entry);
+  if (e->heap[0] == entry) {
+    update_head (e);
+    pthread_cond_signal (&e->wake);
+  }
+out:
+  pthread_mutex_unlock (&e->lock);
+  return r;
+}
+
+void
+engine_stop (struct engine *e, int err)
+{
+  pthread_mutex_lock (&e->lock);
+  if (e->stop_err) {
+    pthread_mutex_unlock (&e->lock);
+    return;
+  }
+  __atomic_store_n (&e->stop_err, err, __ATOMIC_RELAXED);
+  pthread_cond_signal (&e->wake);
+  bool started = e->started;
+  pthread_mutex_unlock (&e->lock);
+  if (started)
+    pthread_join (e->thread, NULL);
+  /* No thread and no adds any more: fire what is left, earliest first. */
+  while (e->n) {
+    struct engine_entry *x = heap_pop (e);
+    e->fired++;
+    e->fire (x, err);
+  }
+  update_head (e);
+}
+
+size_t
+engine_pending (struct engine *e)
+{
+  pthread_mutex_lock (&e->lock);
+  size_t n = e->n;
+  pthread_mutex_unlock (&e->lock);
+  return n;
+}
+
+void
+engine_destroy (struct engine *e)
+{
+  engine_stop (e, ECANCELED);
+  free (e->heap);
+  pthread_cond_destroy (&e->wake);
+  pthread_mutex_destroy (&e->lock);
+}

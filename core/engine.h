@@ -1,0 +1,49 @@
+/* The completion engine: one thread per disk fires each submitted
+ * request's completion at its deadline, in deadline order (submission
+ * order among equal deadlines).  It knows nothing of disks: an entry is
+ * a deadline embedded in the caller's request, and FIRE is called with
+ * the entry and 0 (on time) or the cancel error (engine_stop).
+ */
+#ifndef BLKEMU_ENGINE_H
+#define BLKEMU_ENGINE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct engine_entry {
+  uint64_t deadline_ns;
+  uint64_t seq;           /* set by engine_add: ties in arrival order */
+};
+
+typedef void (*engine_fire_fn) (struct engine_entry *entry, int cancel_err);
+
+struct engine {
+  pthread_mutex_t lock;
+  pthread_cond_t wake;          /* a new earliest deadline, or stop */
+  struct engine_entry **heap;   /* min-heap on (deadline, seq) */
+  size_t n, cap;
+  uint64_t next_seq;
+  uint64_t head_ns;             /* heap[0]'s deadline, read while spinning */
+  engine_fire_fn fire;
+  int stop_err;                 /* non-zero once stopped */
+  bool started;                 /* the thread starts with the first entry */
+  pthread_t thread;
+  uint64_t fired;               /* completions fired, on time or not */
+};
+
+void engine_init (struct engine *e, engine_fire_fn fire);
+/* Queue ENTRY.  Returns 0, or an errno without queueing it (the engine
+ * is stopped: the stop error; the thread could not start; no memory).
+ */
+int engine_add (struct engine *e, struct engine_entry *entry);
+/* Fire every queued entry now with ERR (non-zero), refuse later adds
+ * with it, and end the thread.  Returns when the thread has exited.
+ */
+void engine_stop (struct engine *e, int err);
+void engine_destroy (struct engine *e);
+/* Entries queued now (for the tests and stats). */
+size_t engine_pending (struct engine *e);
+
+#endif
