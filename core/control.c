@@ -575,6 +575,8 @@ service_start (struct blkemu_disk *disk, char *err)
   sv->owner = getpid ();   /* the serving process, after any fork */
   sv->usr1_seen = __atomic_load_n (&usr1_generation, __ATOMIC_RELAXED);
   int r = pthread_create (&sv->thread, NULL, service_main, disk);
+  if (r == 0)
+    pthread_setname_np (sv->thread, "blkemu-control");   /* for top -H */
   if (r != 0) {
     set_err (err, "pthread_create: %s", strerrordesc_np (r));
     return -1;

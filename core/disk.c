@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "clock.h"
-#include "control.h"
 #include "engine.h"
 #include "error.h"
 
@@ -27,7 +26,7 @@ backend_lookup (enum backend_kind kind)
 }
 
 struct blkemu_disk *
-blkemu_disk_open (const struct blkemu_spec *spec, char *err)
+disk_create (const struct blkemu_spec *spec, char *err)
 {
   struct blkemu_disk *disk = calloc (1, sizeof *disk);
   if (!disk) {
@@ -65,15 +64,8 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
                   disk->cfg.str[K_NAME], disk->stats.start_ns,
                   disk->cfg.num[K_TRACE_MAX_SIZE], err) == -1)
     goto fail_trace;
-  /* Paths that can fail are checked and the socket bound now, before a
-   * frontend forks or reports itself ready.
-   */
-  if (service_prepare (disk, err) == -1)
-    goto fail_service;
   return disk;
 
-fail_service:
-  trace_close (&disk->trace);
 fail_trace:
   engine_destroy (&disk->engine);
   wcache_destroy (&disk->wcache);
@@ -87,62 +79,9 @@ fail_backend:
   return NULL;
 }
 
-struct blkemu_disk *
-blkemu_disk_open_spec (const char *list, size_t index, char *err)
-{
-  struct blkemu_spec *spec = blkemu_spec_new ();
-  if (!spec) {
-    set_err (err, "out of memory");
-    return NULL;
-  }
-  struct blkemu_disk *disk = NULL;
-  if (blkemu_spec_set_list (spec, list, err) == -1)
-    goto out;
-  const char *name = blkemu_spec_get (spec, "name");
-  char defname[32];
-  if (!name) {
-    snprintf (defname, sizeof defname, "d%zu", index);
-    if (blkemu_spec_set (spec, "name", defname, err) == -1)
-      goto out;
-    name = defname;
-  }
-  /* It names a file, a device and a line in logs: no paths. */
-  if (!*name || strchr (name, '/') || !strcmp (name, ".") ||
-      !strcmp (name, "..")) {
-    set_err (err, "name=%s: must be a plain file name (no '/', not . or ..)",
-             name);
-    goto out;
-  }
-  disk = blkemu_disk_open (spec, err);
-out:
-  blkemu_spec_free (spec);
-  return disk;
-}
-
-const char *
-blkemu_disk_name (const struct blkemu_disk *disk)
-{
-  return disk->cfg.str[K_NAME] ? disk->cfg.str[K_NAME] : "disk0";
-}
-
-int
-blkemu_disk_start (struct blkemu_disk *disk, char *err)
-{
-  return service_start (disk, err);
-}
-
 void
-blkemu_disk_close (struct blkemu_disk *disk)
+disk_destroy (struct blkemu_disk *disk)
 {
-  char err[BLKEMU_ERR_MAX];
-  if (!disk)
-    return;
-  blkemu_disk_cancel (disk);
-  service_stop (disk);
-  if (disk->cfg.str[K_STATS] && blkemu_disk_write_stats (disk, err) == -1)
-    fprintf (stderr, "blkemu: %s\n", err);
-  if (disk->cfg.num[K_SUMMARY])
-    disk_write_summary (disk, stderr);
   trace_close (&disk->trace);
   engine_destroy (&disk->engine);
   wcache_destroy (&disk->wcache);
@@ -159,6 +98,12 @@ blkemu_disk_close (struct blkemu_disk *disk)
   free (disk);
 }
 
+const char *
+blkemu_disk_name (const struct blkemu_disk *disk)
+{
+  return disk->cfg.str[K_NAME] ? disk->cfg.str[K_NAME] : "disk0";
+}
+
 void
 blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
 {
@@ -172,6 +117,7 @@ blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
   geo->min_io_bytes = (uint32_t) n[K_MIN_IO];
   geo->opt_io_bytes = (uint32_t) n[K_OPT_IO];
   geo->max_transfer_bytes = (uint32_t) n[K_MAX_TRANSFER];
+  geo->queue_depth = (uint32_t) n[K_QUEUE_DEPTH];
   geo->max_discard_bytes = n[K_MAX_DISCARD];
   geo->max_write_zeroes_bytes = n[K_MAX_WRITE_ZEROES];
   geo->rotational = n[K_ROTATIONAL] != 0;

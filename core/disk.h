@@ -1,5 +1,5 @@
-/* The disk: configuration, model, backend, stats, trace and the service
- * thread, tied together.  Internal to core/.
+/* The disk: configuration, model, backend, stats, trace and the
+ * completion engine, tied together.  Internal to core/.
  */
 #ifndef BLKEMU_DISK_H
 #define BLKEMU_DISK_H
@@ -47,8 +47,14 @@ struct blkemu_disk {
   } transport[TRANSPORT_MAX];   /* frontend facts for the stats JSON */
   pthread_mutex_t transport_lock;
 
-  struct service *service;      /* control socket + SIGUSR1; may be NULL */
+  struct service *service;      /* control.c's, owned by open.c's layer */
 };
+
+/* The disk without its service (open.c adds it): validate, open the
+ * backend, model, cache and trace.  NULL with ERR filled.
+ */
+struct blkemu_disk *disk_create (const struct blkemu_spec *spec, char *err);
+void disk_destroy (struct blkemu_disk *disk);
 
 /* Runtime changes, all or nothing: NPAIRS (at most DISK_SET_MAX)
  * "key=value" strings, split in place.  Returns 0 or -1 with ERR filled.

@@ -141,6 +141,7 @@ engine_add (struct engine *e, struct engine_entry *entry)
   if (!e->started) {
     if ((r = pthread_create (&e->thread, NULL, engine_thread, e)) != 0)
       goto out;
+    pthread_setname_np (e->thread, "blkemu-engine");
     e->started = true;
   }
   if (e->n == e->cap) {

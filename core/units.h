@@ -17,8 +17,7 @@ int blkemu_parse_uint (const char *s, uint64_t *n, const char **why);
 int blkemu_parse_fraction (const char *s, uint64_t *ppb, const char **why);
 void blkemu_format_fraction (uint64_t ppb, char *buf, size_t len);
 
-/* Shortest exact spelling: 131072 -> "128K", 1000000 ns -> "1ms". */
-void blkemu_format_size (uint64_t bytes, char *buf, size_t len);
-void blkemu_format_duration (uint64_t ns, char *buf, size_t len);
+/* blkemu_format_size and blkemu_format_duration are public. */
+#include "blkemu/blkemu.h"
 
 #endif

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "blkemu/blkemu.h"
+#include "frontend.h"
 
 /* Inode layout: the root, one file per disk, the .blkemu directory, and
  * per disk a directory with ATTR_SLOTS attribute files.
@@ -322,11 +323,7 @@ static void
 io_done (void *cookie, int r)
 {
   struct fuse_io *io = cookie;
-  /* A dropped connection has no meaning here (the kernel would hand
-   * ECONNRESET to the reader), so the drop fault is EIO.
-   */
-  if (r == BLKEMU_ERR_DROP)
-    r = EIO;
+  r = frontend_errno (r);
   if (r)
     fuse_reply_err (io->req, r);
   else if (io->op == BLKEMU_OP_READ)
@@ -688,13 +685,9 @@ usage (FILE *fp)
     "nbdkit plugin's); name= defaults to d0, d1, ...\n"
     "\n"
     "blkemu-fuse options:\n"
-    "  --disk SPEC          add a disk (repeatable)\n"
-    "  --list-keys          print the disk keys and exit\n"
-    "  --list-profiles      print the presets for profile=NAME and exit\n"
-    "  -h, --help           print this help and exit\n"
-    "  -V, --version        print the version and exit\n"
-    "\n"
-    "FUSE options:\n");
+    "  --disk SPEC          add a disk (repeatable)\n");
+  frontend_print_common_options (fp);
+  fprintf (fp, "\nFUSE options:\n");
   if (fp == stdout)
     fuse_cmdline_help ();
   fprintf (fp,
@@ -710,37 +703,14 @@ usage (FILE *fp)
 static int
 open_disks (struct options *o)
 {
-  char err[BLKEMU_ERR_MAX];
-  if (o->ndisk_specs == 0) {
-    fprintf (stderr, "blkemu-fuse: no disks: give at least one "
-             "--disk 'name=d0,size=1G,...'\n");
+  struct blkemu_disk *emu[MAX_DISKS];
+  if (frontend_open_disks ("blkemu-fuse", o->disk_specs, o->ndisk_specs,
+                           CTLDIR_NAME, emu) == -1)
     return -1;
-  }
-  for (size_t i = 0; i < o->ndisk_specs; i++) {
-    struct blkemu_disk *emu = blkemu_disk_open_spec (o->disk_specs[i], i, err);
-    if (!emu) {
-      fprintf (stderr, "blkemu-fuse: --disk '%s': %s\n", o->disk_specs[i], err);
-      return -1;
-    }
-    const char *name = blkemu_disk_name (emu);
-    bool clash = !strcmp (name, CTLDIR_NAME);
-    if (clash)
-      fprintf (stderr, "blkemu-fuse: name=%s: reserved for the attribute "
-               "directory\n", name);
-    for (size_t j = 0; j < ndisks && !clash; j++)
-      if (!strcmp (disks[j].name, name)) {
-        fprintf (stderr, "blkemu-fuse: name=%s: two disks with this name\n",
-                 name);
-        clash = true;
-      }
-    if (clash) {
-      blkemu_disk_close (emu);
-      return -1;
-    }
-    disks[ndisks].emu = emu;
-    disks[ndisks].name = name;
-    blkemu_disk_geometry (disks[ndisks].emu, &disks[ndisks].geo);
-    ndisks++;
+  for (ndisks = 0; ndisks < o->ndisk_specs; ndisks++) {
+    disks[ndisks].emu = emu[ndisks];
+    disks[ndisks].name = blkemu_disk_name (emu[ndisks]);
+    blkemu_disk_geometry (emu[ndisks], &disks[ndisks].geo);
   }
   return 0;
 }
@@ -789,17 +759,17 @@ main (int argc, char **argv)
 
   if (fuse_opt_parse (&args, &o, option_table, option_proc) == -1)
     goto out_args;
-  if (o.list_profiles)
-    return blkemu_profiles_print (stdout) > 0 ? 0 : 1;
-  if (o.show_help || o.show_version || o.list_keys) {
+  if (o.show_help || o.show_version || o.list_keys || o.list_profiles) {
+    char lib[64];
+    snprintf (lib, sizeof lib, "(libfuse %s)", fuse_pkgversion ());
     if (o.show_help)
-      usage (stdout);
+      usage (stdout), status = 0;
     else if (o.show_version)
-      printf ("blkemu-fuse %s (libfuse %s)\n", BLKEMU_VERSION,
-              fuse_pkgversion ());
+      status = frontend_print_version ("blkemu-fuse", lib);
+    else if (o.list_keys)
+      status = frontend_list_keys ();
     else
-      blkemu_spec_print_help (stdout, "");
-    status = 0;
+      status = frontend_list_profiles ();
     goto out_args;
   }
   if (fuse_parse_cmdline (&args, &fo) != 0)

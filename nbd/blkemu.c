@@ -15,6 +15,7 @@
 #include <sys/un.h>
 
 #include "blkemu/blkemu.h"
+#include "config-help.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
@@ -327,28 +328,7 @@ static struct nbdkit_plugin plugin = {
   .zero = plugin_zero,
   .extents = plugin_extents,
   .errno_is_preserved = 0,
+  .config_help = BLKEMU_CONFIG_HELP,
 };
 
-/* NBDKIT_REGISTER_PLUGIN, plus building config_help from core's key table
- * (nbdkit copies the struct right after this returns, so it must be ready).
- */
-NBDKIT_DLL_PUBLIC struct nbdkit_plugin *plugin_init (void);
-
-struct nbdkit_plugin *
-plugin_init (void)
-{
-  static char *help;
-  size_t len = 0;
-  FILE *fp = open_memstream (&help, &len);
-  if (fp) {
-    blkemu_spec_print_help (fp, "");
-    fclose (fp);
-    if (len && help[len - 1] == '\n')
-      help[len - 1] = '\0';
-    plugin.config_help = help;
-  }
-  plugin._struct_size = sizeof (plugin);
-  plugin._api_version = NBDKIT_API_VERSION;
-  plugin._thread_model = THREAD_MODEL;
-  return &plugin;
-}
+NBDKIT_REGISTER_PLUGIN (plugin)

@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "blkemu/blkemu.h"
-#include "units.h"
 
 enum { OP_R, OP_W, OP_F, OP_T, OP_Z, NOPS };
 static const char op_letter[NOPS] = { 'R', 'W', 'F', 'T', 'Z' };

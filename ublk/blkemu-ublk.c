@@ -9,11 +9,12 @@
  * queue-depth requests (the rest wait in the kernel, as they would for
  * real hardware).  md, dm and filesystems stacked on top inherit them.
  *
- * A thin frontend: every request becomes a blkemu_io() call.  Per hardware
- * queue (--queues, default 1) one thread owns the io_uring the driver talks
- * through (ublk wants every command of a queue from one task) and hands
- * requests to worker threads, one per tag, because blkemu_io() holds its
- * caller for the request's modelled service time.  See
+ * A thin frontend, the shape of ublksrv: per hardware queue (--queues,
+ * default 1) one thread owns the io_uring the driver talks through (ublk
+ * wants every command of a queue from one task).  It hands each request
+ * to blkemu_submit(), which returns at once; the core's completion thread
+ * calls back at the request's deadline, and the queue thread commits the
+ * answer.  No thread per tag: a queue of 4096 tags is one thread.  See
  * docs/blkemu-ublk.8.md.
  */
 #include <dirent.h>
@@ -23,6 +24,7 @@
 #include <limits.h>
 #include <linux/ublk_cmd.h>
 #include <liburing.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -35,13 +37,13 @@
 #include <unistd.h>
 
 #include "blkemu/blkemu.h"
+#include "frontend.h"
 
 #define CONTROL_DEV   "/dev/ublk-control"
 #define MAX_DISKS     64
-#define MAX_DEPTH     1024        /* tags per queue: a worker thread each */
+#define MAX_DEPTH     UBLK_MAX_QUEUE_DEPTH   /* tags per queue: the driver's */
 #define MAX_QUEUES    64          /* the driver allows one per CPU */
 #define EVENTFD_TAG   UINT64_MAX  /* user_data of the completion wake-up */
-#define WORKER_STACK  (256 * 1024)
 /* A buffer keeps this much of a large request's pages; beyond it they go
  * back to the kernel (MADV_FREE), so memory follows what is in flight.
  */
@@ -53,10 +55,19 @@ struct done {
 };
 
 struct udisk;
+struct uqueue;
 
-/* One hardware queue: its tags, the driver's request table for them, the
- * io_uring its commands go through (ublk takes a queue's commands from one
- * task: the queue thread) and a worker thread per tag.
+/* A tag's request in the core: what the completion callback needs. */
+struct utag {
+  struct uqueue *q;
+  uint16_t tag;
+  bool data;                  /* read or write: the buffer was used */
+  uint32_t len;
+};
+
+/* One hardware queue: its tags, the driver's request table for them, and
+ * the io_uring its commands go through (ublk takes a queue's commands from
+ * one task: the queue thread).
  */
 struct uqueue {
   struct udisk *d;
@@ -66,20 +77,16 @@ struct uqueue {
   char *bufs;                 /* depth * buf_bytes */
   struct io_uring ring;
   bool ring_ok, thread_ok;
-  int efd;                    /* workers -> queue thread */
+  int efd;                    /* completions -> queue thread */
   uint64_t efd_value;
   pthread_t thread;
-  pthread_t *workers;
-  unsigned nworkers;
+  struct utag *tags;
 
   pthread_mutex_t lock;
-  pthread_cond_t work_ready;  /* workers wait for a tag */
   pthread_cond_t fetched;     /* main waits for the first FETCH_REQs */
-  uint16_t *todo;             /* FIFO of tags to serve */
-  unsigned todo_head, todo_n;
-  struct done *done;          /* served, to commit */
+  struct done *done;          /* completed, to commit */
   unsigned ndone;
-  bool fetch_sent, quit;
+  bool fetch_sent;
   int queue_err;
 };
 
@@ -261,9 +268,40 @@ static void
 arm_eventfd (struct uqueue *q)
 {
   struct io_uring_sqe *sqe = get_sqe (&q->ring);
-  io_uring_prep_read (sqe, q->efd, &q->efd_value, sizeof q->efd_value, 0);
+  /* A poll, not a read: a read of an empty eventfd goes to an io-wq
+   * worker thread; a poll completes inline when the fd is signalled.
+   */
+  io_uring_prep_poll_add (sqe, q->efd, POLLIN);
   sqe->user_data = EVENTFD_TAG;
 }
+
+/* Hand a tag's result to the queue thread, which commits it.  Called
+ * from the core's completion thread (or from serve, for a refusal).
+ */
+static void
+complete (struct utag *t, int32_t result)
+{
+  struct uqueue *q = t->q;
+  pthread_mutex_lock (&q->lock);
+  q->done[q->ndone++] = (struct done) { .tag = t->tag, .result = result };
+  pthread_mutex_unlock (&q->lock);
+  uint64_t one = 1;
+  if (write (q->efd, &one, sizeof one) != sizeof one)
+    abort ();   /* an eventfd write of 1 cannot fail short of a bug */
+}
+
+static void
+request_done (void *cookie, int r)
+{
+  struct utag *t = cookie;
+  r = frontend_errno (r);
+  char *buf = t->q->bufs + (size_t) t->tag * t->q->d->buf_bytes;
+  if (t->data && t->len > KEEP_BYTES)
+    madvise (buf + KEEP_BYTES, t->len - KEEP_BYTES, MADV_FREE);
+  complete (t, r ? -r : t->data ? (int32_t) t->len : 0);
+}
+
+static void serve (struct uqueue *q, uint16_t tag);
 
 /* The driver's requests arrive as completions of FETCH (or COMMIT_AND_
  * FETCH) commands; the answers go back as COMMIT_AND_FETCH, which also
@@ -305,6 +343,9 @@ queue_main (void *arg)
     io_uring_for_each_cqe (&q->ring, head, cqe) {
       seen++;
       if (cqe->user_data == EVENTFD_TAG) {
+        /* Reset the count (EAGAIN if it already was). */
+        ssize_t n = read (q->efd, &q->efd_value, sizeof q->efd_value);
+        (void) n;
         pthread_mutex_lock (&q->lock);
         for (unsigned i = 0; i < q->ndone; i++)
           queue_io_cmd (q, q->done[i].tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
@@ -313,13 +354,8 @@ queue_main (void *arg)
         pthread_mutex_unlock (&q->lock);
         arm_eventfd (q);
       }
-      else if (cqe->res == UBLK_IO_RES_OK) {
-        pthread_mutex_lock (&q->lock);
-        q->todo[(q->todo_head + q->todo_n++) % d->depth] =
-          (uint16_t) cqe->user_data;
-        pthread_cond_signal (&q->work_ready);
-        pthread_mutex_unlock (&q->lock);
-      }
+      else if (cqe->res == UBLK_IO_RES_OK)
+        serve (q, (uint16_t) cqe->user_data);
       else {
         /* UBLK_IO_RES_ABORT: the device is going away.  Anything else
          * is a protocol error: stop using the tag too.
@@ -333,16 +369,11 @@ queue_main (void *arg)
     }
     io_uring_cq_advance (&q->ring, seen);
   }
-
-  pthread_mutex_lock (&q->lock);
-  q->quit = true;
-  pthread_cond_broadcast (&q->work_ready);
-  pthread_mutex_unlock (&q->lock);
   return NULL;
 }
 
-/* One request, as the driver describes it, through the core. */
-static int32_t
+/* One request, as the driver describes it, into the core. */
+static void
 serve (struct uqueue *q, uint16_t tag)
 {
   struct udisk *d = q->d;
@@ -368,48 +399,17 @@ serve (struct uqueue *q, uint16_t tag)
       flags |= BLKEMU_FLAG_MAY_TRIM;
     break;
   default:
-    return -EOPNOTSUPP;
+    return complete (&q->tags[tag], -EOPNOTSUPP);
   }
-  bool data = eop == BLKEMU_OP_READ || eop == BLKEMU_OP_WRITE;
-  int r = blkemu_io (d->emu, eop, data ? buf : NULL, len, off, flags);
-  if (r == BLKEMU_ERR_DROP)   /* no connection to drop: a failed request */
-    r = EIO;
-  if (data && len > KEEP_BYTES)
-    madvise (buf + KEEP_BYTES, len - KEEP_BYTES, MADV_FREE);
-  if (r)
-    return -r;
-  return data ? (int32_t) len : 0;
+  struct utag *t = &q->tags[tag];
+  t->data = eop == BLKEMU_OP_READ || eop == BLKEMU_OP_WRITE;
+  t->len = (uint32_t) len;
+  blkemu_submit (d->emu, eop, t->data ? buf : NULL, len, off, flags,
+                 request_done, t);
 }
 
-static void *
-worker_main (void *arg)
-{
-  struct uqueue *q = arg;
-  pthread_mutex_lock (&q->lock);
-  for (;;) {
-    while (q->todo_n == 0 && !q->quit)
-      pthread_cond_wait (&q->work_ready, &q->lock);
-    if (q->quit)
-      break;
-    uint16_t tag = q->todo[q->todo_head];
-    q->todo_head = (q->todo_head + 1) % q->d->depth;
-    q->todo_n--;
-    pthread_mutex_unlock (&q->lock);
-
-    int32_t result = serve (q, tag);
-
-    pthread_mutex_lock (&q->lock);
-    q->done[q->ndone++] = (struct done) { .tag = tag, .result = result };
-    uint64_t one = 1;
-    if (write (q->efd, &one, sizeof one) != sizeof one)
-      abort ();   /* an eventfd write of 1 cannot fail short of a bug */
-  }
-  pthread_mutex_unlock (&q->lock);
-  return NULL;
-}
-
-/* Map the queue's request table, reserve its buffers, start its workers
- * and its thread, and wait until the thread has sent every FETCH.
+/* Map the queue's request table, reserve its buffers, start its thread,
+ * and wait until the thread has sent every FETCH.
  */
 static int
 start_queue (struct uqueue *q)
@@ -433,11 +433,15 @@ start_queue (struct uqueue *q)
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (q->bufs == MAP_FAILED)
     q->bufs = NULL;
-  q->todo = calloc (d->depth, sizeof *q->todo);
+  /* 4 KiB pages: with transparent huge pages, the first byte a request
+   * touches in a tag's buffer would take 2 MiB (1024 tags: 2 GiB).
+   */
+  else
+    madvise (q->bufs, d->depth * d->buf_bytes, MADV_NOHUGEPAGE);
+  q->tags = calloc (d->depth, sizeof *q->tags);
   q->done = calloc (d->depth, sizeof *q->done);
-  q->workers = calloc (d->depth, sizeof *q->workers);
-  q->efd = eventfd (0, EFD_CLOEXEC);
-  if (!q->bufs || !q->todo || !q->done || !q->workers || q->efd == -1) {
+  q->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (!q->bufs || !q->tags || !q->done || q->efd == -1) {
     fprintf (stderr, "blkemu-ublk: %s: out of memory for %u x %zu-byte "
              "buffers\n", d->name, d->depth, d->buf_bytes);
     return -1;
@@ -448,20 +452,14 @@ start_queue (struct uqueue *q)
     return -1;
   }
   q->ring_ok = true;
-
-  pthread_attr_t attr;
-  pthread_attr_init (&attr);
-  pthread_attr_setstacksize (&attr, WORKER_STACK);
-  for (; q->nworkers < d->depth; q->nworkers++)
-    if ((r = pthread_create (&q->workers[q->nworkers], &attr, worker_main,
-                             q)) != 0) {
-      fprintf (stderr, "blkemu-ublk: %s: worker threads: %s\n", d->name,
-               strerror (r));
-      pthread_attr_destroy (&attr);
-      return -1;
-    }
-  pthread_attr_destroy (&attr);
-  if ((r = pthread_create (&q->thread, NULL, queue_main, q)) != 0) {
+  for (unsigned tag = 0; tag < d->depth; tag++)
+    q->tags[tag] = (struct utag) { .q = q, .tag = (uint16_t) tag };
+  if ((r = pthread_create (&q->thread, NULL, queue_main, q)) == 0) {
+    char name[16];
+    snprintf (name, sizeof name, "ublk-q%u", q->id);
+    pthread_setname_np (q->thread, name);
+  }
+  else {
     fprintf (stderr, "blkemu-ublk: %s: queue thread: %s\n", d->name,
              strerror (r));
     return -1;
@@ -486,12 +484,6 @@ stop_queue (struct uqueue *q)
 {
   if (q->thread_ok)
     pthread_join (q->thread, NULL);
-  pthread_mutex_lock (&q->lock);
-  q->quit = true;
-  pthread_cond_broadcast (&q->work_ready);
-  pthread_mutex_unlock (&q->lock);
-  for (unsigned i = 0; i < q->nworkers; i++)
-    pthread_join (q->workers[i], NULL);
   if (q->ring_ok)
     io_uring_queue_exit (&q->ring);
   if (q->iods)
@@ -500,10 +492,8 @@ stop_queue (struct uqueue *q)
     munmap (q->bufs, q->d->depth * q->d->buf_bytes);
   if (q->efd > 0)
     close (q->efd);
-  free (q->todo);
+  free (q->tags);
   free (q->done);
-  free (q->workers);
-  pthread_cond_destroy (&q->work_ready);
   pthread_cond_destroy (&q->fetched);
   pthread_mutex_destroy (&q->lock);
 }
@@ -569,7 +559,6 @@ start_disk (struct udisk *d)
     q->id = (uint16_t) i;
     q->efd = -1;
     pthread_mutex_init (&q->lock, NULL);
-    pthread_cond_init (&q->work_ready, NULL);
     pthread_cond_init (&q->fetched, NULL);
   }
   d->started = true;   /* from here on, stopping means STOP_DEV */
@@ -603,6 +592,10 @@ start_disk (struct udisk *d)
 static void
 stop_disk (struct udisk *d)
 {
+  /* The kernel's STOP_DEV waits for the requests it has handed us: end
+   * the ones still waiting out a latency (a stall=3600s) now.
+   */
+  blkemu_disk_cancel (d->emu);
   if (d->added) {
     int r = ctrl_cmd (UBLK_CMD_STOP_DEV, (uint32_t) d->dev_id, NULL, 0, 0);
     if (r < 0 && d->started)
@@ -720,19 +713,15 @@ usage (FILE *fp)
 static int
 write_ready (const char *path)
 {
-  char tmp[PATH_MAX];
-  FILE *fp = NULL;
-  if (path) {
-    snprintf (tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid ());
-    fp = fopen (tmp, "w");
-  }
-  for (size_t i = 0; i < ndisks; i++) {
-    printf ("%s /dev/ublkb%d\n", disks[i].name, disks[i].dev_id);
-    if (fp)
-      fprintf (fp, "%s /dev/ublkb%d\n", disks[i].name, disks[i].dev_id);
-  }
+  char text[MAX_DISKS * (NAME_MAX + 32)];
+  size_t len = 0;
+  for (size_t i = 0; i < ndisks; i++)
+    len += (size_t) snprintf (text + len, sizeof text - len,
+                              "%s /dev/ublkb%d\n", disks[i].name,
+                              disks[i].dev_id);
+  fputs (text, stdout);
   fflush (stdout);
-  if (path && (!fp || fclose (fp) != 0 || rename (tmp, path) != 0)) {
+  if (path && frontend_write_atomic (path, text) == -1) {
     fprintf (stderr, "blkemu-ublk: --ready-file %s: %s\n", path,
              strerror (errno));
     return -1;
@@ -754,7 +743,8 @@ main (int argc, char **argv)
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
   };
-  const char *specs[MAX_DISKS], *ready_file = NULL;
+  char *specs[MAX_DISKS];
+  const char *ready_file = NULL;
   size_t nspecs = 0;
   bool stale = false;
   unsigned nqueues = 1;
@@ -781,10 +771,10 @@ main (int argc, char **argv)
       nqueues = (unsigned) n;
       break;
     }
-    case 'k': blkemu_spec_print_help (stdout, ""); return 0;
-    case 'p': return blkemu_profiles_print (stdout) > 0 ? 0 : 1;
+    case 'k': return frontend_list_keys ();
+    case 'p': return frontend_list_profiles ();
     case 'h': usage (stdout); return 0;
-    case 'V': printf ("blkemu-ublk %s\n", BLKEMU_VERSION); return 0;
+    case 'V': return frontend_print_version ("blkemu-ublk", NULL);
     default: usage (stderr); return 1;
     }
   if (optind < argc) {
@@ -803,43 +793,25 @@ main (int argc, char **argv)
     close (ctrl_fd);
     return r;
   }
-  if (nspecs == 0) {
-    fprintf (stderr, "blkemu-ublk: no disks: give at least one "
-             "--disk 'name=d0,size=1G,...'\n");
-    return 1;
-  }
-
   /* Every spec is checked before any device is created. */
-  char err[BLKEMU_ERR_MAX];
   int status = 1;
-  for (size_t i = 0; i < nspecs; i++) {
+  struct blkemu_disk *emu[MAX_DISKS];
+  if (frontend_open_disks ("blkemu-ublk", specs, nspecs, NULL, emu) == -1)
+    return 1;
+  for (; ndisks < nspecs; ndisks++) {
     struct udisk *d = &disks[ndisks];
-    d->emu = blkemu_disk_open_spec (specs[i], i, err);
-    if (!d->emu) {
-      fprintf (stderr, "blkemu-ublk: --disk '%s': %s\n", specs[i], err);
-      goto out;
-    }
+    d->emu = emu[ndisks];
     d->name = blkemu_disk_name (d->emu);
     d->dev_id = -1;
     d->nqueues = nqueues;
-    ndisks++;
-    for (size_t j = 0; j + 1 < ndisks; j++)
-      if (!strcmp (disks[j].name, d->name)) {
-        fprintf (stderr, "blkemu-ublk: name=%s: two disks with this name\n",
-                 d->name);
-        goto out;
-      }
     blkemu_disk_geometry (d->emu, &d->geo);
-    char v[64];
-    if (blkemu_disk_get (d->emu, "queue-depth", v, sizeof v, err) == -1)
-      goto out;
-    unsigned long qd = strtoul (v, NULL, 10);
-    d->depth = qd > MAX_DEPTH ? MAX_DEPTH : (unsigned) qd;
+    uint32_t qd = d->geo.queue_depth;
+    d->depth = qd > MAX_DEPTH ? MAX_DEPTH : qd;
     if (qd > MAX_DEPTH)
-      fprintf (stderr, "blkemu-ublk: %s: queue-depth=%lu: ublk gets %d tags; "
+      fprintf (stderr, "blkemu-ublk: %s: queue-depth=%u: ublk gets %d tags; "
                "the model keeps its own depth\n", d->name, qd, MAX_DEPTH);
-    /* max_hw_sectors is the disk's max-transfer (127K stays 127K); the
-     * driver wants whole pages of buffer.
+    /* max_hw_sectors is the disk's max-transfer; the driver wants whole
+     * pages of buffer.
      */
     size_t page = (size_t) sysconf (_SC_PAGESIZE);
     d->max_bytes = d->geo.max_transfer_bytes;
@@ -854,6 +826,7 @@ main (int argc, char **argv)
   sigaddset (&stop, SIGHUP);
   pthread_sigmask (SIG_BLOCK, &stop, NULL);
 
+  char err[BLKEMU_ERR_MAX];
   if (open_control () == -1)
     goto out;
   for (size_t i = 0; i < ndisks; i++) {

@@ -143,6 +143,7 @@ struct blkemu_geometry {
   uint32_t min_io_bytes;
   uint32_t opt_io_bytes;
   uint32_t max_transfer_bytes;
+  uint32_t queue_depth;            /* requests the device holds at once */
   uint64_t max_discard_bytes;      /* 0: unlimited */
   uint64_t max_write_zeroes_bytes; /* 0: unlimited */
   bool rotational;
@@ -189,6 +190,12 @@ int blkemu_disk_write_stats (struct blkemu_disk *disk, char *err);
 int blkemu_trace_convert (FILE *in, const char *in_name, FILE *out,
                           const char *format, const char *disk_name,
                           char *err);
+
+/* Shortest exact spelling, as the spec keys take them: 131072 -> "128K",
+ * 1000000 ns -> "1ms".
+ */
+void blkemu_format_size (uint64_t bytes, char *buf, size_t len);
+void blkemu_format_duration (uint64_t ns, char *buf, size_t len);
 
 /* Iterate the key table: returns the Nth key's name or NULL past the end. */
 const char *blkemu_key_name (size_t n);

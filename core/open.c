@@ -1,0 +1,83 @@
+/* A disk's life as the frontends see it: the disk (disk.c) with its
+ * service (control.c) above it — the control socket bound at open, before
+ * a frontend forks; the thread started after; stats= written at close.
+ * The layering keeps disk.c free of the service: the service calls the
+ * disk, never the other way round.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blkemu/blkemu.h"
+#include "control.h"
+#include "disk.h"
+#include "error.h"
+
+struct blkemu_disk *
+blkemu_disk_open (const struct blkemu_spec *spec, char *err)
+{
+  struct blkemu_disk *disk = disk_create (spec, err);
+  if (!disk)
+    return NULL;
+  /* Paths that can fail are checked and the socket bound now, before a
+   * frontend forks or reports itself ready.
+   */
+  if (service_prepare (disk, err) == -1) {
+    disk_destroy (disk);
+    return NULL;
+  }
+  return disk;
+}
+
+struct blkemu_disk *
+blkemu_disk_open_spec (const char *list, size_t index, char *err)
+{
+  struct blkemu_spec *spec = blkemu_spec_new ();
+  if (!spec) {
+    set_err (err, "out of memory");
+    return NULL;
+  }
+  struct blkemu_disk *disk = NULL;
+  if (blkemu_spec_set_list (spec, list, err) == -1)
+    goto out;
+  const char *name = blkemu_spec_get (spec, "name");
+  char defname[32];
+  if (!name) {
+    snprintf (defname, sizeof defname, "d%zu", index);
+    if (blkemu_spec_set (spec, "name", defname, err) == -1)
+      goto out;
+    name = defname;
+  }
+  /* It names a file, a device and a line in logs: no paths. */
+  if (!*name || strchr (name, '/') || !strcmp (name, ".") ||
+      !strcmp (name, "..")) {
+    set_err (err, "name=%s: must be a plain file name (no '/', not . or ..)",
+             name);
+    goto out;
+  }
+  disk = blkemu_disk_open (spec, err);
+out:
+  blkemu_spec_free (spec);
+  return disk;
+}
+
+int
+blkemu_disk_start (struct blkemu_disk *disk, char *err)
+{
+  return service_start (disk, err);
+}
+
+void
+blkemu_disk_close (struct blkemu_disk *disk)
+{
+  char err[BLKEMU_ERR_MAX];
+  if (!disk)
+    return;
+  blkemu_disk_cancel (disk);
+  service_stop (disk);
+  if (disk->cfg.str[K_STATS] && blkemu_disk_write_stats (disk, err) == -1)
+    fprintf (stderr, "blkemu: %s\n", err);
+  if (disk->cfg.num[K_SUMMARY])
+    disk_write_summary (disk, stderr);
+  disk_destroy (disk);
+}
