@@ -38,6 +38,50 @@ clock_wait_until (uint64_t deadline_ns)
     now_ns = deadline_ns;
 }
 
+/* The rest of clock.h on the same clock: no sleeping, nothing to learn;
+ * blkemu_io's cancellable wait is the plain one unless cancelled.
+ */
+int
+clock_wait_until_or_cancel (uint64_t deadline_ns, uint32_t *cancel)
+{
+  if (*cancel)
+    return -1;
+  clock_wait_until (deadline_ns);
+  return 0;
+}
+
+void
+clock_cancel (uint32_t *cancel)
+{
+  *cancel = 1;
+}
+
+uint64_t
+clock_sleep_target (uint64_t deadline_ns, uint64_t now)
+{
+  (void) deadline_ns;
+  (void) now;
+  return 0;
+}
+
+void
+clock_learn_wake (uint64_t target_ns, uint64_t woke_ns)
+{
+  (void) target_ns;
+  (void) woke_ns;
+}
+
+void
+clock_spin_until (uint64_t deadline_ns)
+{
+  clock_wait_until (deadline_ns);
+}
+
+void
+clock_thread_init (void)
+{
+}
+
 /* ---- the input ------------------------------------------------------ */
 
 struct input {

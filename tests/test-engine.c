@@ -43,7 +43,7 @@ fire (struct engine_entry *entry, int err)
   it->err = err;
   pthread_mutex_lock (&fired_lock);
   it->fires++;
-  order[nfired++] = it;
+  order[__atomic_fetch_add (&nfired, 1, __ATOMIC_RELEASE)] = it;
   pthread_mutex_unlock (&fired_lock);
 }
 
