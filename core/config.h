@@ -79,7 +79,7 @@ int config_build (struct blkemu_config *cfg, const struct blkemu_spec *spec,
 int config_apply_value (struct blkemu_config *cfg, int id, const char *value,
                         char *err);
 /* Room for any key's canonical text (a path is the longest). */
-#define CONFIG_TEXT_MAX 4200
+#define CONFIG_TEXT_MAX BLKEMU_VALUE_MAX
 
 /* Apply a profile's text (key = value lines, # comments) to CFG; PATH
  * names it in messages.  TEXT is modified.  Returns 0 or -1 with ERR.

@@ -102,98 +102,166 @@ usr1_setup (void)
 }
 
 /* Run one command line; append the reply to SB. */
+/* The commands: each takes the rest of the line (tokenized with SAVE)
+ * and appends its reply.
+ */
+typedef void (*command_fn) (struct blkemu_disk *disk, char **save,
+                            struct strbuf *sb);
+
+static void
+reply_result (struct strbuf *sb, int r, const char *err)
+{
+  if (r == -1)
+    sb_printf (sb, "error: %s\n", err);
+  else
+    sb_printf (sb, "ok\n");
+}
+
+static void
+cmd_get (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  char err[BLKEMU_ERR_MAX], v[CONFIG_TEXT_MAX];
+  char *key = strtok_r (NULL, " \t", save);
+  if (key) {
+    if (blkemu_disk_get (disk, key, v, sizeof v, err) == -1)
+      sb_printf (sb, "error: %s\n", err);
+    else
+      sb_printf (sb, "ok %s\n", v);
+    return;
+  }
+  sb_printf (sb, "ok");
+  for (size_t i = 0; blkemu_key_name (i); i++) {
+    blkemu_disk_get (disk, blkemu_key_name (i), v, sizeof v, err);
+    sb_printf (sb, " %s=%s", blkemu_key_name (i), v);
+  }
+  sb_printf (sb, "\n");
+}
+
+static void
+cmd_set (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  char err[BLKEMU_ERR_MAX];
+  char *pairs[DISK_SET_MAX + 1];   /* one more: too many is an error */
+  int npairs = 0;
+  for (char *p = strtok_r (NULL, " \t", save); p && npairs <= DISK_SET_MAX;
+       p = strtok_r (NULL, " \t", save))
+    pairs[npairs++] = p;
+  if (npairs == 0)
+    sb_printf (sb, "error: set needs KEY=VALUE\n");
+  else
+    reply_result (sb, disk_set_pairs (disk, pairs, npairs, err), err);
+}
+
+static void
+cmd_stats (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  (void) save;
+  char *json = blkemu_disk_stats_json (disk, false);
+  if (json)
+    sb_printf (sb, "ok %s", json);
+  else
+    sb_printf (sb, "error: out of memory\n");
+  free (json);
+}
+
+static void
+cmd_summary (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  (void) save;
+  char *text = blkemu_disk_summary_text (disk);
+  sb_printf (sb, "ok\n%s.\n", text ? text : "");
+  free (text);
+}
+
+static void
+cmd_reset (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  (void) save;
+  blkemu_disk_reset_stats (disk);
+  sb_printf (sb, "ok\n");
+}
+
+static void
+cmd_dump (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  (void) save;
+  char err[BLKEMU_ERR_MAX];
+  if (blkemu_disk_write_stats (disk, err) == -1)
+    sb_printf (sb, "error: %s\n", err);
+  else
+    sb_printf (sb, "ok %s\n", disk->cfg.str[K_STATS]);
+}
+
+static void
+cmd_crash (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  (void) save;
+  char err[BLKEMU_ERR_MAX];
+  reply_result (sb, blkemu_disk_crash (disk, err), err);
+}
+
+static void
+cmd_power_on (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  (void) save;
+  blkemu_disk_power_on (disk);
+  sb_printf (sb, "ok\n");
+}
+
+static void
+cmd_drop (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  (void) save;
+  blkemu_disk_drop (disk);
+  sb_printf (sb, "ok\n");
+}
+
+static void
+cmd_keys (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  (void) disk;
+  (void) save;
+  sb_printf (sb, "ok");
+  for (size_t i = 0; blkemu_key_name (i); i++)
+    if (blkemu_key_is_runtime (blkemu_key_name (i)))
+      sb_printf (sb, " %s", blkemu_key_name (i));
+  sb_printf (sb, "\n");
+}
+
+static void
+cmd_help (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  (void) disk;
+  (void) save;
+  sb_printf (sb, "ok get [KEY] | set KEY=VALUE... | stats | summary | "
+             "reset | dump | crash | power-on | drop | keys | help\n");
+}
+
+static const struct {
+  const char *name;
+  command_fn run;
+} commands[] = {
+  { "get", cmd_get }, { "set", cmd_set }, { "stats", cmd_stats },
+  { "summary", cmd_summary }, { "reset", cmd_reset }, { "dump", cmd_dump },
+  { "crash", cmd_crash }, { "power-on", cmd_power_on }, { "drop", cmd_drop },
+  { "keys", cmd_keys }, { "help", cmd_help },
+};
+
 void
 control_run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
 {
-  char err[BLKEMU_ERR_MAX];
   char *save = NULL;
   char *cmd = strtok_r (line, " \t", &save);
-
   if (!cmd) {
     sb_printf (sb, "error: empty command (try 'help')\n");
+    return;
   }
-  else if (!strcmp (cmd, "get")) {
-    char *key = strtok_r (NULL, " \t", &save);
-    char v[CONFIG_TEXT_MAX];
-    if (key) {
-      if (blkemu_disk_get (disk, key, v, sizeof v, err) == -1)
-        sb_printf (sb, "error: %s\n", err);
-      else
-        sb_printf (sb, "ok %s\n", v);
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp (cmd, commands[i].name)) {
+      commands[i].run (disk, &save, sb);
+      return;
     }
-    else {
-      sb_printf (sb, "ok");
-      for (size_t i = 0; blkemu_key_name (i); i++) {
-        blkemu_disk_get (disk, blkemu_key_name (i), v, sizeof v, err);
-        sb_printf (sb, " %s=%s", blkemu_key_name (i), v);
-      }
-      sb_printf (sb, "\n");
-    }
-  }
-  else if (!strcmp (cmd, "set")) {
-    char *pairs[DISK_SET_MAX + 1];   /* one more: too many is an error */
-    int npairs = 0;
-    for (char *p = strtok_r (NULL, " \t", &save); p && npairs <= DISK_SET_MAX;
-         p = strtok_r (NULL, " \t", &save))
-      pairs[npairs++] = p;
-    if (npairs == 0)
-      sb_printf (sb, "error: set needs KEY=VALUE\n");
-    else if (disk_set_pairs (disk, pairs, npairs, err) == -1)
-      sb_printf (sb, "error: %s\n", err);
-    else
-      sb_printf (sb, "ok\n");
-  }
-  else if (!strcmp (cmd, "stats")) {
-    char *json = blkemu_disk_stats_json (disk, false);
-    if (json) {
-      sb_printf (sb, "ok %s", json);
-      free (json);
-    }
-    else
-      sb_printf (sb, "error: out of memory\n");
-  }
-  else if (!strcmp (cmd, "summary")) {
-    char *text = blkemu_disk_summary_text (disk);
-    sb_printf (sb, "ok\n%s.\n", text ? text : "");
-    free (text);
-  }
-  else if (!strcmp (cmd, "reset")) {
-    blkemu_disk_reset_stats (disk);
-    sb_printf (sb, "ok\n");
-  }
-  else if (!strcmp (cmd, "dump")) {
-    if (blkemu_disk_write_stats (disk, err) == -1)
-      sb_printf (sb, "error: %s\n", err);
-    else
-      sb_printf (sb, "ok %s\n", disk->cfg.str[K_STATS]);
-  }
-  else if (!strcmp (cmd, "crash")) {
-    if (blkemu_disk_crash (disk, err) == -1)
-      sb_printf (sb, "error: %s\n", err);
-    else
-      sb_printf (sb, "ok\n");
-  }
-  else if (!strcmp (cmd, "power-on")) {
-    blkemu_disk_power_on (disk);
-    sb_printf (sb, "ok\n");
-  }
-  else if (!strcmp (cmd, "drop")) {
-    blkemu_disk_drop (disk);
-    sb_printf (sb, "ok\n");
-  }
-  else if (!strcmp (cmd, "keys")) {
-    sb_printf (sb, "ok");
-    for (size_t i = 0; blkemu_key_name (i); i++)
-      if (blkemu_key_is_runtime (blkemu_key_name (i)))
-        sb_printf (sb, " %s", blkemu_key_name (i));
-    sb_printf (sb, "\n");
-  }
-  else if (!strcmp (cmd, "help")) {
-    sb_printf (sb, "ok get [KEY] | set KEY=VALUE... | stats | summary | "
-               "reset | dump | crash | power-on | drop | keys | help\n");
-  }
-  else
-    sb_printf (sb, "error: unknown command '%s' (try 'help')\n", cmd);
+  sb_printf (sb, "error: unknown command '%s' (try 'help')\n", cmd);
 }
 
 static void

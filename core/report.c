@@ -2,6 +2,7 @@
  * iostat-style summary with size histograms).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -69,155 +70,187 @@ us (uint64_t ns)
   return (double) ns / 1000.0;
 }
 
-char *
-blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
+/* The stats JSON, one section per function; PRETTY indents. */
+struct json_out {
+  struct strbuf *sb;
+  const char *nl, *in1, *in2, *in3;
+};
+
+static void
+json_config (const struct json_out *j, struct blkemu_disk *disk)
 {
-  struct stats *st = snapshot (disk);
-  struct size_slot *slots = malloc (SIZE_SLOTS * sizeof *slots);
-  struct strbuf sb = { 0 };
-  const char *nl = pretty ? "\n" : "";
-  const char *in1 = pretty ? "  " : "", *in2 = pretty ? "    " : "",
-             *in3 = pretty ? "      " : "";
-  char v[256];
-
-  if (!st || !slots) {
-    free (st);
-    free (slots);
-    return NULL;
-  }
-
-  double elapsed = (double) (clock_now_ns () - st->start_ns) / 1e9;
-  double active = active_seconds (st);
-  sb_printf (&sb, "{%s%s\"version\": \"%s\",%s%s\"elapsed_s\": %.3f,%s"
-             "%s\"active_s\": %.6f,%s", nl, in1, BLKEMU_VERSION, nl, in1,
-             elapsed, nl, in1, active, nl);
-
-  sb_printf (&sb, "%s\"config\": {", in1);
+  char v[CONFIG_TEXT_MAX];
+  sb_printf (j->sb, "%s\"config\": {", j->in1);
   pthread_mutex_lock (&disk->lock);
   for (int i = 0; i < K_COUNT; i++) {
     config_format (&disk->cfg, i, v, sizeof v);
-    sb_printf (&sb, "%s%s%s", i ? "," : "", nl, in2);
-    sb_json_string (&sb, config_key_name (i));
-    sb_printf (&sb, ": ");
-    sb_json_string (&sb, v);
+    sb_printf (j->sb, "%s%s%s", i ? "," : "", j->nl, j->in2);
+    sb_json_string (j->sb, config_key_name (i));
+    sb_printf (j->sb, ": ");
+    sb_json_string (j->sb, v);
   }
   pthread_mutex_unlock (&disk->lock);
-  sb_printf (&sb, "%s%s},%s", nl, in1, nl);
+  sb_printf (j->sb, "%s%s},%s", j->nl, j->in1, j->nl);
+}
 
-  sb_printf (&sb, "%s\"ops\": {", in1);
-  for (int op = 0; op < BLKEMU_OP_COUNT; op++) {
-    const struct op_stats *os = &st->op[op];
-    sb_printf (&sb, "%s%s%s\"%s\": {%s", op ? "," : "", nl, in2,
-               stats_op_name ((enum blkemu_op) op), nl);
-    sb_printf (&sb, "%s\"requests\": %llu, \"bytes\": %llu, "
-               "\"errors\": %llu,%s", in3,
-               (unsigned long long) os->requests,
-               (unsigned long long) os->bytes,
-               (unsigned long long) os->errors, nl);
-    size_t n = sorted_sizes (os, slots);
-    sb_printf (&sb, "%s\"sizes\": {", in3);
-    for (size_t i = 0; i < n; i++)
-      sb_printf (&sb, "%s\"%llu\": %llu", i ? ", " : "",
-                 (unsigned long long) slots[i].size,
-                 (unsigned long long) slots[i].count);
-    if (os->size_other)
-      sb_printf (&sb, "%s\"other\": %llu", n ? ", " : "",
-                 (unsigned long long) os->size_other);
-    sb_printf (&sb, "},%s%s\"size_log2\": {", nl, in3);
-    bool first = true;
-    for (int b = 0; b < SIZE_LOG2_BUCKETS; b++)
-      if (os->size_log2[b]) {
-        blkemu_format_size (1ull << b, v, sizeof v);
-        sb_printf (&sb, "%s\"%s\": %llu", first ? "" : ", ", v,
-                   (unsigned long long) os->size_log2[b]);
-        first = false;
-      }
-    double mean = os->lat_count ? us (os->lat_sum_ns) / (double) os->lat_count
-                                : 0;
-    double modelled = os->lat_count ? us (os->model_sum_ns)
-                                      / (double) os->lat_count : 0;
-    sb_printf (&sb, "},%s%s\"latency_us\": {\"mean\": %.3f, "
-               "\"modelled_mean\": %.3f, \"p50\": %.3f, "
-               "\"p90\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
-               "\"max\": %.3f}%s%s}",
-               nl, in3, mean, modelled,
-               us (stats_latency_percentile (os, 50)),
-               us (stats_latency_percentile (os, 90)),
-               us (stats_latency_percentile (os, 99)),
-               us (stats_latency_percentile (os, 99.9)),
-               us (os->lat_max_ns), nl, in2);
-  }
-  sb_printf (&sb, "%s%s},%s", nl, in1, nl);
+static void
+json_op (const struct json_out *j, const struct op_stats *os,
+         struct size_slot *slots)
+{
+  struct strbuf *sb = j->sb;
+  char v[32];
+  sb_printf (sb, "%s\"requests\": %llu, \"bytes\": %llu, \"errors\": %llu,%s",
+             j->in3, (unsigned long long) os->requests,
+             (unsigned long long) os->bytes, (unsigned long long) os->errors,
+             j->nl);
+  size_t n = sorted_sizes (os, slots);
+  sb_printf (sb, "%s\"sizes\": {", j->in3);
+  for (size_t i = 0; i < n; i++)
+    sb_printf (sb, "%s\"%llu\": %llu", i ? ", " : "",
+               (unsigned long long) slots[i].size,
+               (unsigned long long) slots[i].count);
+  if (os->size_other)
+    sb_printf (sb, "%s\"other\": %llu", n ? ", " : "",
+               (unsigned long long) os->size_other);
+  sb_printf (sb, "},%s%s\"size_log2\": {", j->nl, j->in3);
+  bool first = true;
+  for (int b = 0; b < SIZE_LOG2_BUCKETS; b++)
+    if (os->size_log2[b]) {
+      blkemu_format_size (1ull << b, v, sizeof v);
+      sb_printf (sb, "%s\"%s\": %llu", first ? "" : ", ", v,
+                 (unsigned long long) os->size_log2[b]);
+      first = false;
+    }
+  double mean = os->lat_count ? us (os->lat_sum_ns) / (double) os->lat_count
+                              : 0;
+  double modelled = os->lat_count ? us (os->model_sum_ns)
+                                    / (double) os->lat_count : 0;
+  sb_printf (sb, "},%s%s\"latency_us\": {\"mean\": %.3f, "
+             "\"modelled_mean\": %.3f, \"p50\": %.3f, "
+             "\"p90\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
+             "\"max\": %.3f}%s", j->nl, j->in3, mean, modelled,
+             us (stats_latency_percentile (os, 50)),
+             us (stats_latency_percentile (os, 90)),
+             us (stats_latency_percentile (os, 99)),
+             us (stats_latency_percentile (os, 99.9)),
+             us (os->lat_max_ns), j->nl);
+}
 
-  sb_printf (&sb, "%s\"oversize\": {\"rejected\": %llu, \"split\": %llu, "
-             "\"pieces\": %llu, \"allowed\": %llu},%s", in1,
+/* oversize, misaligned, out_of_range, cancelled, faults. */
+static void
+json_counters (const struct json_out *j, const struct stats *st)
+{
+  sb_printf (j->sb, "%s\"oversize\": {\"rejected\": %llu, \"split\": %llu, "
+             "\"pieces\": %llu, \"allowed\": %llu},%s", j->in1,
              (unsigned long long) st->oversize_rejected,
              (unsigned long long) st->oversize_split,
              (unsigned long long) st->oversize_pieces,
-             (unsigned long long) st->oversize_allowed, nl);
-  sb_printf (&sb, "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s"
+             (unsigned long long) st->oversize_allowed, j->nl);
+  sb_printf (j->sb, "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s"
              "%s\"cancelled\": %llu,%s",
-             in1, (unsigned long long) st->misaligned, nl, in1,
-             (unsigned long long) st->out_of_range, nl, in1,
-             (unsigned long long) st->cancelled, nl);
+             j->in1, (unsigned long long) st->misaligned, j->nl, j->in1,
+             (unsigned long long) st->out_of_range, j->nl, j->in1,
+             (unsigned long long) st->cancelled, j->nl);
   const struct fault_counts *fc = &st->faults;
-  sb_printf (&sb, "%s\"faults\": {\"errors\": %llu, \"spikes\": %llu, "
+  sb_printf (j->sb, "%s\"faults\": {\"errors\": %llu, \"spikes\": %llu, "
              "\"stalled\": %llu, \"slowed\": %llu, \"dropped\": %llu, "
              "\"offline\": %llu, \"crashes\": %llu, \"lost_writes\": %llu, "
-             "\"lost_bytes\": %llu},%s", in1,
+             "\"lost_bytes\": %llu},%s", j->in1,
              (unsigned long long) fc->errors, (unsigned long long) fc->spikes,
              (unsigned long long) fc->stalled, (unsigned long long) fc->slowed,
              (unsigned long long) fc->dropped,
              (unsigned long long) fc->offline,
              (unsigned long long) fc->crashes,
              (unsigned long long) fc->lost_writes,
-             (unsigned long long) fc->lost_bytes, nl);
+             (unsigned long long) fc->lost_bytes, j->nl);
+}
 
+/* trace (with trace= only), write_cache. */
+static void
+json_trace_cache (const struct json_out *j, struct blkemu_disk *disk)
+{
   struct trace_counts tc;
   trace_counts (&disk->trace, &tc);
   if (tc.enabled)
-    sb_printf (&sb, "%s\"trace\": {\"records\": %llu, \"dropped\": %llu, "
-               "\"bytes\": %llu, \"write_error\": %s%s%s},%s", in1,
+    sb_printf (j->sb, "%s\"trace\": {\"records\": %llu, \"dropped\": %llu, "
+               "\"bytes\": %llu, \"write_error\": %s%s%s},%s", j->in1,
                (unsigned long long) tc.records,
                (unsigned long long) tc.dropped,
                (unsigned long long) tc.bytes,
                tc.write_error ? "\"" : "",
                tc.write_error ? strerrorname_np (tc.write_error) : "null",
-               tc.write_error ? "\"" : "", nl);
-
+               tc.write_error ? "\"" : "", j->nl);
   uint64_t wc_entries, wc_bytes;
   wcache_usage (&disk->wcache, &wc_entries, &wc_bytes);
-  sb_printf (&sb, "%s\"write_cache\": {\"entries\": %llu, \"bytes\": %llu},%s",
-             in1, (unsigned long long) wc_entries,
-             (unsigned long long) wc_bytes, nl);
+  sb_printf (j->sb, "%s\"write_cache\": {\"entries\": %llu, \"bytes\": %llu},%s",
+             j->in1, (unsigned long long) wc_entries,
+             (unsigned long long) wc_bytes, j->nl);
+}
 
-  sb_printf (&sb, "%s\"queue_depth\": {\"max\": %llu, \"mean\": %.3f, "
-             "\"histogram\": {", in1, (unsigned long long) st->qd_max,
+/* queue_depth, sequential_fraction, transport (last: closes the object). */
+static void
+json_queue_transport (const struct json_out *j, struct blkemu_disk *disk,
+                      const struct stats *st)
+{
+  struct strbuf *sb = j->sb;
+  sb_printf (sb, "%s\"queue_depth\": {\"max\": %llu, \"mean\": %.3f, "
+             "\"histogram\": {", j->in1, (unsigned long long) st->qd_max,
              qd_mean (st));
   bool first = true;
   for (int i = 0; i < QD_BUCKETS; i++)
     if (st->qd_hist[i]) {
-      sb_printf (&sb, "%s\"%d%s\": %llu", first ? "" : ", ", i,
+      sb_printf (sb, "%s\"%d%s\": %llu", first ? "" : ", ", i,
                  i == QD_BUCKETS - 1 ? "+" : "",
                  (unsigned long long) st->qd_hist[i]);
       first = false;
     }
-  sb_printf (&sb, "}},%s", nl);
-  sb_printf (&sb, "%s\"sequential_fraction\": %.4f,%s", in1,
+  sb_printf (sb, "}},%s", j->nl);
+  sb_printf (sb, "%s\"sequential_fraction\": %.4f,%s", j->in1,
              st->rw_requests ? (double) st->seq_requests
-                               / (double) st->rw_requests : 0.0, nl);
-
-  sb_printf (&sb, "%s\"transport\": {", in1);
+                               / (double) st->rw_requests : 0.0, j->nl);
+  sb_printf (sb, "%s\"transport\": {", j->in1);
   pthread_mutex_lock (&disk->transport_lock);
   for (int i = 0; i < TRANSPORT_MAX && disk->transport[i].key; i++) {
-    sb_printf (&sb, "%s", i ? ", " : "");
-    sb_json_string (&sb, disk->transport[i].key);
-    sb_printf (&sb, ": ");
-    sb_json_string (&sb, disk->transport[i].value);
+    sb_printf (sb, "%s", i ? ", " : "");
+    sb_json_string (sb, disk->transport[i].key);
+    sb_printf (sb, ": ");
+    sb_json_string (sb, disk->transport[i].value);
   }
   pthread_mutex_unlock (&disk->transport_lock);
-  sb_printf (&sb, "}%s}\n", nl);
+  sb_printf (sb, "}%s}\n", j->nl);
+}
 
+char *
+blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
+{
+  struct stats *st = snapshot (disk);
+  struct size_slot *slots = malloc (SIZE_SLOTS * sizeof *slots);
+  struct strbuf sb = { 0 };
+  const struct json_out j = {
+    .sb = &sb, .nl = pretty ? "\n" : "", .in1 = pretty ? "  " : "",
+    .in2 = pretty ? "    " : "", .in3 = pretty ? "      " : "",
+  };
+  if (!st || !slots) {
+    free (st);
+    free (slots);
+    return NULL;
+  }
+  double elapsed = (double) (clock_now_ns () - st->start_ns) / 1e9;
+  sb_printf (&sb, "{%s%s\"version\": \"%s\",%s%s\"elapsed_s\": %.3f,%s"
+             "%s\"active_s\": %.6f,%s", j.nl, j.in1, BLKEMU_VERSION, j.nl,
+             j.in1, elapsed, j.nl, j.in1, active_seconds (st), j.nl);
+  json_config (&j, disk);
+  sb_printf (&sb, "%s\"ops\": {", j.in1);
+  for (int op = 0; op < BLKEMU_OP_COUNT; op++) {
+    sb_printf (&sb, "%s%s%s\"%s\": {%s", op ? "," : "", j.nl, j.in2,
+               stats_op_name ((enum blkemu_op) op), j.nl);
+    json_op (&j, &st->op[op], slots);
+    sb_printf (&sb, "%s}", j.in2);
+  }
+  sb_printf (&sb, "%s%s},%s", j.nl, j.in1, j.nl);
+  json_counters (&j, st);
+  json_trace_cache (&j, disk);
+  json_queue_transport (&j, disk, st);
   free (slots);
   free (st);
   return sb_take (&sb);
@@ -227,7 +260,7 @@ int
 blkemu_disk_write_stats (struct blkemu_disk *disk, char *err)
 {
   const char *path = disk->cfg.str[K_STATS];
-  char tmp[4200];
+  char tmp[PATH_MAX + 32];   /* PATH.tmp.PID */
   if (!path) {
     set_err (err, "stats: no stats=PATH was given");
     return -1;

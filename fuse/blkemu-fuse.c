@@ -404,7 +404,7 @@ static char *
 attr_text (size_t d, unsigned attr)
 {
   struct blkemu_disk *emu = disks[d].emu;
-  char v[4200], err[BLKEMU_ERR_MAX];
+  char v[BLKEMU_VALUE_MAX], err[BLKEMU_ERR_MAX];
   switch (attr) {
   case ATTR_STATS: return blkemu_disk_stats_json (emu, true);
   case ATTR_SUMMARY: return blkemu_disk_summary_text (emu);
@@ -749,6 +749,49 @@ check_mountpoint (const char *mp)
   return 0;
 }
 
+/* Serve until unmounted or signalled.  Returns the exit status. */
+static int
+serve (struct fuse_session *se, const struct fuse_cmdline_opts *fo)
+{
+  int r;
+  if (fo->singlethread)
+    r = fuse_session_loop (se);
+  else {
+    struct fuse_loop_config *cfg = fuse_loop_cfg_create ();
+    fuse_loop_cfg_set_clone_fd (cfg, fo->clone_fd);
+    if (fo->max_idle_threads != UINT_MAX)
+      fuse_loop_cfg_set_idle_threads (cfg, fo->max_idle_threads);
+    /* Workers only submit (replies come from the completion threads):
+     * a few cover the file backend's blocking syscalls.
+     */
+    fuse_loop_cfg_set_max_threads (cfg, FUSE_WORKERS);
+    r = fuse_session_loop_mt (se, cfg);
+    fuse_loop_cfg_destroy (cfg);
+  }
+  return r < 0 ? 1 : 0;
+}
+
+/* --help, --version, --list-keys, --list-profiles: the exit status, or
+ * -1 when none was given.
+ */
+static int
+info_options (const struct options *o)
+{
+  char lib[64];
+  snprintf (lib, sizeof lib, "(libfuse %s)", fuse_pkgversion ());
+  if (o->show_help) {
+    usage (stdout);
+    return 0;
+  }
+  if (o->show_version)
+    return frontend_print_version ("blkemu-fuse", lib);
+  if (o->list_keys)
+    return frontend_list_keys ();
+  if (o->list_profiles)
+    return frontend_list_profiles ();
+  return -1;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -759,19 +802,9 @@ main (int argc, char **argv)
 
   if (fuse_opt_parse (&args, &o, option_table, option_proc) == -1)
     goto out_args;
-  if (o.show_help || o.show_version || o.list_keys || o.list_profiles) {
-    char lib[64];
-    snprintf (lib, sizeof lib, "(libfuse %s)", fuse_pkgversion ());
-    if (o.show_help)
-      usage (stdout), status = 0;
-    else if (o.show_version)
-      status = frontend_print_version ("blkemu-fuse", lib);
-    else if (o.list_keys)
-      status = frontend_list_keys ();
-    else
-      status = frontend_list_profiles ();
+  if ((status = info_options (&o)) != -1)
     goto out_args;
-  }
+  status = 1;
   if (fuse_parse_cmdline (&args, &fo) != 0)
     goto out_args;
   if (!fo.mountpoint) {
@@ -805,21 +838,7 @@ main (int argc, char **argv)
     fprintf (stderr, "blkemu-fuse: %s/%s: %llu bytes\n", fo.mountpoint,
              disks[i].name, (unsigned long long) disks[i].geo.size_bytes);
 
-  if (fo.singlethread)
-    status = fuse_session_loop (se);
-  else {
-    struct fuse_loop_config *cfg = fuse_loop_cfg_create ();
-    fuse_loop_cfg_set_clone_fd (cfg, fo.clone_fd);
-    if (fo.max_idle_threads != UINT_MAX)
-      fuse_loop_cfg_set_idle_threads (cfg, fo.max_idle_threads);
-    /* Workers only submit (replies come from the completion threads):
-     * a few cover the file backend's blocking syscalls.
-     */
-    fuse_loop_cfg_set_max_threads (cfg, FUSE_WORKERS);
-    status = fuse_session_loop_mt (se, cfg);
-    fuse_loop_cfg_destroy (cfg);
-  }
-  status = status < 0 ? 1 : 0;
+  status = serve (se, &fo);
   /* Answer what is still pending (a stall=3600s) now, with ESHUTDOWN,
    * while the kernel can still take the replies.
    */

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -650,7 +651,7 @@ main (int argc, char **argv)
     free (tr.r);
     return 1;
   }
-  char head[4200];
+  char head[PATH_MAX + 32];   /* "blkemu trace: PATH" */
   snprintf (head, sizeof head, "blkemu trace: %s", in);
   plot (fp, &tr, title ? title : head);
   int r = 0;

@@ -36,6 +36,8 @@ enum blkemu_op {
 
 /* Size of the error buffers the API fills: one message, key=value: rule. */
 #define BLKEMU_ERR_MAX 512
+/* Room for any value blkemu_disk_get writes (a path, with its NUL). */
+#define BLKEMU_VALUE_MAX 4200
 
 struct blkemu_spec;   /* key=value settings, before validation */
 struct blkemu_disk;   /* an emulated disk, ready for requests */
@@ -101,8 +103,9 @@ int blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
  * DONE(COOKIE, result) is called exactly once with what blkemu_io would
  * return: at the request's modelled completion time from the disk's
  * completion thread (one per disk, started by the first submit), or
- * before blkemu_submit returns when the request is refused.  DONE must
- * not block: hand the result to the frontend's own loop.
+ * before blkemu_submit returns when the request is refused or already
+ * due (no latency).  DONE must not block: hand the result to the
+ * frontend's own loop.
  */
 typedef void (*blkemu_done_cb) (void *cookie, int result);
 void blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,

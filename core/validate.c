@@ -1,0 +1,274 @@
+/* Building the effective configuration from a spec (defaults, profile,
+ * keys) and validating it: each key's rule and the cross-key rules.
+ */
+#include "keys.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "units.h"
+
+#define RULE_MAX 160   /* one rule's text */
+
+void
+config_free (struct blkemu_config *cfg)
+{
+  for (int i = 0; i < K_COUNT; i++) {
+    free (cfg->str[i]);
+    cfg->str[i] = NULL;
+  }
+}
+
+void
+config_copy (struct blkemu_config *dst, const struct blkemu_config *src)
+{
+  memcpy (dst->num, src->num, sizeof dst->num);
+  for (int i = 0; i < K_COUNT; i++)
+    dst->str[i] = src->str[i] ? strdup (src->str[i]) : NULL;
+}
+
+static bool
+is_pow2 (uint64_t v)
+{
+  return v && (v & (v - 1)) == 0;
+}
+
+/* Errors for the cross-key rules quote the value as the user wrote it. */
+static void
+rule_err (char *err, const struct blkemu_config *cfg, int id, const char *rule)
+{
+  char v[64];
+  config_format (cfg, id, v, sizeof v);
+  set_err (err, "%s=%s: %s", config_keys[id].name, v, rule);
+}
+
+/* Block sizes and the sizes that must be multiples of the logical one. */
+static int
+validate_blocks (const struct blkemu_config *cfg, char *err)
+{
+  const uint64_t *n = cfg->num;
+  uint64_t lbs = n[K_LOGICAL_BLOCK_SIZE];
+  char rule[RULE_MAX];
+
+  if (!is_pow2 (lbs)) {
+    rule_err (err, cfg, K_LOGICAL_BLOCK_SIZE,
+              "must be a power of two between 512 and 64K");
+    return -1;
+  }
+  if (n[K_PHYSICAL_BLOCK_SIZE] &&
+      (!is_pow2 (n[K_PHYSICAL_BLOCK_SIZE]) || n[K_PHYSICAL_BLOCK_SIZE] < lbs)) {
+    rule_err (err, cfg, K_PHYSICAL_BLOCK_SIZE,
+              "must be a power of two >= logical-block-size");
+    return -1;
+  }
+  if (n[K_MAX_TRANSFER] < lbs) {
+    snprintf (rule, sizeof rule, "must be at least logical-block-size (%llu)",
+              (unsigned long long) lbs);
+    rule_err (err, cfg, K_MAX_TRANSFER, rule);
+    return -1;
+  }
+  snprintf (rule, sizeof rule,
+            "must be a multiple of logical-block-size (%llu)",
+            (unsigned long long) lbs);
+  static const int multiples[] = { K_SIZE, K_MIN_IO, K_OPT_IO, K_MAX_TRANSFER,
+                                   K_MAX_DISCARD, K_MAX_WRITE_ZEROES };
+  for (size_t i = 0; i < sizeof multiples / sizeof multiples[0]; i++)
+    if (n[multiples[i]] % lbs != 0) {
+      rule_err (err, cfg, multiples[i], rule);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+validate_backend (const struct blkemu_config *cfg, char *err)
+{
+  const uint64_t *n = cfg->num;
+  if (n[K_BACKEND] == BACKEND_FILE && !cfg->str[K_FILE]) {
+    set_err (err, "backend=file: needs file=PATH");
+    return -1;
+  }
+  if (n[K_BACKEND] != BACKEND_FILE && cfg->str[K_FILE]) {
+    rule_err (err, cfg, K_BACKEND, "file= is only used with backend=file");
+    return -1;
+  }
+  if (n[K_BACKEND] != BACKEND_FILE && n[K_SIZE] == 0) {
+    set_err (err, "size: you must specify size=SIZE (e.g. size=1G)");
+    return -1;
+  }
+  return 0;
+}
+
+static int
+validate_latency_dist (const struct blkemu_config *cfg, char *err)
+{
+  const uint64_t *n = cfg->num;
+  if (n[K_LATENCY_DIST] != DIST_PERCENTILES)
+    return 0;
+  if (n[K_LATENCY_READ] == 0) {
+    rule_err (err, cfg, K_LATENCY_READ,
+              "latency-dist=percentiles needs a non-zero latency-read "
+              "(the p50 the tail is scaled from)");
+    return -1;
+  }
+  if (n[K_LATENCY_P99] < n[K_LATENCY_READ]) {
+    rule_err (err, cfg, K_LATENCY_P99,
+              "must be at least latency-read (the p50)");
+    return -1;
+  }
+  if (n[K_LATENCY_P999] < n[K_LATENCY_P99]) {
+    rule_err (err, cfg, K_LATENCY_P999, "must be at least latency-p99");
+    return -1;
+  }
+  return 0;
+}
+
+/* The models' own cross-key rules. */
+static int
+validate_model (const struct blkemu_config *cfg, char *err)
+{
+  const uint64_t *n = cfg->num;
+  char rule[RULE_MAX];
+  if (n[K_MODEL] == MODEL_HDD) {
+    uint64_t tr = n[K_SEEK_TRACK], avg = n[K_SEEK_AVG], full = n[K_SEEK_FULL];
+    if (tr > full) {
+      rule_err (err, cfg, K_SEEK_TRACK, "must be at most seek-full");
+      return -1;
+    }
+    /* seek(d) = track + a*sqrt(d) + b*d over uniform random positions
+     * averages track + 8a/15 + b/3; a, b >= 0 bounds the average.
+     */
+    uint64_t lo = tr + (full - tr) / 3, hi = tr + (full - tr) * 8 / 15;
+    if (avg < lo || avg > hi) {
+      char l[32], h[32];
+      blkemu_format_duration (lo, l, sizeof l);
+      blkemu_format_duration (hi, h, sizeof h);
+      snprintf (rule, sizeof rule,
+                "must lie between %s and %s for this seek-track and "
+                "seek-full (a monotone seek curve)", l, h);
+      rule_err (err, cfg, K_SEEK_AVG, rule);
+      return -1;
+    }
+    if (n[K_ZONE_RATE_INNER] > n[K_ZONE_RATE_OUTER]) {
+      rule_err (err, cfg, K_ZONE_RATE_INNER,
+                "must be at most zone-rate-outer (outer tracks are faster)");
+      return -1;
+    }
+  }
+  if (n[K_MODEL] == MODEL_SSD) {
+    uint64_t ch = n[K_CHANNELS] ? n[K_CHANNELS] : 1;
+    if (ch * n[K_DIES] > BLKEMU_MAX_CHANNELS) {
+      snprintf (rule, sizeof rule,
+                "channels x dies must be at most %d", BLKEMU_MAX_CHANNELS);
+      rule_err (err, cfg, K_DIES, rule);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int
+config_validate (const struct blkemu_config *cfg, char *err)
+{
+  if (validate_blocks (cfg, err) == -1 || validate_backend (cfg, err) == -1 ||
+      validate_latency_dist (cfg, err) == -1 ||
+      validate_model (cfg, err) == -1)
+    return -1;
+  if (cfg->num[K_ERROR_OFFSET] > cfg->num[K_SIZE]) {
+    rule_err (err, cfg, K_ERROR_OFFSET, "must lie inside the disk (<= size)");
+    return -1;
+  }
+  return 0;
+}
+
+int
+config_error_errno (const struct blkemu_config *cfg)
+{
+  static const int codes[] = { EIO, ENOSPC, EPERM, ENOMEM, EINVAL, EOVERFLOW,
+                               ENOTSUP, ESHUTDOWN };
+  uint64_t i = cfg->num[K_ERROR_ERRNO];
+  return i < sizeof codes / sizeof codes[0] ? codes[i] : EIO;
+}
+
+int
+config_build (struct blkemu_config *cfg, const struct blkemu_spec *spec,
+              char *err)
+{
+  memset (cfg, 0, sizeof *cfg);
+  for (int i = 0; i < K_COUNT; i++)
+    if (config_keys[i].def && config_apply_value (cfg, i, config_keys[i].def, err) == -1)
+      goto fail;
+  /* file= alone implies backend=file. */
+  if (spec->val[K_FILE] && !spec->val[K_BACKEND])
+    cfg->num[K_BACKEND] = BACKEND_FILE;
+  if (spec->val[K_PROFILE] && load_profile (cfg, spec->val[K_PROFILE], err))
+    goto fail;
+  for (int i = 0; i < K_COUNT; i++)
+    if (spec->val[i] && config_apply_value (cfg, i, spec->val[i], err) == -1)
+      goto fail;
+  if (config_validate (cfg, err) == -1)
+    goto fail;
+  return 0;
+fail:
+  config_free (cfg);
+  return -1;
+}
+
+int
+config_set_runtime (struct blkemu_config *cfg, const char *key,
+                    const char *value, char *err)
+{
+  int id = config_key_lookup (key);
+  if (id < 0) {
+    set_err (err, "unknown key '%s'", key);
+    return -1;
+  }
+  if (!config_keys[id].runtime) {
+    set_err (err, "%s=%s: cannot be changed at runtime", key, value);
+    return -1;
+  }
+  uint64_t old = cfg->num[id];
+  if (config_apply_value (cfg, id, value, err) == -1)
+    return -1;
+  if (config_validate (cfg, err) == -1) {
+    cfg->num[id] = old;
+    return -1;
+  }
+  return 0;
+}
+
+void
+config_format (const struct blkemu_config *cfg, int id, char *buf, size_t len)
+{
+  const struct key_def *k = &config_keys[id];
+  uint64_t v = cfg->num[id];
+  switch (k->type) {
+  case T_SIZE: case T_RATE: blkemu_format_size (v, buf, len); break;
+  case T_DURATION: blkemu_format_duration (v, buf, len); break;
+  case T_UINT: snprintf (buf, len, "%llu", (unsigned long long) v); break;
+  case T_PROB: blkemu_format_fraction (v, buf, len); break;
+  case T_BOOL: snprintf (buf, len, "%s", v ? "yes" : "no"); break;
+  case T_MODE: snprintf (buf, len, "%04llo", (unsigned long long) v); break;
+  case T_ENUM: {
+    const char *p = k->choices;
+    for (uint64_t i = 0; i < v && p; i++) {
+      p = strchr (p, '|');
+      if (p)
+        p++;
+    }
+    size_t n = p ? strcspn (p, "|") : 0;
+    snprintf (buf, len, "%.*s", (int) n, p ? p : "");
+    break;
+  }
+  case T_STRING: snprintf (buf, len, "%s", cfg->str[id] ? cfg->str[id] : "");
+    break;
+  }
+}

@@ -1,0 +1,190 @@
+/* blkemu-ublk: the control device — ADD/SET_PARAMS/START/STOP/DEL
+ * commands through an io_uring of 128-byte entries, the disk's limits as
+ * ublk parameters, and the removal of devices left by killed servers.
+ */
+#include "ublk.h"
+
+static int ctrl_fd = -1;
+static struct io_uring ctrl_ring;
+
+/* ---- control commands ------------------------------------------------ */
+
+/* One command on /dev/ublk-control; returns the driver's result (< 0 is
+ * -errno).  The main thread is the only user of the control ring.
+ */
+int
+ctrl_cmd (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
+          uint64_t data0)
+{
+  struct io_uring_sqe *sqe = get_sqe (&ctrl_ring);
+  memset (sqe, 0, 2 * sizeof *sqe);   /* SQE128 */
+  sqe->opcode = IORING_OP_URING_CMD;
+  sqe->fd = ctrl_fd;
+  sqe->cmd_op = op;
+  struct ublksrv_ctrl_cmd *c = (struct ublksrv_ctrl_cmd *) sqe->cmd;
+  c->dev_id = dev_id;
+  c->queue_id = (uint16_t) -1;
+  c->addr = (uint64_t) (uintptr_t) addr;
+  c->len = len;
+  c->data[0] = data0;
+  int r = io_uring_submit (&ctrl_ring);
+  if (r < 0)
+    return r;
+  struct io_uring_cqe *cqe;
+  do
+    r = io_uring_wait_cqe (&ctrl_ring, &cqe);
+  while (r == -EINTR);
+  if (r < 0)
+    return r;
+  r = cqe->res;
+  io_uring_cqe_seen (&ctrl_ring, cqe);
+  return r;
+}
+
+int
+ctrl_open (void)
+{
+  ctrl_fd = open (CONTROL_DEV, O_RDWR | O_CLOEXEC);
+  if (ctrl_fd == -1) {
+    fprintf (stderr, "blkemu-ublk: %s: %s%s\n", CONTROL_DEV, strerror (errno),
+             errno == ENOENT ? " (load the ublk_drv module: modprobe ublk_drv;"
+             " it needs Linux 6.0 or later)" : "");
+    return -1;
+  }
+  int r = io_uring_queue_init (4, &ctrl_ring, IORING_SETUP_SQE128);
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: io_uring with 128-byte entries: %s\n",
+             strerror (-r));
+    close (ctrl_fd);
+    ctrl_fd = -1;
+    return -1;
+  }
+  return 0;
+}
+
+void
+ctrl_close (void)
+{
+  if (ctrl_fd == -1)
+    return;
+  io_uring_queue_exit (&ctrl_ring);
+  close (ctrl_fd);
+  ctrl_fd = -1;
+}
+
+/* ---- limits ---------------------------------------------------------- */
+
+static uint8_t
+ilog2_u64 (uint64_t v)
+{
+  uint8_t s = 0;
+  while (v >>= 1)
+    s++;
+  return s;
+}
+
+/* ublk carries io_min/io_opt as powers of two: round down, and say so. */
+static uint8_t
+pow2_shift (const struct udisk *d, const char *key, uint64_t bytes,
+            uint8_t floor_shift)
+{
+  if (bytes == 0)
+    return floor_shift;
+  uint8_t s = ilog2_u64 (bytes);
+  if ((1ull << s) != bytes)
+    fprintf (stderr, "blkemu-ublk: %s: %s=%llu is not a power of two; ublk "
+             "reports %llu\n", d->name, key, (unsigned long long) bytes,
+             1ull << s);
+  return s < floor_shift ? floor_shift : s;
+}
+
+static uint32_t
+sectors_or_max (uint64_t bytes)
+{
+  return bytes == 0 || bytes >> 9 > UINT32_MAX ? UINT32_MAX
+                                               : (uint32_t) (bytes >> 9);
+}
+
+int
+set_params (struct udisk *d)
+{
+  const struct blkemu_geometry *g = &d->geo;
+  struct ublk_params p = { .len = sizeof p, .types = UBLK_PARAM_TYPE_BASIC };
+  p.basic.logical_bs_shift = ilog2_u64 (g->logical_block_size);
+  p.basic.physical_bs_shift = ilog2_u64 (g->physical_block_size);
+  p.basic.io_min_shift = pow2_shift (d, "min-io", g->min_io_bytes,
+                                     p.basic.logical_bs_shift);
+  p.basic.io_opt_shift = pow2_shift (d, "opt-io", g->opt_io_bytes, 0);
+  p.basic.max_sectors = d->max_bytes >> 9;
+  p.basic.dev_sectors = g->size_bytes >> 9;
+  if (g->rotational)
+    p.basic.attrs |= UBLK_ATTR_ROTATIONAL;
+  if (g->can_flush)
+    p.basic.attrs |= UBLK_ATTR_VOLATILE_CACHE;
+  if (g->can_fua)
+    p.basic.attrs |= UBLK_ATTR_FUA;
+  if (g->can_trim || g->can_zero) {
+    p.types |= UBLK_PARAM_TYPE_DISCARD;
+    p.discard.discard_granularity = g->physical_block_size;
+    p.discard.max_discard_segments = 1;
+    if (g->can_trim)
+      p.discard.max_discard_sectors = sectors_or_max (g->max_discard_bytes);
+    if (g->can_zero)
+      p.discard.max_write_zeroes_sectors =
+        sectors_or_max (g->max_write_zeroes_bytes);
+  }
+  return ctrl_cmd (UBLK_CMD_SET_PARAMS, (uint32_t) d->dev_id, &p, sizeof p, 0);
+}
+
+/* ---- leftovers of a killed server ------------------------------------ */
+
+/* A server killed with SIGKILL leaves its ublk devices behind: the kernel
+ * stops them (state DEAD, no server pid) but only DEL_DEV removes them.
+ * Delete those whose server is gone; a device another live server is
+ * still setting up keeps its pid and is left alone.
+ */
+int
+delete_stale (void)
+{
+  DIR *dir = opendir ("/sys/class/ublk-char");
+  if (!dir) {
+    printf ("no ublk devices\n");
+    return 0;
+  }
+  int status = 0;
+  unsigned found = 0, deleted = 0;
+  struct dirent *e;
+  while ((e = readdir (dir)) != NULL) {
+    int id;
+    if (sscanf (e->d_name, "ublkc%d", &id) != 1)
+      continue;
+    found++;
+    struct ublksrv_ctrl_dev_info info = { 0 };
+    int r = ctrl_cmd (UBLK_CMD_GET_DEV_INFO, (uint32_t) id, &info,
+                      sizeof info, 0);
+    if (r < 0) {
+      fprintf (stderr, "blkemu-ublk: ublk device %d: %s\n", id, strerror (-r));
+      status = 1;
+      continue;
+    }
+    bool server_alive = info.ublksrv_pid > 0 &&
+                        (kill (info.ublksrv_pid, 0) == 0 || errno == EPERM);
+    if (info.state != UBLK_S_DEV_DEAD || server_alive)
+      continue;
+    r = ctrl_cmd (UBLK_CMD_DEL_DEV, (uint32_t) id, NULL, 0, 0);
+    if (r < 0) {
+      fprintf (stderr, "blkemu-ublk: deleting ublk device %d: %s\n", id,
+               strerror (-r));
+      status = 1;
+    }
+    else {
+      printf ("deleted ublk device %d (its server is gone)\n", id);
+      deleted++;
+    }
+  }
+  closedir (dir);
+  printf ("%u ublk devices, %u stale deleted\n", found, deleted);
+  return status;
+}
+
+/* ---- command line ---------------------------------------------------- */

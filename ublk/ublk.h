@@ -1,0 +1,131 @@
+/* blkemu-ublk's parts: the control device (ctrl.c), the hardware queues
+ * (queue.c) and the disks' life and the command line (blkemu-ublk.c).
+ * ublksrv separates its library from its targets the same way.
+ */
+#ifndef BLKEMU_UBLK_H
+#define BLKEMU_UBLK_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/ublk_cmd.h>
+#include <liburing.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "blkemu/blkemu.h"
+#include "frontend.h"
+
+#define CONTROL_DEV   "/dev/ublk-control"
+#define MAX_DISKS     64
+#define MAX_DEPTH     UBLK_MAX_QUEUE_DEPTH   /* tags per queue: the driver's */
+#define MAX_QUEUES    64          /* the driver allows one per CPU */
+#define EVENTFD_TAG   UINT64_MAX  /* user_data of the completion wake-up */
+/* A buffer keeps this much of a large request's pages; beyond it they go
+ * back to the kernel (MADV_FREE), so memory follows what is in flight.
+ */
+#define KEEP_BYTES    (1u << 20)
+
+struct done {
+  uint16_t tag;
+  int32_t result;
+};
+
+struct udisk;
+struct uqueue;
+
+/* A tag's request in the core: what the completion callback needs. */
+struct utag {
+  struct uqueue *q;
+  uint16_t tag;
+  bool data;                  /* read or write: the buffer was used */
+  uint32_t len;
+};
+
+/* One hardware queue: its tags, the driver's request table for them, and
+ * the io_uring its commands go through (ublk takes a queue's commands from
+ * one task: the queue thread).
+ */
+struct uqueue {
+  struct udisk *d;
+  uint16_t id;
+  const struct ublksrv_io_desc *iods; /* mapped from /dev/ublkcN */
+  size_t iods_len;
+  char *bufs;                 /* depth * buf_bytes */
+  struct io_uring ring;
+  bool ring_ok, thread_ok;
+  int efd;                    /* completions -> queue thread */
+  uint64_t efd_value;
+  pthread_t thread;
+  pthread_t self;              /* the queue thread, as it sees itself */
+  struct utag *tags;
+
+  pthread_mutex_t lock;
+  pthread_cond_t fetched;     /* main waits for the first FETCH_REQs */
+  struct done *done;          /* completed, to commit */
+  unsigned ndone;
+  bool fetch_sent;
+  int queue_err;
+};
+
+struct udisk {
+  struct blkemu_disk *emu;
+  struct blkemu_geometry geo;
+  const char *name;
+  int dev_id;                 /* N of /dev/ublkbN, -1 before ADD_DEV */
+  bool added, started;
+  unsigned depth;             /* tags per queue */
+  unsigned nqueues;           /* hardware queues */
+  uint32_t max_bytes;         /* the largest request: max-transfer */
+  size_t buf_bytes;           /* per tag: max_bytes in whole pages */
+  int cdev_fd;                /* /dev/ublkcN */
+  struct uqueue *queues;
+};
+
+/* A free submission entry.  The rings are sized so that every command a
+ * tag can have outstanding fits; a full ring is flushed first anyway.
+ */
+static inline struct io_uring_sqe *
+get_sqe (struct io_uring *ring)
+{
+  struct io_uring_sqe *sqe = io_uring_get_sqe (ring);
+  if (!sqe) {
+    io_uring_submit (ring);
+    sqe = io_uring_get_sqe (ring);
+  }
+  if (!sqe) {
+    fprintf (stderr, "blkemu-ublk: io_uring submission queue stuck full\n");
+    abort ();
+  }
+  return sqe;
+}
+
+/* ctrl.c: /dev/ublk-control, used by the main thread only. */
+int ctrl_open (void);
+void ctrl_close (void);
+/* One command; returns the driver's result (< 0 is -errno). */
+int ctrl_cmd (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
+              uint64_t data0);
+/* SET_PARAMS from the disk's geometry. */
+int set_params (struct udisk *d);
+/* --delete-stale: 0 or 1 (the exit status). */
+int delete_stale (void);
+
+/* queue.c: map, start its thread and wait for every FETCH; stop after
+ * STOP_DEV.
+ */
+int start_queue (struct uqueue *q);
+void stop_queue (struct uqueue *q);
+
+#endif
