@@ -223,115 +223,136 @@ struct request {
   void *cookie;
 };
 
-/* Checks, the oversize policy, faults, the model's schedule and the data
- * transfer.  Returns 0 with REQ scheduled (finish it with request_end),
- * or the errno of a refusal (recorded; nothing to finish).
+/* The length of piece I of REQ. */
+static uint64_t
+piece_len (const struct request *req, uint64_t i)
+{
+  return i + 1 < req->npieces ? req->piece_len : req->len - i * req->piece_len;
+}
+
+/* Under the disk lock: range and alignment, the oversize policy (how many
+ * pieces the device serves) and the faults.  Returns 0, or the errno of a
+ * refusal with *COUNTER the stat it counts in.
  */
 static int
-request_begin (struct request *req, void *buf)
+request_check (struct request *req, struct fault_verdict *fv,
+               uint64_t **counter)
 {
   struct blkemu_disk *disk = req->disk;
   struct stats *st = &disk->stats;
-  enum blkemu_op op = req->op;
-  uint64_t len = req->len, offset = req->offset, arrival = req->arrival;
+  const uint64_t *n = disk->cfg.num;
+  uint64_t len = req->len, offset = req->offset;
+  uint64_t limit = op_limit (&disk->cfg, req->op);
 
-  if (__atomic_load_n (&disk->cancelled, __ATOMIC_ACQUIRE))
-    return refuse (disk, op, len, offset, arrival, &st->cancelled, 0,
-                   ESHUTDOWN);
-  pthread_mutex_lock (&disk->lock);
-  uint64_t size = disk->cfg.num[K_SIZE];
-  uint64_t lbs = disk->cfg.num[K_LOGICAL_BLOCK_SIZE];
-  uint64_t limit = op_limit (&disk->cfg, op);
-  enum oversize_policy policy =
-    (enum oversize_policy) disk->cfg.num[K_OVERSIZE];
-
-  if (op != BLKEMU_OP_FLUSH) {
-    if (offset > size || len > size - offset) {
-      pthread_mutex_unlock (&disk->lock);
-      return refuse (disk, op, len, offset, arrival, &st->out_of_range, 0,
-                     EINVAL);
-    }
-    if (offset % lbs || len % lbs || len == 0) {
-      pthread_mutex_unlock (&disk->lock);
-      return refuse (disk, op, len, offset, arrival, &st->misaligned, 0,
-                     EINVAL);
-    }
-  }
-
-  /* The oversize policy decides how many pieces the device serves. */
+  req->marks = 0;
   req->piece_len = len;
   req->npieces = 1;
-  unsigned marks = req->flags & BLKEMU_FLAG_FUA ? TRACE_FUA : 0;
+  if (req->op != BLKEMU_OP_FLUSH) {
+    if (offset > n[K_SIZE] || len > n[K_SIZE] - offset) {
+      *counter = &st->out_of_range;
+      return EINVAL;
+    }
+    uint64_t lbs = n[K_LOGICAL_BLOCK_SIZE];
+    if (offset % lbs || len % lbs || len == 0) {
+      *counter = &st->misaligned;
+      return EINVAL;
+    }
+  }
+  if (req->flags & BLKEMU_FLAG_FUA)
+    req->marks = TRACE_FUA;
   if (limit && len > limit) {
-    marks |= TRACE_OVERSIZE;
+    req->marks |= TRACE_OVERSIZE;
+    enum oversize_policy policy = (enum oversize_policy) n[K_OVERSIZE];
     if (policy == OVERSIZE_ERROR) {
-      pthread_mutex_unlock (&disk->lock);
-      return refuse (disk, op, len, offset, arrival, &st->oversize_rejected,
-                     marks, EINVAL);
+      *counter = &st->oversize_rejected;
+      return EINVAL;
     }
     if (policy == OVERSIZE_SPLIT) {
       req->piece_len = limit;
       req->npieces = (len + limit - 1) / limit;
-      marks = (marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
+      req->marks = (req->marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
     }
   }
-
-  struct fault_verdict fv;
-  faults_check (&disk->faults, &disk->cfg, &disk->rng, op, offset, len,
-                arrival, &fv);
-  marks |= fv.marks;
-  if (fv.refused) {
-    pthread_mutex_unlock (&disk->lock);
-    return refuse (disk, op, len, offset, arrival,
-                   fv.err == BLKEMU_ERR_DROP ? &st->faults.dropped
-                                             : &st->faults.offline,
-                   marks, fv.err);
+  faults_check (&disk->faults, &disk->cfg, &disk->rng, req->op, offset, len,
+                req->arrival, fv);
+  req->marks |= fv->marks;
+  if (fv->refused) {
+    *counter = fv->err == BLKEMU_ERR_DROP ? &st->faults.dropped
+                                          : &st->faults.offline;
+    return fv->err;
   }
+  return 0;
+}
 
-  req->deadline = req->inline_deadline;
-  if (req->npieces > INLINE_PIECES) {
-    req->deadline = malloc (req->npieces * sizeof *req->deadline);
-    if (!req->deadline) {
-      pthread_mutex_unlock (&disk->lock);
-      return ENOMEM;
-    }
-  }
-
-  /* Schedule every piece as the device would queue it, at arrival; each
-   * draws its own base latency, the first carries any spike.
-   */
+/* Under the disk lock: every piece scheduled as the device would queue
+ * it, at arrival; each draws its own base latency, the first carries any
+ * spike.  Sets the pieces' deadlines and the request's (the last).
+ */
+static void
+request_schedule (struct request *req, const struct fault_verdict *fv)
+{
+  struct blkemu_disk *disk = req->disk;
   uint64_t slowdown = disk->cfg.num[K_SLOWDOWN];
-  uint64_t last = arrival;
+  uint64_t last = req->arrival;
   for (uint64_t i = 0; i < req->npieces; i++) {
     struct model_req mreq = {
-      .op = op, .offset = offset + i * req->piece_len,
-      .len = i + 1 < req->npieces ? req->piece_len : len - i * req->piece_len,
-      .flags = req->flags,
-      .arrival_ns = faults_to_device_time (&disk->faults, slowdown, arrival),
+      .op = req->op, .offset = req->offset + i * req->piece_len,
+      .len = piece_len (req, i), .flags = req->flags,
+      .arrival_ns = faults_to_device_time (&disk->faults, slowdown,
+                                           req->arrival),
       .latency_ns = dist_sample (&disk->cfg, &disk->rng,
-                                 cfg_latency_ns (&disk->cfg, op))
-                    + (i == 0 ? fv.extra_ns : 0),
+                                 cfg_latency_ns (&disk->cfg, req->op))
+                    + (i == 0 ? fv->extra_ns : 0),
     };
-    req->deadline[i] = faults_to_wall_time (
+    uint64_t t = faults_to_wall_time (
       &disk->faults, slowdown,
       disk->model->schedule (disk->model_state, &disk->cfg, &mreq));
     /* Device time rounds on the way there and back: never before the
      * request arrived (slowdown=7 gave deadlines a few ns early).
      */
-    req->deadline[i] = model_max (req->deadline[i],
-                                  model_max (fv.not_before, arrival));
+    req->deadline[i] = model_max (t, model_max (fv->not_before,
+                                                req->arrival));
     last = model_max (last, req->deadline[i]);
   }
   req->entry.deadline_ns = last;
-  bool cache = disk->cfg.num[K_WRITE_CACHE] != 0;
-  uint64_t cache_size = disk->cfg.num[K_CACHE_SIZE];
-  if (model_write_cached (&disk->cfg, &(struct model_req){ .op = op,
-                                                           .flags = req->flags }))
-    marks |= TRACE_CACHED;
+  if (model_write_cached (&disk->cfg, &(struct model_req){
+                            .op = req->op, .flags = req->flags }))
+    req->marks |= TRACE_CACHED;
   req->slowed = slowdown > 1;
   if (req->slowed)
-    marks |= TRACE_SLOW;
-  req->marks = marks;
+    req->marks |= TRACE_SLOW;
+}
+
+/* Checks, schedule, then the data transfer.  Returns 0 with REQ scheduled
+ * (finish it with request_end), or the errno of a refusal (recorded;
+ * nothing to finish).
+ */
+static int
+request_begin (struct request *req, void *buf)
+{
+  struct blkemu_disk *disk = req->disk;
+  uint64_t *counter = &disk->stats.cancelled;
+  struct fault_verdict fv = { 0 };
+  int r = ESHUTDOWN;
+
+  if (__atomic_load_n (&disk->cancelled, __ATOMIC_ACQUIRE))
+    return refuse (disk, req->op, req->len, req->offset, req->arrival,
+                   counter, 0, r);
+  pthread_mutex_lock (&disk->lock);
+  if ((r = request_check (req, &fv, &counter)) != 0) {
+    pthread_mutex_unlock (&disk->lock);
+    return refuse (disk, req->op, req->len, req->offset, req->arrival,
+                   counter, req->marks, r);
+  }
+  req->deadline = req->inline_deadline;
+  if (req->npieces > INLINE_PIECES &&
+      !(req->deadline = malloc (req->npieces * sizeof *req->deadline))) {
+    pthread_mutex_unlock (&disk->lock);
+    return ENOMEM;
+  }
+  request_schedule (req, &fv);
+  bool cache = disk->cfg.num[K_WRITE_CACHE] != 0;
+  uint64_t cache_size = disk->cfg.num[K_CACHE_SIZE];
   req->qd = __atomic_add_fetch (&disk->in_flight, req->npieces,
                                 __ATOMIC_RELAXED);
   /* Read under the lock that blkemu_disk_crash takes to go offline: a crash
@@ -346,14 +367,11 @@ request_begin (struct request *req, void *buf)
    */
   req->err = fv.err;
   req->injected = fv.err != 0;
-  for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
-    uint64_t plen = i + 1 < req->npieces ? req->piece_len
-                                         : len - i * req->piece_len;
-    req->err = serve_data (disk, op,
+  for (uint64_t i = 0; i < req->npieces && req->err == 0; i++)
+    req->err = serve_data (disk, req->op,
                            buf ? (char *) buf + i * req->piece_len : NULL,
-                           plen, offset + i * req->piece_len, req->flags,
-                           cache, cache_size, crash_gen);
-  }
+                           piece_len (req, i), req->offset + i * req->piece_len,
+                           req->flags, cache, cache_size, crash_gen);
   return 0;
 }
 
@@ -388,8 +406,7 @@ request_end (struct request *req, int cancel_err)
    */
   for (uint64_t i = 0; i < npieces; i++) {
     uint64_t piece_off = req->offset + i * req->piece_len;
-    uint64_t plen = i + 1 < npieces ? req->piece_len
-                                    : req->len - i * req->piece_len;
+    uint64_t plen = piece_len (req, i);
     uint64_t end = req->deadline[i] < done ? req->deadline[i] : done;
     if (req->deadline[i] == last)
       end = done;
@@ -472,6 +489,13 @@ blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     .arrival = arrival, .done = done, .cookie = cookie,
   };
   int r = request_begin (req, buf);
+  /* Already due (no latency, or the transfer took that long): complete
+   * here, without waking the completion thread and back.
+   */
+  if (r == 0 && req->entry.deadline_ns <= clock_now_ns ()) {
+    request_fire (&req->entry, 0);
+    return;
+  }
   if (r == 0 && (r = engine_add (&disk->engine, &req->entry)) != 0) {
     request_fire (&req->entry, r);
     return;

@@ -238,6 +238,21 @@ test_submit (void)
   CHECK (r.calls == 1 && r.result == EINVAL, "misaligned: %u calls, %d",
          r.calls, r.result);
   blkemu_disk_close (disk);
+
+  /* No latency: already due once the data has moved, so it completes
+   * before blkemu_submit returns (no round trip through the thread).
+   */
+  disk = blkemu_disk_open_spec ("size=1M", 0, err);
+  CHECK (disk, "open: %s", err);
+  if (!disk)
+    return;
+  struct call z = { 0 };
+  unsigned threads = thread_count ();
+  blkemu_submit (disk, BLKEMU_OP_READ, buf[0], 4096, 0, 0, on_done, &z);
+  CHECK (z.calls == 1 && z.result == 0, "zero latency: %u calls, %d",
+         z.calls, z.result);
+  CHECK (thread_count () == threads, "zero latency started a thread");
+  blkemu_disk_close (disk);
 }
 
 struct blocked {

@@ -37,19 +37,21 @@ lat=$(mean_us "$tmp/lat.json" read)
 added=$(awk -v a="$lat" -v b="$base" 'BEGIN { print a - b }')
 echo "QD1: client mean ${lat}us, zero-latency ${base}us, added ${added}us"
 between "added latency at QD1 (us)" "$added" 950 1500
-within "server-side mean (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.mean)" 1000 3
-within "server-side p50 (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.p50)" 1000 3
+# Never early; late by at most what a loaded 2-core machine can add to a
+# wake-up.  The tight figures are bench/model-accuracy's.
+between "server-side mean (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.mean)" 995 1150
+between "server-side p50 (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.p50)" 995 1150
 
 # QD8 on a device that holds one request: each waits for the 7 before it.
 fio_nbd "$tmp/qd1.json" $common --iodepth=8 -- size=64M latency-read=1ms queue-depth=1
 between "QD8 latency on queue-depth=1 (us)" "$(mean_us "$tmp/qd1.json" read)" 7600 10000
-within "QD8 on queue-depth=1, server-side mean (us)" "$(jqr "$tmp/qd1.json.stats" .ops.read.latency_us.mean)" 8000 5
+between "QD8 on queue-depth=1, server-side mean (us)" "$(jqr "$tmp/qd1.json.stats" .ops.read.latency_us.mean)" 7600 9200
 expect_eq "device saw a queue" "$(jqr "$tmp/qd1.json.stats" '.queue_depth.max >= 8')" true
 
 # QD8 with the default depth: requests overlap, each still costs 1 ms.
 fio_nbd "$tmp/qd8.json" $common --iodepth=8 -- size=64M latency-read=1ms
 between "QD8 latency on queue-depth=128 (us)" "$(mean_us "$tmp/qd8.json" read)" 950 1600
-within "QD8 on queue-depth=128, server-side mean (us)" "$(jqr "$tmp/qd8.json.stats" .ops.read.latency_us.mean)" 1000 5
+between "QD8 on queue-depth=128, server-side mean (us)" "$(jqr "$tmp/qd8.json.stats" .ops.read.latency_us.mean)" 995 1150
 
 # Bandwidth: 100 MiB/s sequential writes, 1M requests, 4 in flight.
 fio_nbd "$tmp/bw.json" --rw=write --bs=1M --size=64M --iodepth=4 \

@@ -1,0 +1,271 @@
+/* blkemu-ublk: a hardware queue — one thread owns the queue's io_uring;
+ * requests arrive as FETCH completions, go to blkemu_submit(), and their
+ * completions (from the core's completion thread, through an eventfd the
+ * ring polls) go back as COMMIT_AND_FETCH.
+ */
+#include "ublk.h"
+
+static void
+queue_io_cmd (struct uqueue *q, uint16_t tag, unsigned op, int32_t result)
+{
+  struct io_uring_sqe *sqe = get_sqe (&q->ring);
+  memset (sqe, 0, sizeof *sqe);
+  sqe->opcode = IORING_OP_URING_CMD;
+  sqe->fd = q->d->cdev_fd;
+  sqe->cmd_op = op;
+  sqe->user_data = tag;
+  struct ublksrv_io_cmd *c = (struct ublksrv_io_cmd *) sqe->cmd;
+  c->q_id = q->id;
+  c->tag = tag;
+  c->result = result;
+  c->addr = (uint64_t) (uintptr_t) (q->bufs + (size_t) tag * q->d->buf_bytes);
+}
+
+static void
+arm_eventfd (struct uqueue *q)
+{
+  struct io_uring_sqe *sqe = get_sqe (&q->ring);
+  /* A poll, not a read: a read of an empty eventfd goes to an io-wq
+   * worker thread; a poll completes inline when the fd is signalled.
+   */
+  io_uring_prep_poll_add (sqe, q->efd, POLLIN);
+  sqe->user_data = EVENTFD_TAG;
+}
+
+/* Hand a tag's result to the queue thread, which commits it.  Called
+ * from the core's completion thread (or from serve, for a refusal).
+ */
+static void
+complete (struct utag *t, int32_t result)
+{
+  struct uqueue *q = t->q;
+  pthread_mutex_lock (&q->lock);
+  q->done[q->ndone++] = (struct done) { .tag = t->tag, .result = result };
+  pthread_mutex_unlock (&q->lock);
+  /* From the queue thread itself (a refusal, a request already due) the
+   * commit goes out after this batch of completions: no wake-up needed.
+   */
+  if (pthread_equal (pthread_self (), q->self))
+    return;
+  uint64_t one = 1;
+  if (write (q->efd, &one, sizeof one) != sizeof one)
+    abort ();   /* an eventfd write of 1 cannot fail short of a bug */
+}
+
+static void
+request_done (void *cookie, int r)
+{
+  struct utag *t = cookie;
+  r = frontend_errno (r);
+  char *buf = t->q->bufs + (size_t) t->tag * t->q->d->buf_bytes;
+  if (t->data && t->len > KEEP_BYTES)
+    madvise (buf + KEEP_BYTES, t->len - KEEP_BYTES, MADV_FREE);
+  complete (t, r ? -r : t->data ? (int32_t) t->len : 0);
+}
+
+static void serve (struct uqueue *q, uint16_t tag);
+
+/* Answer every completed tag (and ask for its next request). */
+static void
+commit_done (struct uqueue *q)
+{
+  pthread_mutex_lock (&q->lock);
+  for (unsigned i = 0; i < q->ndone; i++)
+    queue_io_cmd (q, q->done[i].tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
+                  q->done[i].result);
+  q->ndone = 0;
+  pthread_mutex_unlock (&q->lock);
+}
+
+/* The driver's requests arrive as completions of FETCH (or COMMIT_AND_
+ * FETCH) commands; the answers go back as COMMIT_AND_FETCH, which also
+ * asks for the tag's next request.  Runs until every tag is aborted
+ * (the device was stopped).
+ */
+static void *
+queue_main (void *arg)
+{
+  struct uqueue *q = arg;
+  q->self = pthread_self ();
+  struct udisk *d = q->d;
+  unsigned aborted = 0;
+
+  for (unsigned tag = 0; tag < d->depth; tag++)
+    queue_io_cmd (q, (uint16_t) tag, UBLK_IO_FETCH_REQ, -1);
+  arm_eventfd (q);
+  int r = io_uring_submit (&q->ring);
+  pthread_mutex_lock (&q->lock);
+  q->queue_err = r < 0 ? -r : 0;
+  q->fetch_sent = true;
+  pthread_cond_signal (&q->fetched);
+  pthread_mutex_unlock (&q->lock);
+  if (r < 0)
+    return NULL;
+
+  while (aborted < d->depth) {
+    r = io_uring_submit_and_wait (&q->ring, 1);
+    if (r < 0 && r != -EINTR) {
+      /* The queue cannot go on: have the main thread stop every device
+       * rather than leave one live with nobody serving it.
+       */
+      fprintf (stderr, "blkemu-ublk: %s: queue %u: io_uring: %s; stopping\n",
+               d->name, q->id, strerror (-r));
+      kill (getpid (), SIGTERM);
+      break;
+    }
+    struct io_uring_cqe *cqe;
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe (&q->ring, head, cqe) {
+      seen++;
+      if (cqe->user_data == EVENTFD_TAG) {
+        /* Reset the count (EAGAIN if it already was); the commits go
+         * out below with the rest.
+         */
+        ssize_t n = read (q->efd, &q->efd_value, sizeof q->efd_value);
+        (void) n;
+        arm_eventfd (q);
+      }
+      else if (cqe->res == UBLK_IO_RES_OK)
+        serve (q, (uint16_t) cqe->user_data);
+      else {
+        /* UBLK_IO_RES_ABORT: the device is going away.  Anything else
+         * is a protocol error: stop using the tag too.
+         */
+        if (cqe->res != UBLK_IO_RES_ABORT)
+          fprintf (stderr, "blkemu-ublk: %s: queue %u tag %llu: %s\n",
+                   d->name, q->id, (unsigned long long) cqe->user_data,
+                   strerror (-cqe->res));
+        aborted++;
+      }
+    }
+    io_uring_cq_advance (&q->ring, seen);
+    commit_done (q);
+  }
+  return NULL;
+}
+
+/* One request, as the driver describes it, into the core. */
+static void
+serve (struct uqueue *q, uint16_t tag)
+{
+  struct udisk *d = q->d;
+  const struct ublksrv_io_desc *iod = &q->iods[tag];
+  unsigned op = ublksrv_get_op (iod);
+  unsigned flags = iod->op_flags & UBLK_IO_F_FUA ? BLKEMU_FLAG_FUA : 0;
+  uint64_t len = (uint64_t) iod->nr_sectors << 9;
+  uint64_t off = iod->start_sector << 9;
+  char *buf = q->bufs + (size_t) tag * d->buf_bytes;
+  enum blkemu_op eop;
+
+  switch (op) {
+  case UBLK_IO_OP_READ: eop = BLKEMU_OP_READ; break;
+  case UBLK_IO_OP_WRITE: eop = BLKEMU_OP_WRITE; break;
+  case UBLK_IO_OP_FLUSH:   /* the position of a flush means nothing */
+    eop = BLKEMU_OP_FLUSH;
+    len = off = 0;
+    break;
+  case UBLK_IO_OP_DISCARD: eop = BLKEMU_OP_TRIM; break;
+  case UBLK_IO_OP_WRITE_ZEROES:
+    eop = BLKEMU_OP_ZERO;
+    if (!(iod->op_flags & UBLK_IO_F_NOUNMAP))
+      flags |= BLKEMU_FLAG_MAY_TRIM;
+    break;
+  default:
+    return complete (&q->tags[tag], -EOPNOTSUPP);
+  }
+  struct utag *t = &q->tags[tag];
+  t->data = eop == BLKEMU_OP_READ || eop == BLKEMU_OP_WRITE;
+  t->len = (uint32_t) len;
+  blkemu_submit (d->emu, eop, t->data ? buf : NULL, len, off, flags,
+                 request_done, t);
+}
+
+/* Map the queue's request table, reserve its buffers, start its thread,
+ * and wait until the thread has sent every FETCH.
+ */
+int
+start_queue (struct uqueue *q)
+{
+  struct udisk *d = q->d;
+  size_t page = (size_t) sysconf (_SC_PAGESIZE);
+  size_t desc = sizeof (struct ublksrv_io_desc);
+  /* Each queue's table sits at a stride sized for the deepest queue. */
+  size_t stride = (UBLK_MAX_QUEUE_DEPTH * desc + page - 1) / page * page;
+  q->iods_len = (d->depth * desc + page - 1) / page * page;
+  void *iods = mmap (NULL, q->iods_len, PROT_READ, MAP_SHARED | MAP_POPULATE,
+                     d->cdev_fd, UBLKSRV_CMD_BUF_OFFSET + q->id * stride);
+  if (iods == MAP_FAILED) {
+    fprintf (stderr, "blkemu-ublk: %s: queue %u: mapping the request table: "
+             "%s\n", d->name, q->id, strerror (errno));
+    return -1;
+  }
+  q->iods = iods;
+  /* Reserved lazily: pages appear as requests use them. */
+  q->bufs = mmap (NULL, d->depth * d->buf_bytes, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (q->bufs == MAP_FAILED)
+    q->bufs = NULL;
+  /* 4 KiB pages: with transparent huge pages, the first byte a request
+   * touches in a tag's buffer would take 2 MiB (1024 tags: 2 GiB).
+   */
+  else
+    madvise (q->bufs, d->depth * d->buf_bytes, MADV_NOHUGEPAGE);
+  q->tags = calloc (d->depth, sizeof *q->tags);
+  q->done = calloc (d->depth, sizeof *q->done);
+  q->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (!q->bufs || !q->tags || !q->done || q->efd == -1) {
+    fprintf (stderr, "blkemu-ublk: %s: out of memory for %u x %zu-byte "
+             "buffers\n", d->name, d->depth, d->buf_bytes);
+    return -1;
+  }
+  int r = io_uring_queue_init (d->depth + 2, &q->ring, 0);
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: io_uring: %s\n", d->name, strerror (-r));
+    return -1;
+  }
+  q->ring_ok = true;
+  for (unsigned tag = 0; tag < d->depth; tag++)
+    q->tags[tag] = (struct utag) { .q = q, .tag = (uint16_t) tag };
+  if ((r = pthread_create (&q->thread, NULL, queue_main, q)) == 0) {
+    char name[16];
+    snprintf (name, sizeof name, "ublk-q%u", q->id);
+    pthread_setname_np (q->thread, name);
+  }
+  else {
+    fprintf (stderr, "blkemu-ublk: %s: queue thread: %s\n", d->name,
+             strerror (r));
+    return -1;
+  }
+  q->thread_ok = true;
+  pthread_mutex_lock (&q->lock);
+  while (!q->fetch_sent)
+    pthread_cond_wait (&q->fetched, &q->lock);
+  r = q->queue_err;
+  pthread_mutex_unlock (&q->lock);
+  if (r) {
+    fprintf (stderr, "blkemu-ublk: %s: queueing requests: %s\n", d->name,
+             strerror (r));
+    return -1;
+  }
+  return 0;
+}
+
+/* After STOP_DEV: the queue thread has seen every tag aborted. */
+void
+stop_queue (struct uqueue *q)
+{
+  if (q->thread_ok)
+    pthread_join (q->thread, NULL);
+  if (q->ring_ok)
+    io_uring_queue_exit (&q->ring);
+  if (q->iods)
+    munmap ((void *) q->iods, q->iods_len);
+  if (q->bufs)
+    munmap (q->bufs, q->d->depth * q->d->buf_bytes);
+  if (q->efd > 0)
+    close (q->efd);
+  free (q->tags);
+  free (q->done);
+  pthread_cond_destroy (&q->fetched);
+  pthread_mutex_destroy (&q->lock);
+}
