@@ -54,9 +54,9 @@ plugin_config (const char *key, const char *value)
   return 0;
 }
 
-/* Requests wait out their latency in nbdkit_nanosleep, which returns
- * early when nbdkit shuts down or the client disconnects: a stall=3600s
- * does not hold SIGTERM for an hour.
+/* Long waits (a stall=3600s) go to nbdkit_nanosleep, which returns
+ * early when nbdkit shuts down or the client disconnects: SIGTERM is not
+ * held for an hour.
  */
 static int
 plugin_sleep (uint64_t ns)

@@ -121,11 +121,11 @@ void blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
  */
 void blkemu_disk_cancel (struct blkemu_disk *disk);
 
-/* How blkemu_io sleeps the coarse part of a wait (the core spins the
- * last microseconds): SLEEP(NS) returns 0 after NS nanoseconds, or -1
- * early if the frontend is shutting down or the client went away (the
- * request then fails with ESHUTDOWN).  nbdkit's nbdkit_nanosleep is one.
- * Without it, blkemu_io waits until its deadline or blkemu_disk_cancel.
+/* How blkemu_io sleeps through a long wait (over 10 ms: all but its last
+ * 5 ms, which the core waits precisely): SLEEP(NS) returns 0 after NS
+ * nanoseconds, or -1 early if the frontend is shutting down or the client
+ * went away (the request then fails with ESHUTDOWN).  nbdkit's
+ * nbdkit_nanosleep is one.  Every wait also ends at blkemu_disk_cancel.
  */
 typedef int (*blkemu_sleep_fn) (uint64_t ns);
 void blkemu_disk_set_sleep (struct blkemu_disk *disk, blkemu_sleep_fn sleep);
