@@ -391,15 +391,20 @@ request_end (struct request *req, int cancel_err)
   if (req->marks & (TRACE_FAULT | TRACE_SPIKE | TRACE_STALL | TRACE_SLOW))
     count_faults (st, req->marks, req->injected, req->slowed);
 
-  pthread_mutex_lock (&st->lock);
-  if (npieces > 1) {
-    st->oversize_split++;
-    st->oversize_pieces += npieces;
+  /* The stats lock is contended: take it here only when there is
+   * something to count (stats_record takes it anyway).
+   */
+  if (npieces > 1 || (req->marks & TRACE_OVERSIZE) || cancel_err) {
+    pthread_mutex_lock (&st->lock);
+    if (npieces > 1) {
+      st->oversize_split++;
+      st->oversize_pieces += npieces;
+    }
+    else if (req->marks & TRACE_OVERSIZE)
+      st->oversize_allowed++;
+    st->cancelled += cancel_err != 0;
+    pthread_mutex_unlock (&st->lock);
   }
-  else if (req->marks & TRACE_OVERSIZE)
-    st->oversize_allowed++;
-  st->cancelled += cancel_err != 0;
-  pthread_mutex_unlock (&st->lock);
 
   /* Each piece is a request the device saw.  Pieces that finished before
    * the last one keep their modelled completion time.
