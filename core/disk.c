@@ -118,6 +118,7 @@ blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
   geo->opt_io_bytes = (uint32_t) n[K_OPT_IO];
   geo->max_transfer_bytes = (uint32_t) n[K_MAX_TRANSFER];
   geo->queue_depth = (uint32_t) n[K_QUEUE_DEPTH];
+  geo->boundary_bytes = n[K_BOUNDARY];
   geo->max_discard_bytes = n[K_MAX_DISCARD];
   geo->max_write_zeroes_bytes = n[K_MAX_WRITE_ZEROES];
   geo->rotational = n[K_ROTATIONAL] != 0;
@@ -213,26 +214,65 @@ struct request {
   enum blkemu_op op;
   unsigned flags, marks;
   uint64_t len, offset, arrival;
-  uint64_t piece_len, npieces;
+  uint64_t npieces;
+  uint64_t split_limit;          /* split: the pieces' largest size, or 0 */
+  uint64_t split_boundary;       /* split: at multiples of this, or 0 */
   uint64_t qd;                   /* in flight, this request's pieces included */
   int err;                       /* injected or from the backend */
   bool injected, slowed;
   uint64_t *deadline;            /* per piece */
+  uint64_t *cut;                 /* piece i is [cut[i], cut[i + 1]) */
   uint64_t inline_deadline[INLINE_PIECES];
+  uint64_t inline_cut[INLINE_PIECES + 1];
   blkemu_done_cb done;
   void *cookie;
 };
 
-/* The length of piece I of REQ. */
 static uint64_t
 piece_len (const struct request *req, uint64_t i)
 {
-  return i + 1 < req->npieces ? req->piece_len : req->len - i * req->piece_len;
+  return req->cut[i + 1] - req->cut[i];
+}
+
+/* Where a piece starting at POS ends: at END, after LIMIT bytes or at the
+ * next multiple of BOUNDARY, whichever comes first (0: no such cut).
+ */
+static uint64_t
+next_cut (uint64_t pos, uint64_t end, uint64_t limit, uint64_t boundary)
+{
+  uint64_t e = end;
+  if (limit && end - pos > limit)
+    e = pos + limit;
+  if (boundary) {
+    uint64_t b = (pos / boundary + 1) * boundary;
+    if (b < e)
+      e = b;
+  }
+  return e;
+}
+
+static uint64_t
+count_pieces (uint64_t offset, uint64_t len, uint64_t limit,
+              uint64_t boundary)
+{
+  uint64_t n = 0;
+  for (uint64_t pos = offset, end = offset + len; pos < end;
+       pos = next_cut (pos, end, limit, boundary))
+    n++;
+  return n ? n : 1;
+}
+
+/* Does [OFFSET, OFFSET + LEN) cross a multiple of BOUNDARY? */
+static bool
+crosses (uint64_t offset, uint64_t len, uint64_t boundary)
+{
+  return boundary && len && offset / boundary != (offset + len - 1) / boundary;
 }
 
 /* Under the disk lock: range and alignment, the oversize policy (how many
- * pieces the device serves) and the faults.  Returns 0, or the errno of a
- * refusal with *COUNTER the stat it counts in.
+ * pieces the device serves) for a request above its limit or across a
+ * boundary, and the faults.  Returns 0, or the errno of a refusal with
+ * *COUNTER the stat it counts in.
  */
 static int
 request_check (struct request *req, struct fault_verdict *fv,
@@ -245,8 +285,8 @@ request_check (struct request *req, struct fault_verdict *fv,
   uint64_t limit = op_limit (&disk->cfg, req->op);
 
   req->marks = 0;
-  req->piece_len = len;
   req->npieces = 1;
+  req->split_limit = req->split_boundary = 0;
   if (req->op != BLKEMU_OP_FLUSH) {
     if (offset > n[K_SIZE] || len > n[K_SIZE] - offset) {
       *counter = &st->out_of_range;
@@ -260,18 +300,24 @@ request_check (struct request *req, struct fault_verdict *fv,
   }
   if (req->flags & BLKEMU_FLAG_FUA)
     req->marks = TRACE_FUA;
-  if (limit && len > limit) {
+  bool over = limit && len > limit;
+  bool across = req->op != BLKEMU_OP_FLUSH &&
+                crosses (offset, len, n[K_BOUNDARY]);
+  if (over)
     req->marks |= TRACE_OVERSIZE;
-    enum oversize_policy policy = (enum oversize_policy) n[K_OVERSIZE];
-    if (policy == OVERSIZE_ERROR) {
-      *counter = &st->oversize_rejected;
-      return EINVAL;
-    }
-    if (policy == OVERSIZE_SPLIT) {
-      req->piece_len = limit;
-      req->npieces = (len + limit - 1) / limit;
-      req->marks = (req->marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
-    }
+  if (across)
+    req->marks |= TRACE_BOUNDARY;
+  enum oversize_policy policy = (enum oversize_policy) n[K_OVERSIZE];
+  if ((over || across) && policy == OVERSIZE_ERROR) {
+    *counter = over ? &st->oversize_rejected : &st->boundary_rejected;
+    return EINVAL;
+  }
+  if ((over || across) && policy == OVERSIZE_SPLIT) {
+    req->split_limit = over ? limit : 0;
+    req->split_boundary = across ? n[K_BOUNDARY] : 0;
+    req->npieces = count_pieces (offset, len, req->split_limit,
+                                 req->split_boundary);
+    req->marks = (req->marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
   }
   faults_check (&disk->faults, &disk->cfg, &disk->rng, req->op, offset, len,
                 req->arrival, fv);
@@ -296,7 +342,7 @@ request_schedule (struct request *req, const struct fault_verdict *fv)
   uint64_t last = req->arrival;
   for (uint64_t i = 0; i < req->npieces; i++) {
     struct model_req mreq = {
-      .op = req->op, .offset = req->offset + i * req->piece_len,
+      .op = req->op, .offset = req->cut[i],
       .len = piece_len (req, i), .flags = req->flags,
       .arrival_ns = faults_to_device_time (&disk->faults, slowdown,
                                            req->arrival),
@@ -341,15 +387,31 @@ request_begin (struct request *req, void *buf)
   pthread_mutex_lock (&disk->lock);
   if ((r = request_check (req, &fv, &counter)) != 0) {
     pthread_mutex_unlock (&disk->lock);
+    if (req->marks & TRACE_BOUNDARY) {
+      pthread_mutex_lock (&disk->stats.lock);
+      disk->stats.boundary_crossed++;
+      pthread_mutex_unlock (&disk->stats.lock);
+    }
     return refuse (disk, req->op, req->len, req->offset, req->arrival,
                    counter, req->marks, r);
   }
   req->deadline = req->inline_deadline;
-  if (req->npieces > INLINE_PIECES &&
-      !(req->deadline = malloc (req->npieces * sizeof *req->deadline))) {
-    pthread_mutex_unlock (&disk->lock);
-    return ENOMEM;
+  req->cut = req->inline_cut;
+  if (req->npieces > INLINE_PIECES) {
+    /* One block: the deadlines, then the cuts. */
+    req->deadline = malloc ((2 * req->npieces + 1) * sizeof *req->deadline);
+    if (!req->deadline) {
+      pthread_mutex_unlock (&disk->lock);
+      return ENOMEM;
+    }
+    req->cut = req->deadline + req->npieces;
   }
+  uint64_t end = req->offset + req->len;
+  req->cut[0] = req->offset;
+  for (uint64_t i = 1; i < req->npieces; i++)
+    req->cut[i] = next_cut (req->cut[i - 1], end, req->split_limit,
+                            req->split_boundary);
+  req->cut[req->npieces] = end;
   request_schedule (req, &fv);
   bool cache = disk->cfg.num[K_WRITE_CACHE] != 0;
   uint64_t cache_size = disk->cfg.num[K_CACHE_SIZE];
@@ -369,8 +431,9 @@ request_begin (struct request *req, void *buf)
   req->injected = fv.err != 0;
   for (uint64_t i = 0; i < req->npieces && req->err == 0; i++)
     req->err = serve_data (disk, req->op,
-                           buf ? (char *) buf + i * req->piece_len : NULL,
-                           piece_len (req, i), req->offset + i * req->piece_len,
+                           buf ? (char *) buf + (req->cut[i] - req->offset)
+                               : NULL,
+                           piece_len (req, i), req->cut[i],
                            req->flags, cache, cache_size, crash_gen);
   return 0;
 }
@@ -394,14 +457,17 @@ request_end (struct request *req, int cancel_err)
   /* The stats lock is contended: take it here only when there is
    * something to count (stats_record takes it anyway).
    */
-  if (npieces > 1 || (req->marks & TRACE_OVERSIZE) || cancel_err) {
+  if (req->marks & (TRACE_SPLIT | TRACE_OVERSIZE | TRACE_BOUNDARY) ||
+      cancel_err) {
     pthread_mutex_lock (&st->lock);
-    if (npieces > 1) {
+    if (req->split_limit) {
       st->oversize_split++;
       st->oversize_pieces += npieces;
     }
     else if (req->marks & TRACE_OVERSIZE)
       st->oversize_allowed++;
+    st->boundary_crossed += (req->marks & TRACE_BOUNDARY) != 0;
+    st->boundary_split += req->split_boundary != 0;
     st->cancelled += cancel_err != 0;
     pthread_mutex_unlock (&st->lock);
   }
@@ -410,7 +476,7 @@ request_end (struct request *req, int cancel_err)
    * the last one keep their modelled completion time.
    */
   for (uint64_t i = 0; i < npieces; i++) {
-    uint64_t piece_off = req->offset + i * req->piece_len;
+    uint64_t piece_off = req->cut[i];
     uint64_t plen = piece_len (req, i);
     uint64_t end = req->deadline[i] < done ? req->deadline[i] : done;
     if (req->deadline[i] == last)

@@ -34,10 +34,15 @@ const struct key_def config_keys[K_COUNT] = {
     true,
     "largest write-zeroes, a multiple of the logical block size "
     "(0: unlimited)" },
+  [K_BOUNDARY] = { "boundary", T_SIZE, "0", NULL, 0, 1ull << 40, true,
+    "no request may cross a multiple of this (the kernel's chunk_sectors: "
+    "NVMe's optimal I/O boundary, a RAID stripe); a crossing one follows "
+    "oversize= (0: none)" },
   [K_OVERSIZE] = { "oversize", T_ENUM, "error", "error|split|allow", 0, 0,
     true,
-    "a request above its limit: error (EINVAL), split (device splits it, "
-    "each piece timed), allow (served whole); all counted" },
+    "a request above its limit or across boundary=: error (EINVAL), split "
+    "(device splits it, each piece timed), allow (served whole); all "
+    "counted" },
   [K_LATENCY_READ] = { "latency-read", T_DURATION, "0", NULL, 0,
     MAX_LAT, true, "base service time of a read" },
   [K_LATENCY_WRITE] = { "latency-write", T_DURATION, "0", NULL, 0,

@@ -146,6 +146,11 @@ json_counters (const struct json_out *j, const struct stats *st)
              (unsigned long long) st->oversize_split,
              (unsigned long long) st->oversize_pieces,
              (unsigned long long) st->oversize_allowed, j->nl);
+  sb_printf (j->sb, "%s\"boundary\": {\"crossed\": %llu, \"split\": %llu, "
+             "\"rejected\": %llu},%s", j->in1,
+             (unsigned long long) st->boundary_crossed,
+             (unsigned long long) st->boundary_split,
+             (unsigned long long) st->boundary_rejected, j->nl);
   sb_printf (j->sb, "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s"
              "%s\"cancelled\": %llu,%s",
              j->in1, (unsigned long long) st->misaligned, j->nl, j->in1,
@@ -249,6 +254,9 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
   }
   sb_printf (&sb, "%s%s},%s", j.nl, j.in1, j.nl);
   json_counters (&j, st);
+  sb_printf (&sb, "%s\"in_flight\": %llu,%s", j.in1,
+             (unsigned long long) __atomic_load_n (&disk->in_flight,
+                                                   __ATOMIC_RELAXED), j.nl);
   json_trace_cache (&j, disk);
   json_queue_transport (&j, disk, st);
   free (slots);
@@ -381,6 +389,11 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
              (unsigned long long) st->oversize_allowed,
              (unsigned long long) st->misaligned,
              (unsigned long long) st->out_of_range);
+  if (st->boundary_crossed)
+    sb_printf (&sb, "boundary: %llu requests crossed one: %llu split, "
+               "%llu rejected\n", (unsigned long long) st->boundary_crossed,
+               (unsigned long long) st->boundary_split,
+               (unsigned long long) st->boundary_rejected);
   const struct fault_counts *fc = &st->faults;
   if (fc->errors || fc->spikes || fc->stalled || fc->slowed || fc->dropped ||
       fc->offline || fc->crashes)

@@ -62,6 +62,9 @@ struct stats {
   uint64_t misaligned;          /* offset/length not block aligned */
   uint64_t out_of_range;        /* beyond the end of the disk */
   uint64_t cancelled;           /* failed with ESHUTDOWN: the disk stopped */
+  uint64_t boundary_crossed;    /* requests across a multiple of boundary= */
+  uint64_t boundary_split;      /* of those, split at the boundary */
+  uint64_t boundary_rejected;   /* of those, refused (oversize=error) */
   uint64_t qd_hist[QD_BUCKETS]; /* requests in flight at arrival */
   uint64_t qd_max;
   uint64_t seq_requests;        /* read/write starting where the last ended */

@@ -14,7 +14,7 @@
 static const char op_letter[BLKEMU_OP_COUNT] = { 'R', 'W', 'F', 'T', 'Z' };
 static const char *const mark_names[] = { "split", "oversize", "fua", "fault",
                                           "spike", "stall", "offline", "drop",
-                                          "cached", "slow" };
+                                          "cached", "slow", "boundary" };
 
 /* The device number blktrace records carry: 254:0, as a ublk or dm
  * device might be (the kernel's MKDEV layout, 20 bits of minor).

@@ -49,6 +49,7 @@ struct trace_counts {
 #define TRACE_DROP     (1u << 7)  /* its connection was dropped */
 #define TRACE_CACHED   (1u << 8)  /* held in the volatile write cache */
 #define TRACE_SLOW     (1u << 9)  /* stretched by slowdown */
+#define TRACE_BOUNDARY (1u << 10) /* crossed boundary= (refused, split, allowed) */
 
 /* Open PATH (NULL: no trace) for at most MAX_BYTES (0: unlimited),
  * writing FORMAT; NAME is the disk's.

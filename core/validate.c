@@ -79,7 +79,8 @@ validate_blocks (const struct blkemu_config *cfg, char *err)
             "must be a multiple of logical-block-size (%llu)",
             (unsigned long long) lbs);
   static const int multiples[] = { K_SIZE, K_MIN_IO, K_OPT_IO, K_MAX_TRANSFER,
-                                   K_MAX_DISCARD, K_MAX_WRITE_ZEROES };
+                                   K_MAX_DISCARD, K_MAX_WRITE_ZEROES,
+                                   K_BOUNDARY };
   for (size_t i = 0; i < sizeof multiples / sizeof multiples[0]; i++)
     if (n[multiples[i]] % lbs != 0) {
       rule_err (err, cfg, multiples[i], rule);

@@ -7,6 +7,10 @@
 #  2. Shutdown under stall=3600s with 64 requests waiting: SIGTERM ends
 #     the server within a second, the readers get errors, and stats=
 #     counts the 64 as cancelled.
+#  3. Limits the kernel splits on: boundary=64K becomes chunk_sectors and
+#     no request reaching the disk crosses 64K; max-transfer=127K with 4K
+#     physical blocks is max_hw_sectors_kb 127, but the kernel aligns its
+#     splits to the physical block: requests top out at 124K.
 #   blkemu-vm --kernel 6.12 scenarios/ublk-engine.sh
 # Skips (77) without ublk_drv.
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
@@ -71,7 +75,10 @@ for i in $(seq 0 63); do
   dd if="$dev" of=/dev/null bs=4k count=1 skip=$i iflag=direct status=none 2>/dev/null &
   readers+=($!)
 done
-sleep 3
+for i in $(seq 300); do
+  [ "$(disk_stat stall .in_flight)" = 64 ] && break
+  sleep 0.1
+done
 alive=0
 for p in "${readers[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
 check "64 readers waiting on the stalled disk ($alive)" "$alive" -eq 64
@@ -87,5 +94,28 @@ for p in "${readers[@]}"; do wait "$p" || failed=$((failed + 1)); done
 check "every reader got an error ($failed of 64)" "$failed" -eq 64
 cancelled=$(jq -r .cancelled "$results/stall.json" 2>/dev/null || echo none)
 check "stats written, 64 requests cancelled ($cancelled)" "$cancelled" = 64
+
+section "limits the kernel splits on: boundary (chunk_sectors), 127K over 4K blocks"
+start_ublk limits \
+  --disk "name=chunk,size=64M,boundary=64K,oversize=error,control=$work/chunk.ctl" \
+  --disk "name=pb4k,size=64M,max-transfer=127K,physical-block-size=4K,control=$work/pb4k.ctl"
+chunk=$(awk '$1 == "chunk" { print $2 }' "$work/ready")
+pb4k=$(awk '$1 == "pb4k" { print $2 }' "$work/ready")
+q () { cat "/sys/block/${1#/dev/}/queue/$2"; }
+check "chunk: chunk_sectors $(q $chunk chunk_sectors) = boundary 64K" "$(q $chunk chunk_sectors)" -eq 128
+for d in $chunk $pb4k; do
+  fio --name=big --filename="$d" --ioengine=libaio --direct=1 --rw=randwrite \
+      --bs=1M --iodepth=4 --size=32M --offset=4k --output=/dev/null 2>&1 | head -5
+done
+check "chunk: largest write $(max_size chunk write) <= 64K" "$(max_size chunk write)" -le $((64 << 10))
+check "chunk: no request reached the disk across a boundary ($(disk_stat chunk .boundary.crossed) crossed, $(disk_stat chunk .ops.write.errors) errors)" \
+  "$(disk_stat chunk .boundary.crossed)/$(disk_stat chunk .ops.write.errors)" = 0/0
+check "pb4k: max_hw_sectors_kb $(q $pb4k max_hw_sectors_kb) = 127" "$(q $pb4k max_hw_sectors_kb)" -eq 127
+check "pb4k: largest write $(max_size pb4k write) = 124K: splits aligned to the 4K physical block" \
+  "$(max_size pb4k write)" -eq $((124 << 10))
+kill -TERM $pid
+rc=0
+wait $pid || rc=$?
+check "blkemu-ublk stopped cleanly (exit $rc)" $rc -eq 0
 
 finish

@@ -10,6 +10,18 @@ requires fio --version
 
 ms_now () { date +%s%3N; }
 
+# wait_in_flight WHAT N: until the disk holds N requests (stats in_flight,
+# read by WHAT: a command printing the stats JSON), at most 30 s.
+wait_in_flight () {
+  local i n=
+  for i in $(seq 300); do
+    n=$($1 2>/dev/null | jq -r .in_flight 2>/dev/null || true)
+    [ "$n" = "$2" ] && return 0
+    sleep 0.1
+  done
+  fail "the disk never held $2 requests (in_flight: ${n:-none})"
+}
+
 # wait_gone PID SECONDS: fail unless PID has exited within SECONDS.
 wait_gone () {
   local i
@@ -24,6 +36,7 @@ wait_gone () {
 # ---- nbdkit -----------------------------------------------------------
 sock=$tmp/nbd.sock
 nbdkit -f --threads=64 -U "$sock" "$PLUGIN" size=64M stall=3600s stats="$tmp/nbd.json" \
+    control="$tmp/nbd.ctl" \
     2> "$tmp/nbdkit.log" &
 nbdkit_pid=$!
 cleanup_hooks+=("kill -9 $nbdkit_pid 2>/dev/null")
@@ -32,7 +45,7 @@ fio --name=stalled --ioengine=nbd --uri="nbd+unix:///?socket=$sock" \
     --rw=randread --bs=4k --iodepth=64 --size=64M --time_based \
     --runtime=3600 --output="$tmp/fio-nbd.out" > /dev/null 2>&1 &
 fio_pid=$!
-sleep 2
+wait_in_flight "$BLKEMU_CTL $tmp/nbd.ctl stats" 64
 kill -0 $fio_pid || fail "fio ended before the shutdown: $(cat "$tmp/fio-nbd.out")"
 t0=$(ms_now)
 kill -TERM $nbdkit_pid
@@ -57,7 +70,7 @@ if [ -c /dev/fuse ] && command -v fusermount3 > /dev/null; then
        status=none 2> "$tmp/dd.$i" &
     pids+=($!)
   done
-  sleep 2
+  wait_in_flight "cat $mnt/.blkemu/d0/stats" 64
   alive=0
   for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
   expect_eq "readers waiting on the stalled disk" "$alive" 64

@@ -117,6 +117,8 @@ set_params (struct udisk *d)
   p.basic.io_opt_shift = pow2_shift (d, "opt-io", g->opt_io_bytes, 0);
   p.basic.max_sectors = d->max_bytes >> 9;
   p.basic.dev_sectors = g->size_bytes >> 9;
+  /* The kernel splits at it: the device sees no crossing request. */
+  p.basic.chunk_sectors = (uint32_t) (g->boundary_bytes >> 9);
   if (g->rotational)
     p.basic.attrs |= UBLK_ATTR_ROTATIONAL;
   if (g->can_flush)

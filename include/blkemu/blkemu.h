@@ -147,6 +147,7 @@ struct blkemu_geometry {
   uint32_t opt_io_bytes;
   uint32_t max_transfer_bytes;
   uint32_t queue_depth;            /* requests the device holds at once */
+  uint64_t boundary_bytes;         /* no request crosses a multiple; 0: none */
   uint64_t max_discard_bytes;      /* 0: unlimited */
   uint64_t max_write_zeroes_bytes; /* 0: unlimited */
   bool rotational;
