@@ -72,7 +72,8 @@ start_ublk stall --disk "name=stall,size=64M,stats=$results/stall.json,control=$
 ctl stall set stall=3600s > /dev/null
 readers=()
 for i in $(seq 0 63); do
-  dd if="$dev" of=/dev/null bs=4k count=1 skip=$i iflag=direct status=none 2>/dev/null &
+  # every other block: adjacent reads would be merged into one request
+  dd if="$dev" of=/dev/null bs=4k count=1 skip=$((i * 2)) iflag=direct status=none 2>/dev/null &
   readers+=($!)
 done
 for i in $(seq 300); do
