@@ -1,6 +1,7 @@
 /* One request's way through the device: range and alignment checks,
- * the oversize policy, the timing model, the backend, the wait for the
- * deadline, then stats and trace.  Every frontend calls blkemu_io().
+ * the oversize policy and boundary, the timing model, the backend, the
+ * wait for the deadline (blkemu_io, in the caller's thread) or the
+ * completion engine (blkemu_submit), then stats and trace.
  */
 #include "disk.h"
 
