@@ -25,8 +25,8 @@ static void
 arm_eventfd (struct uqueue *q)
 {
   struct io_uring_sqe *sqe = get_sqe (&q->ring);
-  /* A poll, not a read: a read of an empty eventfd goes to an io-wq
-   * worker thread; a poll completes inline when the fd is signalled.
+  /* Poll for the completion thread's signal; the queue thread resets
+   * the count itself, then commits whatever is done.
    */
   io_uring_prep_poll_add (sqe, q->efd, POLLIN);
   sqe->user_data = EVENTFD_TAG;
