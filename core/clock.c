@@ -1,7 +1,6 @@
 /* Deadline waiting: see clock.h. */
 #include "clock.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -11,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Estimated wake-up lateness of clock_nanosleep, in ns: an exponential
+/* Estimated wake-up lateness of a sleep, in ns: an exponential
  * moving average shared by all threads (racy updates are harmless).
  */
 static uint64_t wake_late_ns = 20000;
@@ -23,15 +22,6 @@ clock_now_ns (void)
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
   return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
-}
-
-static void
-sleep_abs (uint64_t t_ns)
-{
-  struct timespec ts = { .tv_sec = (time_t) (t_ns / 1000000000u),
-                         .tv_nsec = (long) (t_ns % 1000000000u) };
-  while (clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-    ;
 }
 
 /* 1 ns timer slack, set once per thread that sleeps.  The "done" flag
@@ -80,25 +70,6 @@ clock_learn_wake (uint64_t target_ns, uint64_t woke_ns)
   if (est < 2000)
     est = 2000;
   __atomic_store_n (&wake_late_ns, est, __ATOMIC_RELAXED);
-}
-
-void
-clock_spin_until (uint64_t deadline_ns)
-{
-  while (clock_now_ns () < deadline_ns)
-    sched_yield ();
-}
-
-void
-clock_wait_until (uint64_t deadline_ns)
-{
-  uint64_t target = clock_sleep_target (deadline_ns, clock_now_ns ());
-  if (target) {
-    clock_thread_init ();
-    sleep_abs (target);
-    clock_learn_wake (target, clock_now_ns ());
-  }
-  clock_spin_until (deadline_ns);
 }
 
 /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC timeout. */

@@ -6,16 +6,13 @@
 
 uint64_t clock_now_ns (void);
 
-/* Block until CLOCK_MONOTONIC reaches DEADLINE_NS.  Sleeps with an absolute
- * clock_nanosleep and 1 ns timer slack (the default 50 us slack is most of
- * the overshoot of relative sleeps); spins the last stretch, whose length
- * adapts to the wake-up lateness this machine shows.
- */
-void clock_wait_until (uint64_t deadline_ns);
-
-/* The same wait, ended early once *CANCEL is non-zero: returns 0 at the
- * deadline, -1 if cancelled.  clock_cancel sets the word and wakes every
- * thread waiting on it (a futex: no lock, no condition variable).
+/* Block until CLOCK_MONOTONIC reaches DEADLINE_NS, or until *CANCEL is
+ * non-zero: returns 0 at the deadline, -1 if cancelled.  Sleeps on a futex
+ * with an absolute timeout and 1 ns timer slack (the default 50 us slack
+ * is most of the overshoot of relative sleeps); spins the last stretch,
+ * whose length adapts to the wake-up lateness this machine shows.
+ * clock_cancel sets the word and wakes every thread waiting on it (no
+ * lock, no condition variable).
  */
 int clock_wait_until_or_cancel (uint64_t deadline_ns, uint32_t *cancel);
 void clock_cancel (uint32_t *cancel);
@@ -23,11 +20,10 @@ void clock_cancel (uint32_t *cancel);
 /* The pieces, for waiters with their own sleep (the completion engine's
  * condition variable, nbdkit_nanosleep): when to wake for DEADLINE_NS
  * (0: too close, spin), what a wake-up at WOKE_NS for TARGET_NS teaches
- * about lateness, the final spin, and the thread's 1 ns timer slack.
+ * about lateness, and the thread's 1 ns timer slack.
  */
 uint64_t clock_sleep_target (uint64_t deadline_ns, uint64_t now_ns);
 void clock_learn_wake (uint64_t target_ns, uint64_t woke_ns);
-void clock_spin_until (uint64_t deadline_ns);
 void clock_thread_init (void);
 
 #endif

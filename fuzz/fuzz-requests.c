@@ -9,8 +9,8 @@
  *     appears; without write-cache nothing is lost;
  *   - stats count exactly the bytes of the requests that succeeded, and
  *     no latency exceeds the time that passed.
- * The clock is virtual (this file defines clock_now_ns and
- * clock_wait_until, so the core's clock.o is not linked): every model
+ * The clock is virtual (this file defines clock.h's functions, so the
+ * core's clock.o is not linked): every model
  * runs at full speed and the run is deterministic.
  */
 #include <stdint.h>
@@ -31,7 +31,7 @@ clock_now_ns (void)
   return now_ns += 100;   /* time moves a little with every look */
 }
 
-void
+static void
 clock_wait_until (uint64_t deadline_ns)
 {
   if (deadline_ns > now_ns)
@@ -69,12 +69,6 @@ clock_learn_wake (uint64_t target_ns, uint64_t woke_ns)
 {
   (void) target_ns;
   (void) woke_ns;
-}
-
-void
-clock_spin_until (uint64_t deadline_ns)
-{
-  clock_wait_until (deadline_ns);
 }
 
 void
