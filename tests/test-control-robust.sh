@@ -40,8 +40,8 @@ expect_eq "an interactive session idle 6.5 s" \
 kill -0 $hostile 2>/dev/null || fail "the hostile clients ended early"
 start=$(date +%s%N)
 kill -TERM "$(cat "$tmp/nbdkit.pid")"
-timeout 10 tail --pid="$(cat "$tmp/nbdkit.pid")" -f /dev/null ||
-  fail "nbdkit did not stop on SIGTERM with hostile control clients"
+wait_exit "nbdkit after SIGTERM with hostile control clients" \
+  "$(cat "$tmp/nbdkit.pid")" 10
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 between "SIGTERM to exit with hostile clients (ms)" "$ms" 0 3000
 kill $hostile 2>/dev/null || true

@@ -34,7 +34,7 @@ stop_server () {
   local pid; pid=$(cat "$tmp/$1.pid")
   kill -0 "$pid" 2>/dev/null || fail "$1: the server died during the run: $(tail -5 "$tmp/$1.log")"
   kill -TERM "$pid"
-  timeout 10 tail --pid="$pid" -f /dev/null || fail "$1: nbdkit did not stop on SIGTERM"
+  wait_exit "$1: nbdkit after SIGTERM" "$pid" 10
   echo "ok: $1 stopped on SIGTERM"
 }
 

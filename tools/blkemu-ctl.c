@@ -62,38 +62,41 @@ main (int argc, char **argv)
 
   /* The command line becomes one protocol line. */
   size_t len = 2;
-  for (int i = 2; i < argc; i++)
-    len += strlen (argv[i]) + 1;
-  char *line = malloc (len);
-  if (!line)
-    return 2;
-  line[0] = '\0';
   for (int i = 2; i < argc; i++) {
     if (strchr (argv[i], '\n')) {
       fprintf (stderr, "blkemu-ctl: arguments must not contain newlines\n");
       return 2;
     }
-    strcat (line, argv[i]);
-    strcat (line, i + 1 < argc ? " " : "\n");
+    len += strlen (argv[i]) + 1;
   }
-
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   if (strlen (argv[1]) >= sizeof sa.sun_path) {
     fprintf (stderr, "blkemu-ctl: %s: socket path too long\n", argv[1]);
     return 2;
   }
   strcpy (sa.sun_path, argv[1]);
-  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
-  if (fd == -1 || connect (fd, (struct sockaddr *) &sa, sizeof sa) == -1) {
-    fprintf (stderr, "blkemu-ctl: %s: %s\n", argv[1], strerror (errno));
+  char *line = malloc (len);
+  if (!line)
     return 2;
+  line[0] = '\0';
+  for (int i = 2; i < argc; i++) {
+    strcat (line, argv[i]);
+    strcat (line, i + 1 < argc ? " " : "\n");
   }
-  if (write (fd, line, strlen (line)) != (ssize_t) strlen (line)) {
-    fprintf (stderr, "blkemu-ctl: %s: write: %s\n", argv[1], strerror (errno));
+
+  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
+  int sent = fd != -1 &&
+             connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0 &&
+             write (fd, line, strlen (line)) == (ssize_t) strlen (line);
+  int saved_errno = errno;
+  free (line);
+  if (!sent) {
+    fprintf (stderr, "blkemu-ctl: %s: %s\n", argv[1], strerror (saved_errno));
+    if (fd != -1)
+      close (fd);
     return 2;
   }
   shutdown (fd, SHUT_WR);
-  free (line);
 
   /* Read the whole reply, then judge it by its first word. */
   size_t cap = 65536, have = 0;
