@@ -8,8 +8,9 @@
 #include <unistd.h>
 
 int
-frontend_open_disks (const char *prog, char *const *specs, size_t n,
-                     const char *reserved, struct blkemu_disk **disks)
+frontend_open_disks (const char *prog, enum blkemu_frontend frontend,
+                     char *const *specs, size_t n, const char *reserved,
+                     struct blkemu_disk **disks)
 {
   char err[BLKEMU_ERR_MAX];
   if (n == 0) {
@@ -39,6 +40,7 @@ frontend_open_disks (const char *prog, char *const *specs, size_t n,
       frontend_close_disks (disks, i + 1);
       return -1;
     }
+    blkemu_disk_warn_uncarried (disks[i], frontend, prog, stderr);
   }
   return 0;
 }

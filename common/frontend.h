@@ -12,12 +12,14 @@
 #include "blkemu/blkemu.h"
 
 /* Open every --disk SPEC in order (name= defaulting to d0, d1, ...),
- * refusing two disks with one name and the name RESERVED (NULL: none).
- * Errors go to stderr as "PROG: ...".  Returns 0 with DISKS[0..N) open,
- * or -1 with none left open.
+ * refusing two disks with one name and the name RESERVED (NULL: none),
+ * and warn about keys FRONTEND does not carry.  Errors go to stderr as
+ * "PROG: ...".  Returns 0 with DISKS[0..N) open, or -1 with none left
+ * open.
  */
-int frontend_open_disks (const char *prog, char *const *specs, size_t n,
-                         const char *reserved, struct blkemu_disk **disks);
+int frontend_open_disks (const char *prog, enum blkemu_frontend frontend,
+                         char *const *specs, size_t n, const char *reserved,
+                         struct blkemu_disk **disks);
 void frontend_close_disks (struct blkemu_disk **disks, size_t n);
 
 /* The options every frontend takes, for its --help. */

@@ -122,6 +122,14 @@ blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
   geo->boundary_bytes = n[K_BOUNDARY];
   geo->max_discard_bytes = n[K_MAX_DISCARD];
   geo->max_write_zeroes_bytes = n[K_MAX_WRITE_ZEROES];
+  geo->virt_boundary_bytes = n[K_VIRT_BOUNDARY];
+  geo->discard_granularity = (uint32_t) n[K_DISCARD_GRANULARITY];
+  geo->discard_alignment = (uint32_t) n[K_DISCARD_ALIGNMENT];
+  geo->max_discard_segments = (uint32_t) n[K_MAX_DISCARD_SEGMENTS];
+  geo->max_segments = (uint32_t) n[K_MAX_SEGMENTS];
+  geo->max_segment_size = (uint32_t) n[K_MAX_SEGMENT_SIZE];
+  geo->segment_boundary_bytes = n[K_SEGMENT_BOUNDARY];
+  geo->dma_alignment = (uint32_t) n[K_DMA_ALIGNMENT];
   geo->rotational = n[K_ROTATIONAL] != 0;
   pthread_mutex_unlock (&disk->lock);
   geo->can_flush = true;
@@ -219,6 +227,7 @@ struct request {
   uint64_t split_limit;          /* split: the pieces' largest size, or 0 */
   uint64_t split_boundary;       /* split: at multiples of this, or 0 */
   uint64_t qd;                   /* in flight, this request's pieces included */
+  uint64_t free_lo, free_hi;     /* trim: the whole discard units freed */
   int err;                       /* injected or from the backend */
   bool injected, slowed;
   uint64_t *deadline;            /* per piece */
@@ -270,6 +279,21 @@ crosses (uint64_t offset, uint64_t len, uint64_t boundary)
   return boundary && len && offset / boundary != (offset + len - 1) / boundary;
 }
 
+/* The part of a trim of [OFFSET, OFFSET + LEN) made of whole discard
+ * units (GRAN bytes, the first starting at ALIGN), in *LO..*HI (empty
+ * when LO >= HI).  A device frees only whole units: the rest keeps its
+ * data, as a real one may.
+ */
+static void
+discard_units (uint64_t offset, uint64_t len, uint64_t gran, uint64_t align,
+               uint64_t *lo, uint64_t *hi)
+{
+  uint64_t end = offset + len;
+  *lo = offset <= align ? align
+                        : align + (offset - align + gran - 1) / gran * gran;
+  *hi = end < align ? 0 : align + (end - align) / gran * gran;
+}
+
 /* Under the disk lock: range and alignment, the oversize policy (how many
  * pieces the device serves) for a request above its limit or across a
  * boundary, and the faults.  Returns 0, or the errno of a refusal with
@@ -299,6 +323,11 @@ request_check (struct request *req, struct fault_verdict *fv,
       return EINVAL;
     }
   }
+  req->free_lo = offset;
+  req->free_hi = offset + len;
+  if (req->op == BLKEMU_OP_TRIM && n[K_DISCARD_GRANULARITY])
+    discard_units (offset, len, n[K_DISCARD_GRANULARITY],
+                   n[K_DISCARD_ALIGNMENT], &req->free_lo, &req->free_hi);
   if (req->flags & BLKEMU_FLAG_FUA)
     req->marks = TRACE_FUA;
   bool over = limit && len > limit;
@@ -430,12 +459,22 @@ request_begin (struct request *req, void *buf)
    */
   req->err = fv.err;
   req->injected = fv.err != 0;
-  for (uint64_t i = 0; i < req->npieces && req->err == 0; i++)
+  for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
+    /* A trim frees only the whole discard units inside each piece. */
+    uint64_t lo = model_max (req->cut[i], req->free_lo);
+    uint64_t hi = req->cut[i + 1] < req->free_hi ? req->cut[i + 1]
+                                                 : req->free_hi;
+    if (req->op == BLKEMU_OP_TRIM && lo >= hi)
+      continue;
+    if (req->op != BLKEMU_OP_TRIM) {
+      lo = req->cut[i];
+      hi = req->cut[i + 1];
+    }
     req->err = serve_data (disk, req->op,
-                           buf ? (char *) buf + (req->cut[i] - req->offset)
-                               : NULL,
-                           piece_len (req, i), req->cut[i],
-                           req->flags, cache, cache_size, crash_gen);
+                           buf ? (char *) buf + (lo - req->offset) : NULL,
+                           hi - lo, lo, req->flags, cache, cache_size,
+                           crash_gen);
+  }
   return 0;
 }
 
@@ -458,8 +497,11 @@ request_end (struct request *req, int cancel_err)
   /* The stats lock is contended: take it here only when there is
    * something to count (stats_record takes it anyway).
    */
+  uint64_t freed = req->free_hi > req->free_lo ? req->free_hi - req->free_lo
+                                               : 0;
+  bool partial = req->op == BLKEMU_OP_TRIM && freed != req->len;
   if (req->marks & (TRACE_SPLIT | TRACE_OVERSIZE | TRACE_BOUNDARY) ||
-      cancel_err) {
+      cancel_err || partial) {
     pthread_mutex_lock (&st->lock);
     if (req->split_limit) {
       st->oversize_split++;
@@ -470,6 +512,10 @@ request_end (struct request *req, int cancel_err)
     st->boundary_crossed += (req->marks & TRACE_BOUNDARY) != 0;
     st->boundary_split += req->split_boundary != 0;
     st->cancelled += cancel_err != 0;
+    if (partial && !req->err && !cancel_err) {
+      st->discard_unaligned++;
+      st->discard_kept_bytes += req->len - freed;
+    }
     pthread_mutex_unlock (&st->lock);
   }
 

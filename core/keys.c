@@ -43,6 +43,39 @@ const struct key_def config_keys[K_COUNT] = {
     "a request above its limit or across boundary=: error (EINVAL), split "
     "(device splits it, each piece timed), allow (served whole); all "
     "counted" },
+  [K_VIRT_BOUNDARY] = { "virt-boundary", T_SIZE, "0", NULL, 0, 1u << 20,
+    false,
+    "the kernel's virt_boundary_mask + 1: no gap between the segments of "
+    "a request except at multiples of this (NVMe's 4K); a power of two "
+    ">= 4K; blkemu-ublk only (0: none)" },
+  [K_DISCARD_GRANULARITY] = { "discard-granularity", T_SIZE, "0", NULL, 0,
+    1u << 30, false,
+    "the unit a trim frees: a multiple of logical-block-size >= the "
+    "physical block; the device frees only whole units and counts the "
+    "rest (0: the physical block, nothing counted)" },
+  [K_DISCARD_ALIGNMENT] = { "discard-alignment", T_SIZE, "0", NULL, 0,
+    1u << 30, false,
+    "offset of the first whole discard unit, below discard-granularity" },
+  [K_MAX_DISCARD_SEGMENTS] = { "max-discard-segments", T_UINT, "1", NULL, 1,
+    65535, false,
+    "ranges in one discard; every frontend sends single ranges, and "
+    "ublk_drv accepts only 1" },
+  [K_MAX_SEGMENTS] = { "max-segments", T_UINT, "0", NULL, 0, 65535, false,
+    "the kernel's max_segments: memory segments per request; blkemu-ublk "
+    "on Linux >= 6.15 only (0: the driver's default)" },
+  [K_MAX_SEGMENT_SIZE] = { "max-segment-size", T_SIZE, "0", NULL, 0,
+    1u << 31, false,
+    "the kernel's max_segment_size, >= 4K; blkemu-ublk on Linux >= 6.15 "
+    "only (0: unlimited)" },
+  [K_SEGMENT_BOUNDARY] = { "segment-boundary", T_SIZE, "0", NULL, 0,
+    1ull << 32, false,
+    "the kernel's seg_boundary_mask + 1: no segment crosses a multiple of "
+    "this; a power of two >= 4K; blkemu-ublk on Linux >= 6.15 only "
+    "(0: 4G, the default)" },
+  [K_DMA_ALIGNMENT] = { "dma-alignment", T_SIZE, "0", NULL, 0, 4096, false,
+    "the kernel's dma_alignment + 1: memory alignment of direct I/O "
+    "buffers, a power of two <= 4K; blkemu-ublk on Linux >= 6.15 only "
+    "(0: the driver's default)" },
   [K_LATENCY_READ] = { "latency-read", T_DURATION, "0", NULL, 0,
     MAX_LAT, true, "base service time of a read" },
   [K_LATENCY_WRITE] = { "latency-write", T_DURATION, "0", NULL, 0,

@@ -151,6 +151,10 @@ json_counters (const struct json_out *j, const struct stats *st)
              (unsigned long long) st->boundary_crossed,
              (unsigned long long) st->boundary_split,
              (unsigned long long) st->boundary_rejected, j->nl);
+  sb_printf (j->sb, "%s\"discard\": {\"unaligned\": %llu, "
+             "\"kept_bytes\": %llu},%s", j->in1,
+             (unsigned long long) st->discard_unaligned,
+             (unsigned long long) st->discard_kept_bytes, j->nl);
   sb_printf (j->sb, "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s"
              "%s\"cancelled\": %llu,%s",
              j->in1, (unsigned long long) st->misaligned, j->nl, j->in1,
@@ -394,6 +398,11 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
                "%llu rejected\n", (unsigned long long) st->boundary_crossed,
                (unsigned long long) st->boundary_split,
                (unsigned long long) st->boundary_rejected);
+  if (st->discard_unaligned)
+    sb_printf (&sb, "discard: %llu trims not in whole units; %llu bytes "
+               "outside them kept their data\n",
+               (unsigned long long) st->discard_unaligned,
+               (unsigned long long) st->discard_kept_bytes);
   const struct fault_counts *fc = &st->faults;
   if (fc->errors || fc->spikes || fc->stalled || fc->slowed || fc->dropped ||
       fc->offline || fc->crashes)

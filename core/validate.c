@@ -89,6 +89,68 @@ validate_blocks (const struct blkemu_config *cfg, char *err)
   return 0;
 }
 
+/* The kernel's other queue limits: the rules blk_validate_limits() and
+ * ublk_drv apply, checked here so the spec fails with a message instead
+ * of the device failing to start.
+ */
+static int
+validate_queue_limits (const struct blkemu_config *cfg, char *err)
+{
+  const uint64_t *n = cfg->num;
+  uint64_t lbs = n[K_LOGICAL_BLOCK_SIZE];
+  uint64_t pbs = n[K_PHYSICAL_BLOCK_SIZE] ? n[K_PHYSICAL_BLOCK_SIZE] : lbs;
+  uint64_t gran = n[K_DISCARD_GRANULARITY];
+  char rule[RULE_MAX];
+
+  static const int pow2_4k[] = { K_VIRT_BOUNDARY, K_SEGMENT_BOUNDARY };
+  for (size_t i = 0; i < sizeof pow2_4k / sizeof pow2_4k[0]; i++) {
+    uint64_t v = n[pow2_4k[i]];
+    if (v && (!is_pow2 (v) || v < 4096)) {
+      rule_err (err, cfg, pow2_4k[i], "must be a power of two >= 4K (0: none)");
+      return -1;
+    }
+  }
+  if (n[K_DMA_ALIGNMENT] && !is_pow2 (n[K_DMA_ALIGNMENT])) {
+    rule_err (err, cfg, K_DMA_ALIGNMENT,
+              "must be a power of two <= 4K (0: the default)");
+    return -1;
+  }
+  if (n[K_MAX_SEGMENT_SIZE] && n[K_MAX_SEGMENT_SIZE] < 4096) {
+    rule_err (err, cfg, K_MAX_SEGMENT_SIZE, "must be at least 4K (0: none)");
+    return -1;
+  }
+  if (n[K_MAX_SEGMENT_SIZE] && n[K_VIRT_BOUNDARY]) {
+    rule_err (err, cfg, K_MAX_SEGMENT_SIZE,
+              "cannot be combined with virt-boundary (the kernel leaves "
+              "segment sizes unlimited under a virtual boundary)");
+    return -1;
+  }
+  if (n[K_MAX_SEGMENT_SIZE] && n[K_SEGMENT_BOUNDARY] &&
+      n[K_MAX_SEGMENT_SIZE] > n[K_SEGMENT_BOUNDARY]) {
+    rule_err (err, cfg, K_MAX_SEGMENT_SIZE,
+              "must be at most segment-boundary (no segment crosses it)");
+    return -1;
+  }
+  if (gran && (gran % lbs || gran < pbs)) {
+    snprintf (rule, sizeof rule,
+              "must be a multiple of logical-block-size (%llu) and at least "
+              "the physical block (%llu)",
+              (unsigned long long) lbs, (unsigned long long) pbs);
+    rule_err (err, cfg, K_DISCARD_GRANULARITY, rule);
+    return -1;
+  }
+  uint64_t align = n[K_DISCARD_ALIGNMENT];
+  if (align && (align % lbs || align >= (gran ? gran : pbs))) {
+    snprintf (rule, sizeof rule,
+              "must be a multiple of logical-block-size (%llu) below "
+              "discard-granularity (%llu)", (unsigned long long) lbs,
+              (unsigned long long) (gran ? gran : pbs));
+    rule_err (err, cfg, K_DISCARD_ALIGNMENT, rule);
+    return -1;
+  }
+  return 0;
+}
+
 static int
 validate_backend (const struct blkemu_config *cfg, char *err)
 {
@@ -179,7 +241,9 @@ validate_model (const struct blkemu_config *cfg, char *err)
 int
 config_validate (const struct blkemu_config *cfg, char *err)
 {
-  if (validate_blocks (cfg, err) == -1 || validate_backend (cfg, err) == -1 ||
+  if (validate_blocks (cfg, err) == -1 ||
+      validate_queue_limits (cfg, err) == -1 ||
+      validate_backend (cfg, err) == -1 ||
       validate_latency_dist (cfg, err) == -1 ||
       validate_model (cfg, err) == -1)
     return -1;

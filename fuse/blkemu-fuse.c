@@ -704,8 +704,8 @@ static int
 open_disks (struct options *o)
 {
   struct blkemu_disk *emu[MAX_DISKS];
-  if (frontend_open_disks ("blkemu-fuse", o->disk_specs, o->ndisk_specs,
-                           CTLDIR_NAME, emu) == -1)
+  if (frontend_open_disks ("blkemu-fuse", BLKEMU_FRONTEND_FUSE, o->disk_specs,
+                           o->ndisk_specs, CTLDIR_NAME, emu) == -1)
     return -1;
   for (ndisks = 0; ndisks < o->ndisk_specs; ndisks++) {
     disks[ndisks].emu = emu[ndisks];

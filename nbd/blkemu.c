@@ -76,6 +76,8 @@ plugin_config_complete (void)
   }
   blkemu_disk_geometry (disk, &geo);
   blkemu_disk_set_transport (disk, "frontend", "nbd");
+  blkemu_disk_warn_uncarried (disk, BLKEMU_FRONTEND_NBD, "nbdkit-blkemu-plugin",
+                              stderr);
   blkemu_disk_set_sleep (disk, plugin_sleep);
   return 0;
 }

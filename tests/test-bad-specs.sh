@@ -28,6 +28,21 @@ bad_spec "latency-read=1xs: takes a number with a unit" size=1G latency-read=1xs
 bad_spec "latency-write=-1ms: must not be negative" size=1G latency-write=-1ms
 bad_spec "latency-flush=1.0000000001s: is not a whole number" size=1G latency-flush=1.0000000001s
 bad_spec "oversize=truncate: must be one of error|split|allow" size=1G oversize=truncate
+# The kernel's other queue limits, with blk_validate_limits()' rules.
+bad_spec "virt-boundary=3K: must be a power of two >= 4K" size=1G virt-boundary=3K
+bad_spec "virt-boundary=2K: must be a power of two >= 4K" size=1G virt-boundary=2K
+bad_spec "segment-boundary=1K: must be a power of two >= 4K" size=1G segment-boundary=1K
+bad_spec "dma-alignment=8K: must be at most 4K" size=1G dma-alignment=8K
+bad_spec "dma-alignment=3K: must be a power of two <= 4K" size=1G dma-alignment=3K
+bad_spec "max-segment-size=2K: must be at least 4K" size=1G max-segment-size=2K
+bad_spec "max-segment-size=64K: cannot be combined with virt-boundary" size=1G virt-boundary=4K max-segment-size=64K
+bad_spec "max-segment-size=1M: must be at most segment-boundary" size=1G segment-boundary=64K max-segment-size=1M
+bad_spec "max-segments=70000: must be at most 65535" size=1G max-segments=70000
+bad_spec "max-discard-segments=0: must be at least 1" size=1G max-discard-segments=0
+bad_spec "discard-granularity=1K: must be a multiple of logical-block-size (512) and at least the physical block (4096)" size=1G physical-block-size=4K discard-granularity=1K
+bad_spec "discard-granularity=6000: must be a multiple of logical-block-size (512)" size=1G discard-granularity=6000
+bad_spec "discard-alignment=64K: must be a multiple of logical-block-size (512) below discard-granularity (65536)" size=1G discard-granularity=64K discard-alignment=64K
+bad_spec "discard-alignment=4K: must be a multiple of logical-block-size (512) below discard-granularity (512)" size=1G discard-alignment=4K
 bad_spec "backend=tape: must be one of memory|file|null" size=1G backend=tape
 bad_spec "backend=file: needs file=PATH" size=1G backend=file
 bad_spec "physical-block-size=512: must be a power of two >= logical-block-size" size=1G logical-block-size=4K physical-block-size=512

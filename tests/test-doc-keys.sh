@@ -30,3 +30,18 @@ for doc in README.md docs/nbdkit-blkemu-plugin.1.md; do
   [ -z "$extra" ] || fail "$doc: its table names keys the plugin does not know: $extra"
   echo "ok: $doc: all $(wc -l < "$tmp/want") keys, nothing else"
 done
+
+# Each frontend's man page has the carriage table of `blkemu-ctl
+# carriage` (the table in core/carriage.c), row for row.
+"$BLKEMU_CTL" carriage | tail -n +2 > "$tmp/carriage"
+[ -s "$tmp/carriage" ] || fail "blkemu-ctl carriage printed nothing"
+for pair in nbdkit-blkemu-plugin.1:2 blkemu-fuse.1:3 blkemu-ublk.8:4; do
+  doc=docs/${pair%:*}.md col=${pair#*:}
+  awk '/^\| limit key \|/ { on = 1; next } on && !/^\|/ { exit } on && !/^\|---/' \
+      "$top/$doc" | awk -F'|' '{ gsub(/[` ]/, "", $2); gsub(/ /, "", $3); print $2, $3 }' \
+      > "$tmp/doc-carriage"
+  awk -v c="$col" '{ print $1, $c }' "$tmp/carriage" > "$tmp/want-carriage"
+  diff -u "$tmp/want-carriage" "$tmp/doc-carriage" >&2 ||
+    fail "$doc: its limit table differs from blkemu-ctl carriage"
+  echo "ok: $doc: carriage of $(wc -l < "$tmp/want-carriage") limit keys as the core says"
+done

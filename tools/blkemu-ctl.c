@@ -23,6 +23,7 @@ usage (FILE *fp)
   fprintf (fp,
     "usage: blkemu-ctl SOCKET COMMAND [ARGS...]\n"
     "       blkemu-ctl profiles       (or --list-profiles)\n"
+    "       blkemu-ctl carriage       (or --list-carriage)\n"
     "\n"
     "Commands (sent to the disk started with control=SOCKET):\n"
     "  get [KEY]            print a key's current value (all keys without KEY)\n"
@@ -39,7 +40,11 @@ usage (FILE *fp)
     "  help                 list the commands the server knows\n"
     "\n"
     "profiles lists the presets for profile=NAME with a line about each\n"
-    "(no socket needed).\n"
+    "(no socket needed).  carriage shows how far each frontend carries\n"
+    "the limit keys: told (to the NBD client or the kernel above, which\n"
+    "splits by it), device (the emulated device checks and counts it),\n"
+    "both, or not-carried (no effect there); keys not listed are the\n"
+    "device's on every frontend.\n"
     "\n"
     "Exit status: 0 on 'ok', 1 on an error reply, 2 on usage or connection\n"
     "errors.\n");
@@ -55,6 +60,11 @@ main (int argc, char **argv)
   if (argc == 2 && (!strcmp (argv[1], "profiles") ||
                     !strcmp (argv[1], "--list-profiles")))
     return blkemu_profiles_print (stdout) > 0 ? 0 : 1;
+  if (argc == 2 && (!strcmp (argv[1], "carriage") ||
+                    !strcmp (argv[1], "--list-carriage"))) {
+    blkemu_carriage_print (stdout);
+    return 0;
+  }
   if (argc < 3) {
     usage (stderr);
     return 2;

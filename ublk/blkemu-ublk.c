@@ -260,8 +260,10 @@ parse_options (int argc, char **argv, struct options *o)
   return -1;
 }
 
-/* The server's side of each opened disk: queues, tags, buffer size. */
-static void
+/* The server's side of each opened disk: queues, tags, buffer size.
+ * Returns -1 for a spec ublk cannot carry (after saying why).
+ */
+static int
 prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
 {
   for (; ndisks < n; ndisks++) {
@@ -282,8 +284,14 @@ prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
     size_t page = (size_t) sysconf (_SC_PAGESIZE);
     d->max_bytes = d->geo.max_transfer_bytes;
     d->buf_bytes = (d->max_bytes + page - 1) / page * page;
+    if (d->geo.max_discard_segments != 1) {
+      fprintf (stderr, "blkemu-ublk: %s: max-discard-segments=%u: ublk_drv "
+               "takes single-range discards only (1)\n", d->name,
+               d->geo.max_discard_segments);
+      return -1;
+    }
   }
-
+  return 0;
 }
 
 int
@@ -307,9 +315,13 @@ main (int argc, char **argv)
   /* Every spec is checked before any device is created. */
   int status = 1;
   struct blkemu_disk *emu[MAX_DISKS];
-  if (frontend_open_disks ("blkemu-ublk", o.specs, o.nspecs, NULL, emu) == -1)
+  if (frontend_open_disks ("blkemu-ublk", BLKEMU_FRONTEND_UBLK, o.specs,
+                           o.nspecs, NULL, emu) == -1)
     return 1;
-  prepare_disks (emu, o.nspecs, o.nqueues);
+  if (prepare_disks (emu, o.nspecs, o.nqueues) == -1) {
+    frontend_close_disks (emu, o.nspecs);
+    return 1;
+  }
 
   /* Signals are taken by sigwait in this thread only. */
   sigset_t stop;

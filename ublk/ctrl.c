@@ -105,11 +105,78 @@ sectors_or_max (uint64_t bytes)
                                                : (uint32_t) (bytes >> 9);
 }
 
+/* The parameter block as Linux 6.15 lays it out (uapi ublk_cmd.h: the
+ * offsets below are the ABI); Debian 12's headers stop at discard.  A
+ * kernel older than a parameter type ignores the bytes past its own
+ * struct and clears the type's bit, which GET_PARAMS then shows.
+ */
+#define PARAM_TYPE_DMA_ALIGN (1u << 4)
+#define PARAM_TYPE_SEGMENT   (1u << 5)
+struct params {
+  uint32_t len, types;
+  struct ublk_param_basic basic;
+  struct ublk_param_discard discard;
+  struct { uint32_t char_major, char_minor, disk_major, disk_minor; } devt;
+  struct {
+    uint32_t max_open_zones, max_active_zones, max_zone_append_sectors;
+    uint8_t reserved[20];
+  } zoned;
+  struct { uint32_t alignment; uint8_t pad[4]; } dma;
+  struct {
+    uint64_t seg_boundary_mask;
+    uint32_t max_segment_size;
+    uint16_t max_segments;
+    uint8_t pad[2];
+  } seg;
+};
+_Static_assert (offsetof (struct params, discard) == 40, "ublk ABI");
+_Static_assert (offsetof (struct params, zoned) == 76, "ublk ABI");
+_Static_assert (offsetof (struct params, dma) == 108, "ublk ABI");
+_Static_assert (offsetof (struct params, seg) == 120, "ublk ABI");
+_Static_assert (sizeof (struct params) == 136, "ublk ABI");
+
+/* Keys the parameter types carry, for the message when a kernel lacks one. */
+static const struct {
+  uint32_t type;
+  const char *keys[3];
+  const char *what;
+} newer_types[] = {
+  { PARAM_TYPE_DMA_ALIGN, { "dma-alignment" }, "UBLK_PARAM_TYPE_DMA_ALIGN" },
+  { PARAM_TYPE_SEGMENT,
+    { "max-segments", "max-segment-size", "segment-boundary" },
+    "UBLK_PARAM_TYPE_SEGMENT" },
+};
+
+/* The kernel cleared TYPE: name the keys that need it, and the kernel. */
+static void
+report_missing_type (const struct udisk *d, size_t t)
+{
+  char used[256] = "", v[64], err[BLKEMU_ERR_MAX];
+  size_t n = 0;
+  for (int k = 0; k < 3 && newer_types[t].keys[k]; k++) {
+    const char *key = newer_types[t].keys[k];
+    if (blkemu_disk_get (d->emu, key, v, sizeof v, err) == -1 ||
+        !strcmp (v, "0"))
+      continue;
+    n += (size_t) snprintf (used + n, sizeof used - n, "%s%s=%s",
+                            n ? " " : "", key, v);
+    if (n >= sizeof used)
+      break;
+  }
+  struct utsname u;
+  if (uname (&u) == -1)
+    strcpy (u.release, "?");
+  fprintf (stderr, "blkemu-ublk: %s: %s: Linux %s's ublk_drv does not take "
+           "%s (Linux 6.15 and later do); drop the key%s or run a newer "
+           "kernel\n", d->name, used, u.release, newer_types[t].what,
+           strchr (used, ' ') ? "s" : "");
+}
+
 int
 set_params (struct udisk *d)
 {
   const struct blkemu_geometry *g = &d->geo;
-  struct ublk_params p = { .len = sizeof p, .types = UBLK_PARAM_TYPE_BASIC };
+  struct params p = { .len = sizeof p, .types = UBLK_PARAM_TYPE_BASIC };
   p.basic.logical_bs_shift = ilog2_u64 (g->logical_block_size);
   p.basic.physical_bs_shift = ilog2_u64 (g->physical_block_size);
   p.basic.io_min_shift = pow2_shift (d, "min-io", g->min_io_bytes,
@@ -119,6 +186,8 @@ set_params (struct udisk *d)
   p.basic.dev_sectors = g->size_bytes >> 9;
   /* The kernel splits at it: the device sees no crossing request. */
   p.basic.chunk_sectors = (uint32_t) (g->boundary_bytes >> 9);
+  if (g->virt_boundary_bytes)
+    p.basic.virt_boundary_mask = g->virt_boundary_bytes - 1;
   if (g->rotational)
     p.basic.attrs |= UBLK_ATTR_ROTATIONAL;
   if (g->can_flush)
@@ -127,7 +196,11 @@ set_params (struct udisk *d)
     p.basic.attrs |= UBLK_ATTR_FUA;
   if (g->can_trim || g->can_zero) {
     p.types |= UBLK_PARAM_TYPE_DISCARD;
-    p.discard.discard_granularity = g->physical_block_size;
+    p.discard.discard_granularity = g->discard_granularity
+                                    ? g->discard_granularity
+                                    : g->physical_block_size;
+    p.discard.discard_alignment = g->discard_alignment;
+    /* ublk_drv takes single-range discards only (checked at start). */
     p.discard.max_discard_segments = 1;
     if (g->can_trim)
       p.discard.max_discard_sectors = sectors_or_max (g->max_discard_bytes);
@@ -135,7 +208,36 @@ set_params (struct udisk *d)
       p.discard.max_write_zeroes_sectors =
         sectors_or_max (g->max_write_zeroes_bytes);
   }
-  return ctrl_cmd (UBLK_CMD_SET_PARAMS, (uint32_t) d->dev_id, &p, sizeof p, 0);
+  if (g->dma_alignment) {
+    p.types |= PARAM_TYPE_DMA_ALIGN;
+    p.dma.alignment = g->dma_alignment - 1;
+  }
+  if (g->max_segments || g->max_segment_size || g->segment_boundary_bytes) {
+    /* The kernel takes all three: the defaults for those not set. */
+    p.types |= PARAM_TYPE_SEGMENT;
+    p.seg.seg_boundary_mask = g->segment_boundary_bytes
+                              ? g->segment_boundary_bytes - 1 : 0xffffffffu;
+    p.seg.max_segment_size = g->max_segment_size ? g->max_segment_size
+                                                 : UINT32_MAX;
+    p.seg.max_segments = (uint16_t) (g->max_segments ? g->max_segments
+                                                     : 65535);
+  }
+  int r = ctrl_cmd (UBLK_CMD_SET_PARAMS, (uint32_t) d->dev_id, &p, sizeof p,
+                    0);
+  if (r < 0 || !(p.types & (PARAM_TYPE_DMA_ALIGN | PARAM_TYPE_SEGMENT)))
+    return r;
+  /* Did the kernel keep the newer types?  An older one drops them. */
+  struct params got = { .len = sizeof got };
+  r = ctrl_cmd (UBLK_CMD_GET_PARAMS, (uint32_t) d->dev_id, &got, sizeof got,
+                0);
+  if (r < 0)
+    return r;
+  for (size_t t = 0; t < sizeof newer_types / sizeof newer_types[0]; t++)
+    if ((p.types & newer_types[t].type) && !(got.types & newer_types[t].type)) {
+      report_missing_type (d, t);
+      return -EOPNOTSUPP;
+    }
+  return 0;
 }
 
 /* ---- leftovers of a killed server ------------------------------------ */

@@ -150,12 +150,47 @@ struct blkemu_geometry {
   uint64_t boundary_bytes;         /* no request crosses a multiple; 0: none */
   uint64_t max_discard_bytes;      /* 0: unlimited */
   uint64_t max_write_zeroes_bytes; /* 0: unlimited */
+  /* Limits only a kernel above the device can apply (0: its default). */
+  uint64_t virt_boundary_bytes;    /* mask + 1 */
+  uint32_t discard_granularity;    /* 0: the physical block */
+  uint32_t discard_alignment;
+  uint32_t max_discard_segments;
+  uint32_t max_segments;
+  uint32_t max_segment_size;
+  uint64_t segment_boundary_bytes; /* mask + 1 */
+  uint32_t dma_alignment;          /* mask + 1 */
   bool rotational;
   bool can_flush, can_fua, can_trim, can_zero, can_extents, can_multi_conn;
   bool persistent;                 /* data outlives the process (file) */
 };
 void blkemu_disk_geometry (struct blkemu_disk *disk,
                            struct blkemu_geometry *geo);
+
+/* How far each frontend carries a key: tells the layer above it (NBD's
+ * block-size constraints, ublk's queue limits), and/or the device
+ * enforces it.  A key neither told nor enforced has no effect there.
+ */
+enum blkemu_frontend { BLKEMU_FRONTEND_NBD, BLKEMU_FRONTEND_FUSE,
+                       BLKEMU_FRONTEND_UBLK };
+#define BLKEMU_CARRY_TOLD   1u
+#define BLKEMU_CARRY_DEVICE 2u
+/* KEY's carriage on FRONTEND (BLKEMU_CARRY_* bits; 0: not carried), or -1
+ * for an unknown key.
+ */
+int blkemu_key_carriage (const char *key, enum blkemu_frontend frontend);
+/* Print the table of the keys some frontend does not simply leave to the
+ * device: "key nbd fuse ublk", each column told+device, told, device or
+ * not-carried (blkemu-ctl carriage; the man pages' tables).
+ */
+void blkemu_carriage_print (FILE *fp);
+/* Warn on FP ("PROG: NAME: not carried by FRONTEND, no effect there:
+ * key=value ...") about the keys DISK sets away from their defaults that
+ * FRONTEND neither tells the layer above nor enforces, and list them in
+ * stats as transport.not_carried.  Returns how many.
+ */
+int blkemu_disk_warn_uncarried (struct blkemu_disk *disk,
+                                enum blkemu_frontend frontend,
+                                const char *prog, FILE *fp);
 
 /* Frontend facts shown in stats under "transport" (e.g. FUSE's request
  * cap).  KEY and VALUE are copied; VALUE is emitted as a JSON string.
