@@ -83,25 +83,3 @@ frontend_print_version (const char *prog, const char *extra)
           extra ? extra : "");
   return 0;
 }
-
-int
-frontend_write_atomic (const char *path, const char *text)
-{
-  char tmp[PATH_MAX];
-  if (snprintf (tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid ())
-      >= (int) sizeof tmp) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  FILE *fp = fopen (tmp, "w");
-  if (!fp)
-    return -1;
-  bool ok = fputs (text, fp) >= 0;
-  if (fclose (fp) != 0 || !ok || rename (tmp, path) != 0) {
-    int e = errno;
-    unlink (tmp);
-    errno = e ? e : EIO;
-    return -1;
-  }
-  return 0;
-}

@@ -1,6 +1,6 @@
 /* What blkemu-fuse and blkemu-ublk share: opening their --disk specs,
- * the options every frontend has, atomic result files and the mapping of
- * core results to errnos.  Built on include/blkemu/blkemu.h only.
+ * the options every frontend has and the mapping of core results to
+ * errnos.  Built on include/blkemu/blkemu.h only.
  */
 #ifndef BLKEMU_FRONTEND_H
 #define BLKEMU_FRONTEND_H
@@ -30,11 +30,6 @@ void frontend_print_common_options (FILE *fp);
 int frontend_list_keys (void);
 int frontend_list_profiles (void);
 int frontend_print_version (const char *prog, const char *extra);
-
-/* Write TEXT to PATH whole or not at all: to PATH.tmp.PID, then rename.
- * Returns 0, or -1 with errno set.
- */
-int frontend_write_atomic (const char *path, const char *text);
 
 /* A core result for a frontend with no connection to drop: the drop
  * fault becomes a failed request.

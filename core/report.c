@@ -269,10 +269,31 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
 }
 
 int
+blkemu_write_file_atomic (const char *path, const char *text)
+{
+  char tmp[PATH_MAX];
+  if (snprintf (tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid ())
+      >= (int) sizeof tmp) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  FILE *fp = fopen (tmp, "w");
+  if (!fp)
+    return -1;
+  bool ok = fputs (text, fp) >= 0;
+  if (fclose (fp) != 0 || !ok || rename (tmp, path) != 0) {
+    int e = errno;
+    unlink (tmp);
+    errno = e ? e : EIO;
+    return -1;
+  }
+  return 0;
+}
+
+int
 blkemu_disk_write_stats (struct blkemu_disk *disk, char *err)
 {
   const char *path = disk->cfg.str[K_STATS];
-  char tmp[PATH_MAX + 32];   /* PATH.tmp.PID */
   if (!path) {
     set_err (err, "stats: no stats=PATH was given");
     return -1;
@@ -283,19 +304,10 @@ blkemu_disk_write_stats (struct blkemu_disk *disk, char *err)
     set_err (err, "stats=%s: out of memory", path);
     return -1;
   }
-  /* Write beside the target and rename, so readers never see half. */
-  snprintf (tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid ());
-  FILE *fp = fopen (tmp, "w");
-  int r = -1;
-  if (fp) {
-    fputs (json, fp);
-    if (fclose (fp) == 0 && rename (tmp, path) == 0)
-      r = 0;
-  }
-  if (r == -1) {
+  /* Readers never see half a file. */
+  int r = blkemu_write_file_atomic (path, json);
+  if (r == -1)
     set_err (err, "stats=%s: %s", path, strerrordesc_np (errno));
-    unlink (tmp);
-  }
   free (json);
   return r;
 }

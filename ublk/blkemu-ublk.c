@@ -192,7 +192,7 @@ write_ready (const char *path)
                               disks[i].dev_id);
   fputs (text, stdout);
   fflush (stdout);
-  if (path && frontend_write_atomic (path, text) == -1) {
+  if (path && blkemu_write_file_atomic (path, text) == -1) {
     fprintf (stderr, "blkemu-ublk: --ready-file %s: %s\n", path,
              strerror (errno));
     return -1;

@@ -220,6 +220,10 @@ char *blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty);
 char *blkemu_disk_summary_text (struct blkemu_disk *disk);
 /* Write stats= now.  Returns 0 or -1 with ERR filled. */
 int blkemu_disk_write_stats (struct blkemu_disk *disk, char *err);
+/* Write TEXT to PATH whole or not at all (PATH.tmp.PID, then rename), so
+ * readers never see half a file.  Returns 0, or -1 with errno set.
+ */
+int blkemu_write_file_atomic (const char *path, const char *text);
 
 /* Convert a recorded trace (blkemu's text format, from IN) to FORMAT
  * ("blkemu", "blktrace" or "iolog", as trace-format= writes them) on OUT;
