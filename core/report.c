@@ -348,6 +348,80 @@ summary_histogram (struct strbuf *sb, const char *opname,
                (unsigned long long) rest, (unsigned long long) rest_kinds);
 }
 
+/* The iostat-style table: one line per op that saw requests, rates over
+ * SECS.
+ */
+static void
+summary_table (struct strbuf *sb, const struct stats *st, double secs)
+{
+  sb_printf (sb, "%-6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", "op",
+             "requests", "IOPS", "MiB", "MiB/s", "avg-KiB", "lat-mean",
+             "lat-p50", "lat-p99", "lat-max", "errors");
+  for (int op = 0; op < BLKEMU_OP_COUNT; op++) {
+    const struct op_stats *os = &st->op[op];
+    if (os->requests == 0)
+      continue;
+    uint64_t ok = os->requests - os->errors;
+    sb_printf (sb, "%-6s %9llu %9.1f %9.2f %9.2f %9.1f %9.1f %9.1f %9.1f "
+               "%9.1f %7llu\n",
+               stats_op_name ((enum blkemu_op) op),
+               (unsigned long long) os->requests, (double) os->requests / secs,
+               (double) os->bytes / 1048576.0,
+               (double) os->bytes / 1048576.0 / secs,
+               ok ? (double) os->bytes / 1024.0 / (double) ok : 0.0,
+               os->lat_count ? us (os->lat_sum_ns) / (double) os->lat_count
+                             : 0.0,
+               us (stats_latency_percentile (os, 50)),
+               us (stats_latency_percentile (os, 99)), us (os->lat_max_ns),
+               (unsigned long long) os->errors);
+  }
+  sb_printf (sb, "(latencies in microseconds, arrival to completion)\n");
+}
+
+/* The counters: oversize, boundary, discard, faults, queue depth. */
+static void
+summary_counters (struct strbuf *sb, const struct stats *st)
+{
+  sb_printf (sb, "oversize: %llu rejected, %llu split into %llu pieces, "
+             "%llu allowed; misaligned %llu; out of range %llu\n",
+             (unsigned long long) st->oversize_rejected,
+             (unsigned long long) st->oversize_split,
+             (unsigned long long) st->oversize_pieces,
+             (unsigned long long) st->oversize_allowed,
+             (unsigned long long) st->misaligned,
+             (unsigned long long) st->out_of_range);
+  if (st->boundary_crossed)
+    sb_printf (sb, "boundary: %llu requests crossed one: %llu split, "
+               "%llu rejected\n", (unsigned long long) st->boundary_crossed,
+               (unsigned long long) st->boundary_split,
+               (unsigned long long) st->boundary_rejected);
+  if (st->discard_unaligned)
+    sb_printf (sb, "discard: %llu trims not in whole units; %llu bytes "
+               "outside them kept their data\n",
+               (unsigned long long) st->discard_unaligned,
+               (unsigned long long) st->discard_kept_bytes);
+  const struct fault_counts *fc = &st->faults;
+  if (fc->errors || fc->spikes || fc->stalled || fc->slowed || fc->dropped ||
+      fc->offline || fc->crashes)
+    sb_printf (sb, "faults: %llu errors injected, %llu spikes, %llu stalled, "
+               "%llu slowed, %llu connections dropped, %llu refused offline; "
+               "%llu crashes lost %llu unflushed writes (%.1f MiB)\n",
+               (unsigned long long) fc->errors,
+               (unsigned long long) fc->spikes,
+               (unsigned long long) fc->stalled,
+               (unsigned long long) fc->slowed,
+               (unsigned long long) fc->dropped,
+               (unsigned long long) fc->offline,
+               (unsigned long long) fc->crashes,
+               (unsigned long long) fc->lost_writes,
+               (double) fc->lost_bytes / 1048576.0);
+  sb_printf (sb, "queue depth at arrival: max %llu, mean %.2f; "
+             "sequential %.1f%%\n", (unsigned long long) st->qd_max,
+             qd_mean (st),
+             st->rw_requests ? 100.0 * (double) st->seq_requests
+                               / (double) st->rw_requests : 0.0);
+}
+
 char *
 blkemu_disk_summary_text (struct blkemu_disk *disk)
 {
@@ -375,66 +449,8 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
     secs = total > 0 ? total : 1e-9;
   sb_printf (&sb, "blkemu %s: %.3f s active of %.2f s, max-transfer %s, "
              "oversize=%s\n", name, secs, total, mt, pol);
-  sb_printf (&sb, "%-6s %9s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", "op",
-             "requests", "IOPS", "MiB", "MiB/s", "avg-KiB", "lat-mean",
-             "lat-p50", "lat-p99", "lat-max", "errors");
-  for (int op = 0; op < BLKEMU_OP_COUNT; op++) {
-    const struct op_stats *os = &st->op[op];
-    if (os->requests == 0)
-      continue;
-    uint64_t ok = os->requests - os->errors;
-    sb_printf (&sb, "%-6s %9llu %9.1f %9.2f %9.2f %9.1f %9.1f %9.1f %9.1f "
-               "%9.1f %7llu\n",
-               stats_op_name ((enum blkemu_op) op),
-               (unsigned long long) os->requests, (double) os->requests / secs,
-               (double) os->bytes / 1048576.0,
-               (double) os->bytes / 1048576.0 / secs,
-               ok ? (double) os->bytes / 1024.0 / (double) ok : 0.0,
-               os->lat_count ? us (os->lat_sum_ns) / (double) os->lat_count
-                             : 0.0,
-               us (stats_latency_percentile (os, 50)),
-               us (stats_latency_percentile (os, 99)), us (os->lat_max_ns),
-               (unsigned long long) os->errors);
-  }
-  sb_printf (&sb, "(latencies in microseconds, arrival to completion)\n");
-  sb_printf (&sb, "oversize: %llu rejected, %llu split into %llu pieces, "
-             "%llu allowed; misaligned %llu; out of range %llu\n",
-             (unsigned long long) st->oversize_rejected,
-             (unsigned long long) st->oversize_split,
-             (unsigned long long) st->oversize_pieces,
-             (unsigned long long) st->oversize_allowed,
-             (unsigned long long) st->misaligned,
-             (unsigned long long) st->out_of_range);
-  if (st->boundary_crossed)
-    sb_printf (&sb, "boundary: %llu requests crossed one: %llu split, "
-               "%llu rejected\n", (unsigned long long) st->boundary_crossed,
-               (unsigned long long) st->boundary_split,
-               (unsigned long long) st->boundary_rejected);
-  if (st->discard_unaligned)
-    sb_printf (&sb, "discard: %llu trims not in whole units; %llu bytes "
-               "outside them kept their data\n",
-               (unsigned long long) st->discard_unaligned,
-               (unsigned long long) st->discard_kept_bytes);
-  const struct fault_counts *fc = &st->faults;
-  if (fc->errors || fc->spikes || fc->stalled || fc->slowed || fc->dropped ||
-      fc->offline || fc->crashes)
-    sb_printf (&sb, "faults: %llu errors injected, %llu spikes, %llu stalled, "
-               "%llu slowed, %llu connections dropped, %llu refused offline; "
-               "%llu crashes lost %llu unflushed writes (%.1f MiB)\n",
-               (unsigned long long) fc->errors,
-               (unsigned long long) fc->spikes,
-               (unsigned long long) fc->stalled,
-               (unsigned long long) fc->slowed,
-               (unsigned long long) fc->dropped,
-               (unsigned long long) fc->offline,
-               (unsigned long long) fc->crashes,
-               (unsigned long long) fc->lost_writes,
-               (double) fc->lost_bytes / 1048576.0);
-  sb_printf (&sb, "queue depth at arrival: max %llu, mean %.2f; "
-             "sequential %.1f%%\n", (unsigned long long) st->qd_max,
-             qd_mean (st),
-             st->rw_requests ? 100.0 * (double) st->seq_requests
-                               / (double) st->rw_requests : 0.0);
+  summary_table (&sb, st, secs);
+  summary_counters (&sb, st);
   summary_histogram (&sb, "read", &st->op[BLKEMU_OP_READ], slots);
   summary_histogram (&sb, "write", &st->op[BLKEMU_OP_WRITE], slots);
   free (slots);

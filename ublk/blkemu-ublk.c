@@ -24,10 +24,10 @@ static size_t ndisks;
 
 /* ---- a disk's life: add, set limits, start, stop, delete --------------- */
 
+/* ADD_DEV: the driver may grant fewer queues, tags or buffer than asked. */
 static int
-start_disk (struct udisk *d)
+add_device (struct udisk *d)
 {
-  char path[64];
   struct ublksrv_ctrl_dev_info info = {
     .nr_hw_queues = (uint16_t) d->nqueues,
     .queue_depth = (uint16_t) d->depth,
@@ -56,13 +56,14 @@ start_disk (struct udisk *d)
              "most), not %u\n", d->name, info.nr_hw_queues, d->nqueues);
   d->depth = info.queue_depth;
   d->nqueues = info.nr_hw_queues;
-  r = set_params (d);
-  if (r < 0) {
-    fprintf (stderr, "blkemu-ublk: %s: setting the queue limits: %s\n",
-             d->name, strerror (-r));
-    return -1;
-  }
+  return 0;
+}
 
+/* Open /dev/ublkcN and start one thread per hardware queue. */
+static int
+start_queues (struct udisk *d)
+{
+  char path[64];
   snprintf (path, sizeof path, "/dev/ublkc%d", d->dev_id);
   for (int tries = 0; (d->cdev_fd = open (path, O_RDWR | O_CLOEXEC)) == -1 &&
                       errno == ENOENT && tries < 100; tries++)
@@ -89,14 +90,13 @@ start_disk (struct udisk *d)
   for (unsigned i = 0; i < d->nqueues; i++)
     if (start_queue (&d->queues[i]) == -1)
       return -1;
-  /* Returns once the driver has every tag's FETCH: the disk is live. */
-  r = ctrl_cmd (UBLK_CMD_START_DEV, (uint32_t) d->dev_id, NULL, 0,
-                (uint64_t) getpid ());
-  if (r < 0) {
-    fprintf (stderr, "blkemu-ublk: %s: starting the device: %s\n", d->name,
-             strerror (-r));
-    return -1;
-  }
+  return 0;
+}
+
+/* What the disk got from the driver, in stats "transport". */
+static void
+report_transport (const struct udisk *d)
+{
   char v[32];
   blkemu_disk_set_transport (d->emu, "frontend", "ublk");
   snprintf (v, sizeof v, "/dev/ublkb%d", d->dev_id);
@@ -107,6 +107,30 @@ start_disk (struct udisk *d)
   blkemu_disk_set_transport (d->emu, "ublk_queue_depth", v);
   snprintf (v, sizeof v, "%u", d->max_bytes);
   blkemu_disk_set_transport (d->emu, "ublk_max_request", v);
+}
+
+static int
+start_disk (struct udisk *d)
+{
+  if (add_device (d) == -1)
+    return -1;
+  int r = set_params (d);
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: setting the queue limits: %s\n",
+             d->name, strerror (-r));
+    return -1;
+  }
+  if (start_queues (d) == -1)
+    return -1;
+  /* Returns once the driver has every tag's FETCH: the disk is live. */
+  r = ctrl_cmd (UBLK_CMD_START_DEV, (uint32_t) d->dev_id, NULL, 0,
+                (uint64_t) getpid ());
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: starting the device: %s\n", d->name,
+             strerror (-r));
+    return -1;
+  }
+  report_transport (d);
   return 0;
 }
 
