@@ -257,6 +257,7 @@ file_extents (void *state, uint64_t offset, uint64_t len, blkemu_extent_cb cb,
 const struct backend_ops backend_file_ops = {
   .name = "file",
   .persistent = true,
+  .blocking = true,
   .can_trim = true, .can_zero = true, .can_extents = true,
   .open = file_open,
   .close = file_close,

@@ -1,7 +1,10 @@
 /* One request's way through the device: range and alignment checks,
  * the oversize policy and boundary, the timing model, the backend, the
  * wait for the deadline (blkemu_io, in the caller's thread) or the
- * completion engine (blkemu_submit), then stats and trace.
+ * completion engine (blkemu_submit), then stats and trace.  With a
+ * blocking backend (file) blkemu_submit leaves the transfer to the disk's
+ * I/O worker, and the request completes at its deadline or when its
+ * transfer ends, whichever is later.
  */
 #include "disk.h"
 
@@ -60,6 +63,7 @@ disk_create (const struct blkemu_spec *spec, char *err)
   faults_init (&disk->faults, &disk->cfg, clock_now_ns ());
   wcache_init (&disk->wcache, &disk->backend);
   engine_init (&disk->engine, request_fire);
+  iowork_init (&disk->iowork);
   if (trace_open (&disk->trace, disk->cfg.str[K_TRACE],
                   (enum trace_format) disk->cfg.num[K_TRACE_FORMAT],
                   disk->cfg.str[K_NAME], disk->stats.start_ns,
@@ -68,6 +72,7 @@ disk_create (const struct blkemu_spec *spec, char *err)
   return disk;
 
 fail_trace:
+  iowork_destroy (&disk->iowork);
   engine_destroy (&disk->engine);
   wcache_destroy (&disk->wcache);
   model_destroy (disk->model, disk->model_state);
@@ -85,6 +90,7 @@ disk_destroy (struct blkemu_disk *disk)
 {
   trace_close (&disk->trace);
   engine_destroy (&disk->engine);
+  iowork_destroy (&disk->iowork);
   wcache_destroy (&disk->wcache);
   model_destroy (disk->model, disk->model_state);
   disk->backend.ops->close (disk->backend.state);
@@ -236,7 +242,16 @@ struct request {
   uint64_t inline_cut[INLINE_PIECES + 1];
   blkemu_done_cb done;
   void *cookie;
+  /* The transfer, when the I/O worker runs it after request_begin. */
+  struct iowork_job job;
+  void *buf;
+  bool cache;
+  uint64_t cache_size, crash_gen;
+  unsigned io_state;             /* IO_PENDING | IO_DUE, atomic */
+  int due_err;                   /* the engine's cancel error, once due */
 };
+#define IO_PENDING 1u   /* the transfer is queued or running */
+#define IO_DUE     2u   /* the engine fired it: the worker completes it */
 
 static uint64_t
 piece_len (const struct request *req, uint64_t i)
@@ -399,12 +414,40 @@ request_schedule (struct request *req, const struct fault_verdict *fv)
     req->marks |= TRACE_SLOW;
 }
 
-/* Checks, schedule, then the data transfer.  Returns 0 with REQ scheduled
- * (finish it with request_end), or the errno of a refusal (recorded;
- * nothing to finish).
+/* The data transfer.  An injected error fails the request without
+ * touching the data.  A split request reaches the backend piece by
+ * piece, as the device would move it: nothing above the limit goes
+ * through.
+ */
+static void
+request_transfer (struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
+    /* A trim frees only the whole discard units inside each piece. */
+    uint64_t lo = model_max (req->cut[i], req->free_lo);
+    uint64_t hi = req->cut[i + 1] < req->free_hi ? req->cut[i + 1]
+                                                 : req->free_hi;
+    if (req->op == BLKEMU_OP_TRIM && lo >= hi)
+      continue;
+    if (req->op != BLKEMU_OP_TRIM) {
+      lo = req->cut[i];
+      hi = req->cut[i + 1];
+    }
+    req->err = serve_data (disk, req->op,
+                           req->buf ? (char *) req->buf + (lo - req->offset)
+                                    : NULL,
+                           hi - lo, lo, req->flags, req->cache,
+                           req->cache_size, req->crash_gen);
+  }
+}
+
+/* Checks and schedule, then the data transfer unless DEFER (the caller
+ * queues it).  Returns 0 with REQ scheduled (finish it with request_end),
+ * or the errno of a refusal (recorded; nothing to finish).
  */
 static int
-request_begin (struct request *req, void *buf)
+request_begin (struct request *req, void *buf, bool defer)
 {
   struct blkemu_disk *disk = req->disk;
   uint64_t *counter = &disk->stats.cancelled;
@@ -443,38 +486,21 @@ request_begin (struct request *req, void *buf)
                             req->split_boundary);
   req->cut[req->npieces] = end;
   request_schedule (req, &fv);
-  bool cache = disk->cfg.num[K_WRITE_CACHE] != 0;
-  uint64_t cache_size = disk->cfg.num[K_CACHE_SIZE];
+  req->buf = buf;
+  req->cache = disk->cfg.num[K_WRITE_CACHE] != 0;
+  req->cache_size = disk->cfg.num[K_CACHE_SIZE];
   req->qd = __atomic_add_fetch (&disk->in_flight, req->npieces,
                                 __ATOMIC_RELAXED);
   /* Read under the lock that blkemu_disk_crash takes to go offline: a crash
    * after this point fails a flush that has not finished.
    */
-  uint64_t crash_gen = wcache_generation (&disk->wcache);
+  req->crash_gen = wcache_generation (&disk->wcache);
   pthread_mutex_unlock (&disk->lock);
 
-  /* An injected error fails the request without touching the data.  A
-   * split request reaches the backend piece by piece, as the device
-   * would move it: nothing above the limit goes through.
-   */
   req->err = fv.err;
   req->injected = fv.err != 0;
-  for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
-    /* A trim frees only the whole discard units inside each piece. */
-    uint64_t lo = model_max (req->cut[i], req->free_lo);
-    uint64_t hi = req->cut[i + 1] < req->free_hi ? req->cut[i + 1]
-                                                 : req->free_hi;
-    if (req->op == BLKEMU_OP_TRIM && lo >= hi)
-      continue;
-    if (req->op != BLKEMU_OP_TRIM) {
-      lo = req->cut[i];
-      hi = req->cut[i + 1];
-    }
-    req->err = serve_data (disk, req->op,
-                           buf ? (char *) buf + (lo - req->offset) : NULL,
-                           hi - lo, lo, req->flags, cache, cache_size,
-                           crash_gen);
-  }
+  if (!defer)
+    request_transfer (req);
   return 0;
 }
 
@@ -573,19 +599,47 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
     .arrival = clock_now_ns (),
   };
-  int r = request_begin (&req, buf);
+  int r = request_begin (&req, buf, false);
   if (r)
     return r;
   return request_end (&req, wait_deadline (disk, req.entry.deadline_ns));
 }
 
 static void
-request_fire (struct engine_entry *entry, int cancel_err)
+request_complete (struct request *req, int cancel_err)
 {
-  struct request *req = (struct request *) entry;   /* entry is first */
   int err = request_end (req, cancel_err);
   req->done (req->cookie, err);
   free (req);
+}
+
+/* Due (or cancelled).  A transfer still with the I/O worker completes
+ * the request when it ends; whichever of the two comes second completes.
+ */
+static void
+request_fire (struct engine_entry *entry, int cancel_err)
+{
+  struct request *req = (struct request *) entry;   /* entry is first */
+  req->due_err = cancel_err;
+  if (__atomic_fetch_or (&req->io_state, IO_DUE, __ATOMIC_ACQ_REL)
+      & IO_PENDING)
+    return;
+  request_complete (req, cancel_err);
+}
+
+/* On the I/O worker.  After blkemu_disk_cancel the transfer is skipped:
+ * the request fails with the cancel error anyway.
+ */
+static void
+request_io_run (struct iowork_job *job)
+{
+  struct request *req =
+    (struct request *) ((char *) job - offsetof (struct request, job));
+  if (!__atomic_load_n (&req->disk->cancelled, __ATOMIC_ACQUIRE))
+    request_transfer (req);
+  if (__atomic_fetch_and (&req->io_state, ~IO_PENDING, __ATOMIC_ACQ_REL)
+      & IO_DUE)
+    request_complete (req, req->due_err);
 }
 
 void
@@ -603,7 +657,16 @@ blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
     .arrival = arrival, .done = done, .cookie = cookie,
   };
-  int r = request_begin (req, buf);
+  bool defer = disk->backend.ops->blocking;
+  int r = request_begin (req, buf, defer);
+  if (r == 0 && defer) {
+    req->io_state = IO_PENDING;
+    req->job.run = request_io_run;
+    if (iowork_add (&disk->iowork, &req->job) != 0) {
+      req->io_state = 0;           /* no worker: move the data here */
+      request_transfer (req);
+    }
+  }
   /* Already due (no latency, or the transfer took that long): complete
    * here, without waking the completion thread and back.
    */
@@ -626,6 +689,8 @@ blkemu_disk_cancel (struct blkemu_disk *disk)
 {
   clock_cancel (&disk->cancelled);
   engine_stop (&disk->engine, ESHUTDOWN);
+  /* Requests whose transfer was still queued complete from the worker. */
+  iowork_drain (&disk->iowork);
 }
 
 void

@@ -12,6 +12,7 @@
 #include "dist.h"
 #include "engine.h"
 #include "faults.h"
+#include "iowork.h"
 #include "model.h"
 #include "stats.h"
 #include "trace.h"
@@ -39,6 +40,7 @@ struct blkemu_disk {
   uint64_t in_flight;           /* requests between arrival and completion */
 
   struct engine engine;         /* completes blkemu_submit's requests */
+  struct iowork iowork;         /* their transfers, for a blocking backend */
   uint32_t cancelled;           /* futex word: blkemu_disk_cancel was called */
   blkemu_sleep_fn sleep;        /* the frontend's sleep for blkemu_io */
 

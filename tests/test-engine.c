@@ -255,6 +255,112 @@ test_submit (void)
   blkemu_disk_close (disk);
 }
 
+/* backend=file: blkemu_submit leaves the transfers to the disk's I/O
+ * worker and returns; every request completes once, no earlier than its
+ * deadline, reads see the writes before them, a flush after the writes
+ * finds their data in the file, and a cancel completes requests whose
+ * transfer was still queued.
+ */
+static void
+test_submit_file (void)
+{
+  char err[BLKEMU_ERR_MAX], spec[512], path[] = "/tmp/blkemu-engine.XXXXXX";
+  int fd = mkstemp (path);
+  CHECK (fd != -1, "mkstemp");
+  if (fd == -1)
+    return;
+  snprintf (spec, sizeof spec,
+            "size=4M,backend=file,file=%s,latency-write=1ms", path);
+  struct blkemu_disk *disk = blkemu_disk_open_spec (spec, 0, err);
+  CHECK (disk, "open: %s", err);
+  if (!disk) {
+    close (fd);
+    unlink (path);
+    return;
+  }
+  static struct call c[CALLS + 1];
+  static unsigned char buf[CALLS][4096], back[CALLS][4096];
+  unsigned threads_before = thread_count ();
+  memset (c, 0, sizeof c);
+  calls_done = 0;
+  for (unsigned i = 0; i < CALLS; i++) {
+    memset (buf[i], (int) (i + 7), sizeof buf[i]);
+    c[i].submitted = clock_now_ns ();
+    blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096, (uint64_t) i * 4096,
+                   0, on_done, &c[i]);
+  }
+  blkemu_submit (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0, on_done, &c[CALLS]);
+  wait_calls (CALLS + 1, 10000000000ull);
+  unsigned bad = 0, early = 0;
+  for (unsigned i = 0; i <= CALLS; i++)
+    bad += c[i].calls != 1 || c[i].result != 0;
+  for (unsigned i = 0; i < CALLS; i++)
+    early += c[i].done_ns < c[i].submitted + 1000000;
+  CHECK (bad == 0, "file: %u requests not completed once with 0", bad);
+  CHECK (early == 0, "file: %u writes completed before their 1 ms", early);
+  /* The completion thread and the I/O worker, whatever the queue. */
+  CHECK (thread_count () <= threads_before + 2, "file: threads %u -> %u",
+         threads_before, thread_count ());
+  unsigned in_file = 0;
+  for (unsigned i = 0; i < CALLS; i++) {
+    unsigned char b[4096];
+    in_file += pread (fd, b, sizeof b, (off_t) i * 4096) == (ssize_t) sizeof b
+               && memcmp (b, buf[i], sizeof b) == 0;
+  }
+  CHECK (in_file == CALLS, "file: %u of %u writes in the file after the "
+         "flush", in_file, CALLS);
+
+  /* Reads queued behind writes to the same blocks see them. */
+  memset (c, 0, sizeof c);
+  calls_done = 0;
+  for (unsigned i = 0; i < CALLS; i++) {
+    memset (buf[i], (int) (i + 11), sizeof buf[i]);
+    blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096, (uint64_t) i * 4096,
+                   0, on_done, &c[i]);
+  }
+  static struct call rc[CALLS];
+  memset (rc, 0, sizeof rc);
+  for (unsigned i = 0; i < CALLS; i++)
+    blkemu_submit (disk, BLKEMU_OP_READ, back[i], 4096, (uint64_t) i * 4096,
+                   0, on_done, &rc[i]);
+  wait_calls (2 * CALLS, 10000000000ull);
+  unsigned wrong = 0;
+  bad = 0;
+  for (unsigned i = 0; i < CALLS; i++) {
+    bad += rc[i].calls != 1 || rc[i].result != 0;
+    wrong += memcmp (back[i], buf[i], 4096) != 0;
+  }
+  CHECK (bad == 0, "file: %u reads not completed once with 0", bad);
+  CHECK (wrong == 0, "file: %u reads missed the write queued before them",
+         wrong);
+  blkemu_disk_close (disk);
+
+  /* An hour's stall: cancel completes every request, queued transfer or
+   * not, once, with ESHUTDOWN.
+   */
+  snprintf (spec, sizeof spec, "size=4M,backend=file,file=%s,stall=3600s",
+            path);
+  disk = blkemu_disk_open_spec (spec, 0, err);
+  CHECK (disk, "open: %s", err);
+  if (disk) {
+    memset (c, 0, sizeof c);
+    calls_done = 0;
+    for (unsigned i = 0; i < 64; i++)
+      blkemu_submit (disk, i % 2 ? BLKEMU_OP_READ : BLKEMU_OP_WRITE, buf[i],
+                     4096, (uint64_t) i * 4096, 0, on_done, &c[i]);
+    blkemu_disk_cancel (disk);
+    CHECK (calls_done == 64, "file: %u of 64 callbacks after cancel",
+           calls_done);
+    wrong = 0;
+    for (unsigned i = 0; i < 64; i++)
+      wrong += c[i].calls != 1 || c[i].result != ESHUTDOWN;
+    CHECK (wrong == 0, "file: %u callbacks not once with ESHUTDOWN", wrong);
+    blkemu_disk_close (disk);
+  }
+  close (fd);
+  unlink (path);
+}
+
 struct blocked {
   struct blkemu_disk *disk;
   int result;
@@ -328,6 +434,7 @@ main (void)
 {
   test_order ();
   test_stop ();
+  test_submit_file ();
   test_submit ();
   test_cancel ();
   if (failures) {

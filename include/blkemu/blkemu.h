@@ -99,12 +99,15 @@ int blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                uint64_t len, uint64_t offset, unsigned flags);
 
 /* Serve one request without blocking.  Checks, schedules and moves the
- * data (BUF is not used after the call returns) and returns at once;
- * DONE(COOKIE, result) is called exactly once with what blkemu_io would
- * return: at the request's modelled completion time from the disk's
- * completion thread (one per disk, started by the first submit), or
- * before blkemu_submit returns when the request is refused or already
- * due (no latency).  DONE must not block: hand the result to the
+ * data, and returns at once; DONE(COOKIE, result) is called exactly once
+ * with what blkemu_io would return: at the request's modelled completion
+ * time from the disk's completion thread (one per disk, started by the
+ * first submit), or before blkemu_submit returns when the request is
+ * refused or already due (no latency).  With a backend whose calls block
+ * (backend=file) the data moves on the disk's I/O worker thread, in
+ * arrival order: BUF must stay valid until DONE, which then comes at the
+ * modelled time or when the transfer ends, whichever is later (possibly
+ * from the worker).  DONE must not block: hand the result to the
  * frontend's own loop.
  */
 typedef void (*blkemu_done_cb) (void *cookie, int result);
