@@ -132,6 +132,14 @@ const struct key_def config_keys[K_COUNT] = {
     true, "model=hdd: media rate at the start of the disk (outer tracks)" },
   [K_ZONE_RATE_INNER] = { "zone-rate-inner", T_RATE, "75M", NULL, 1, NOMAX,
     true, "model=hdd: media rate at the end of the disk (linear in between)" },
+  [K_COMMAND_BUFFER] = { "command-buffer", T_SIZE, "0", NULL, 0, NOMAX, true,
+    "model=hdd: the drive's buffer segment for one write command; a larger "
+    "command stalls when it fills and pays buffer-stall for each further "
+    "segment (0: no such limit)" },
+  [K_BUFFER_STALL] = { "buffer-stall", T_DURATION, "0", NULL, 0, MAX_LAT,
+    true,
+    "model=hdd: what each stall of command-buffer costs the media (0: one "
+    "revolution, 60/rpm)" },
   [K_DIES] = { "dies", T_UINT, "1", NULL, 1, BLKEMU_MAX_CHANNELS, true,
     "model=ssd: dies per channel; channels x dies requests run in parallel" },
   [K_CHANNEL_BANDWIDTH] = { "channel-bandwidth", T_RATE, "0", NULL, 0, NOMAX,

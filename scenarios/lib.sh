@@ -64,6 +64,33 @@ disk_stop () {
 }
 ctl () { "$CTL" "$work/$1.ctl" "${@:2}"; }
 
+# ublk_disk_start NAME KEY=VALUE...: the same disk as disk_start, served
+# by blkemu-ublk as a block device; prints its path (/dev/ublkbN).
+ublk_disk_start () {
+  local name=$1 keys i; shift
+  keys=$(IFS=,; echo "$*")
+  rm -f "$work/$name.ready"
+  "$UBLK" --ready-file "$work/$name.ready" --disk \
+    "name=$name,control=$work/$name.ctl,stats=$results/$name.json${keys:+,$keys}" \
+    > "$work/$name.log" 2>&1 &
+  echo $! > "$work/$name.pid"
+  for i in $(seq 300); do
+    [ -e "$work/$name.ready" ] && break
+    kill -0 "$(cat "$work/$name.pid")" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -e "$work/$name.ready" ] ||
+    { cat "$work/$name.log" >&2; echo "blkemu-ublk: disk $name did not start" >&2; exit 1; }
+  awk '{ print $2 }' "$work/$name.ready"
+}
+# ublk_disk_stop NAME: the server removes the device and writes stats=.
+ublk_disk_stop () { disk_stop "$1"; }
+# ublk_available: ublk_drv loads here and blkemu-ublk was built.
+ublk_available () {
+  modprobe ublk_drv 2>/dev/null
+  [ -e /dev/ublk-control ] && command -v "$UBLK" > /dev/null
+}
+
 # ublk_require: load ublk_drv, or skip (exit 77) saying what is missing.
 ublk_require () {
   modprobe ublk_drv 2>/dev/null

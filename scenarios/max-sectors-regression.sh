@@ -5,7 +5,9 @@
 # table like the seed's (negative: 32767 is slower).
 #   blkemu-vm scenarios/max-sectors-regression.sh
 # Environment: RUNS (default 3), SIZE_MB per job (default 16),
-# PROFILES (default "san-hsv400 san-xiv wd-re-500g"), SLOWDOWN (default 25).
+# PROFILES (default "san-hsv400 san-xiv wd-re-500g"), SLOWDOWN (default 25),
+# HDD_CACHE and HDD_SIZE_MB (the WD RE's cache and job size, 4M and 64),
+# TRANSPORT (ublk or nbd; default ublk where the kernel has it).
 #
 # Under TCG the guest spends ~15 ms of CPU per MiB moved through nbd, more
 # than the emulated devices take; slowdown=N stretches every request's
@@ -21,26 +23,60 @@
 # state (setting slowdown again resets the model: an empty write-back
 # cache, the head at the start), so no job inherits the last one's cache
 # fill.
+#
+# The seed wrote 1 GiB per job: its figures are the drives' steady state,
+# the write-back cache long full.  A 16 MiB job into the WD RE's 64 MB
+# cache would measure only the host pipe, so here its cache is shrunk to
+# HDD_CACHE (default 4M, the largest command, printed in the table) and
+# its jobs are HDD_SIZE_MB (default 64): past the first few megabytes
+# every job runs at the media's pace, as the seed's did.  (With 16 MiB
+# jobs the cache's head start is a quarter of each job and hides a third
+# of the 4M regression; with a 1M cache a 2M command gains on two 1M
+# ones: +8%, measured.)
+#
+# Transport (TRANSPORT=ublk|nbd; default ublk where the kernel has
+# ublk_drv, else nbd): nbd makes the guest push each write's payload
+# through a socket into nbdkit before the device sees the request, and
+# under TCG that copy is real time against the dilated device — the
+# control drifts (-4..-7% at 2M, -12% at 4M measured over nbd).  Through
+# blkemu-ublk the kernel hands the server a request whose data is already
+# in its buffer: the emulator's own cost is small against the device's.
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
-modprobe nbd nbds_max=4
+transport=${TRANSPORT:-}
+if [ -z "$transport" ]; then
+  transport=nbd
+  ublk_available && transport=ublk
+fi
+[ "$transport" = nbd ] && modprobe nbd nbds_max=4
+echo "transport: $transport"
 runs=${RUNS:-3}
 size_mb=${SIZE_MB:-16}
 slowdown=${SLOWDOWN:-25}
 profiles=${PROFILES:-"san-hsv400 san-xiv wd-re-500g"}
+hdd_cache=${HDD_CACHE:-4M}
+hdd_size_mb=${HDD_SIZE_MB:-64}
 
-# write_job DEV BS: the seed's job for one block size; prints the write
-# bandwidth (KiB/s) and mean completion latency (us).
+# write_job DEV BS: the seed's job for one block size, $job_mb MiB;
+# prints the write bandwidth (KiB/s) and mean completion latency (us).
 write_job () {
   fio --name="$2" --filename="$1" --ioengine=sync --direct=1 --rw=write \
-      --bs="$2" --size="${size_mb}M" --output-format=json 2>/dev/null |
+      --bs="$2" --size="${job_mb}M" --output-format=json 2>/dev/null |
     jq -r '.jobs[0].write | "\(.bw) \(.clat_ns.mean / 1000)"'
 }
 
 for p in $profiles; do
   section "$p"
-  disk_start "$p" profile="$p" size=1G
-  "$ATTACH" nbd "$work/$p.sock" /dev/nbd0 > /dev/null
-  write_job /dev/nbd0 4M > /dev/null          # warm-up: allocate the region
+  extra=() job_mb=$size_mb
+  [ "$p" = wd-re-500g ] && extra=(cache-size="$hdd_cache") job_mb=$hdd_size_mb
+  if [ "$transport" = ublk ]; then
+    dev=$(ublk_disk_start "$p" profile="$p" size=1G "${extra[@]}") || exit 1
+  else
+    disk_start "$p" profile="$p" size=1G "${extra[@]}"
+    "$ATTACH" nbd "$work/$p.sock" /dev/nbd0 > /dev/null
+    dev=/dev/nbd0
+  fi
+  q=/sys/block/${dev#/dev/}/queue
+  write_job "$dev" 4M > /dev/null          # warm-up: allocate the region
   ctl "$p" set slowdown="$slowdown" > /dev/null
   ctl "$p" reset
   declare -A bw lat largest
@@ -49,9 +85,9 @@ for p in $profiles; do
     [ $((r % 2)) -eq 0 ] && order="32767 1024"
     for bs in 1M 2M 4M; do
       for kb in $order; do
-        echo "$kb" > /sys/block/nbd0/queue/max_sectors_kb
+        echo "$kb" > "$q/max_sectors_kb"
         ctl "$p" set slowdown="$slowdown" > /dev/null
-        read -r b l < <(write_job /dev/nbd0 "$bs")
+        read -r b l < <(write_job "$dev" "$bs")
         bw[$kb,$bs]=$(awk -v a="${bw[$kb,$bs]:-0}" -v b="$b" 'BEGIN { print a + b }')
         lat[$kb,$bs]=$(awk -v a="${lat[$kb,$bs]:-0}" -v b="$l" 'BEGIN { print a + b }')
         m=$(max_size "$p" write)
@@ -70,7 +106,7 @@ for p in $profiles; do
   check "max_sectors_kb=32767: whole 4M writes reached the disk (${largest[32767]})" \
     "${largest[32767]}" -eq $((4 << 20))
   echo
-  echo "  average of $runs runs at slowdown=$slowdown; %diff = 32767 vs 1024 (negative: slower)"
+  echo "  over $transport, $job_mb MiB per job, average of $runs runs at slowdown=$slowdown${extra:+, ${extra[*]} (steady state)}; %diff = 32767 vs 1024 (negative: slower)"
   printf '  %-4s %11s %11s %7s   %11s %11s %7s\n' job "1024 MiB/s" "32767 MiB/s" "BW%" \
     "1024 msec" "32767 msec" "msec%"
   for bs in 1M 2M 4M; do
@@ -81,8 +117,12 @@ for p in $profiles; do
       "$(awk -v v="${lat[32767,$bs]}" 'BEGIN { print v / 1000 }')" "$dl"
     eval "diff_${p//-/_}_$bs=$d"
   done
-  "$ATTACH" detach /dev/nbd0
-  disk_stop "$p"
+  if [ "$transport" = ublk ]; then
+    ublk_disk_stop "$p"
+  else
+    "$ATTACH" detach /dev/nbd0
+    disk_stop "$p"
+  fi
   unset bw lat largest
 done
 
@@ -96,15 +136,32 @@ if [[ " $profiles " == *" san-hsv400 "* ]]; then
   check "san-hsv400: 4M writes slower with 32767 ($diff_san_hsv400_4M%)" "$diff_san_hsv400_4M" -le -10
 fi
 if [[ " $profiles " == *" san-xiv "* ]]; then
-  # The control's own %diff is the emulator host's share (TCG moving a
-  # 4 MiB payload before the device sees the request); bounded, not zero.
-  check "san-xiv (control): 2M within 15% (${diff_san_xiv_2M}%)" "${diff_san_xiv_2M#-}" -le 15
-  check "san-xiv (control): 4M within 15% (${diff_san_xiv_4M}%)" "${diff_san_xiv_4M#-}" -le 15
+  # The control's own %diff is the emulator host's share: over nbd, TCG
+  # moving a 4 MiB payload before the device sees the request (bounded,
+  # not zero); over ublk within the seed's noise.
+  ctl_max=15
+  [ "$transport" = ublk ] && ctl_max=3
+  check "san-xiv (control): 2M within $ctl_max% over $transport (${diff_san_xiv_2M}%)" "${diff_san_xiv_2M#-}" -le $ctl_max
+  check "san-xiv (control): 4M within $ctl_max% over $transport (${diff_san_xiv_4M}%)" "${diff_san_xiv_4M#-}" -le $ctl_max
   if [[ " $profiles " == *" san-hsv400 "* ]]; then
     check "san-hsv400 regresses beyond the control at 2M ($diff_san_hsv400_2M% vs $diff_san_xiv_2M%)" \
       "$diff_san_hsv400_2M" -le $((diff_san_xiv_2M - 3))
     check "san-hsv400 regresses beyond the control at 4M ($diff_san_hsv400_4M% vs $diff_san_xiv_4M%)" \
       "$diff_san_hsv400_4M" -le $((diff_san_xiv_4M - 4))
+  fi
+fi
+if [[ " $profiles " == *" wd-re-500g "* ]]; then
+  # Seed 000's nearline disk: 0% at 1M and 2M, -30% at 4M (its 2M command
+  # buffer, blkemu-models(7)); beyond the control's own drift.
+  check "wd-re-500g: no change at 2M ($diff_wd_re_500g_2M%)" "${diff_wd_re_500g_2M#-}" -le 5
+  # Over nbd the emulator's own drift (the control's) adds to it.
+  lo=-40
+  [ "$transport" = nbd ] && lo=-55
+  check "wd-re-500g: 4M writes 20..${lo#-}% slower with 32767 over $transport ($diff_wd_re_500g_4M%; the seed: -30%)" \
+    "$diff_wd_re_500g_4M" -le -20 -a "$diff_wd_re_500g_4M" -ge $lo
+  if [[ " $profiles " == *" san-xiv "* ]]; then
+    check "wd-re-500g regresses beyond the control at 4M ($diff_wd_re_500g_4M% vs $diff_san_xiv_4M%)" \
+      "$diff_wd_re_500g_4M" -le $((diff_san_xiv_4M - 10))
   fi
 fi
 finish

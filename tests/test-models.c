@@ -139,6 +139,49 @@ test_hdd (void)
   uint64_t df = m->schedule (s, &cfg, &f);
   CHECK (df > done[4] + 3 * 8 * MS,
          "flush waits for the media: %llu", (unsigned long long) df);
+
+  /* command-buffer=2M: writes at offset 0, the head already there (no
+   * seek, no rotation), 128 MiB/s there.  A 4M command stalls once, one
+   * revolution (10 ms): 31.25 + 10 ms; 2M does not; 4M + 512 stalls
+   * twice; buffer-stall=3ms replaces the revolution; reads never stall.
+   */
+  cfg.num[K_WRITE_CACHE] = 0;
+  const struct { enum blkemu_op op; uint64_t len, stall; double want; }
+    cmd[] = {
+    { BLKEMU_OP_WRITE, 4 << 20, 0, 31.25 * MS + 10 * MS },
+    { BLKEMU_OP_WRITE, 2 << 20, 0, 15.625 * MS },
+    { BLKEMU_OP_WRITE, (4 << 20) + 512, 0,
+      ((4 << 20) + 512) * 1e9 / (128 * MiB) + 20 * MS },
+    { BLKEMU_OP_WRITE, 4 << 20, 3000000, 31.25 * MS + 3 * MS },
+    { BLKEMU_OP_READ, 4 << 20, 0, 31.25 * MS },
+  };
+  cfg.num[K_COMMAND_BUFFER] = 2 << 20;
+  for (size_t i = 0; i < sizeof cmd / sizeof cmd[0]; i++) {
+    model_reset (m, s);
+    cfg.num[K_BUFFER_STALL] = cmd[i].stall;
+    struct model_req w = req (cmd[i].op, 0, cmd[i].len, 0, 0);
+    uint64_t d = m->schedule (s, &cfg, &w);
+    CHECK (near ((double) d, cmd[i].want, 2),
+           "command-buffer=2M, %s of %llu: %llu, want %.0f",
+           cmd[i].op == BLKEMU_OP_READ ? "read" : "write",
+           (unsigned long long) cmd[i].len, (unsigned long long) d,
+           cmd[i].want);
+  }
+  /* With a write cache a 4M command completes when all but its last 2M
+   * are on the media (41.25 - 15.625 ms); a 2M one at once.
+   */
+  cfg.num[K_BUFFER_STALL] = 0;
+  cfg.num[K_WRITE_CACHE] = 1;
+  cfg.num[K_CACHE_SIZE] = 64 << 20;
+  model_reset (m, s);
+  struct model_req big = req (BLKEMU_OP_WRITE, 0, 4 << 20, 0, 0);
+  uint64_t dbig = m->schedule (s, &cfg, &big);
+  CHECK (near ((double) dbig, 41.25 * MS - 15.625 * MS, 2),
+         "cached 4M over a 2M buffer: %llu", (unsigned long long) dbig);
+  model_reset (m, s);
+  struct model_req small = req (BLKEMU_OP_WRITE, 0, 2 << 20, 0, 0);
+  CHECK (m->schedule (s, &cfg, &small) == 0, "cached 2M: done at once");
+  cfg.num[K_COMMAND_BUFFER] = 0;
   model_destroy (m, s);
 }
 
