@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -24,7 +25,21 @@ struct file {
   bool can_punch;     /* cleared after the first EOPNOTSUPP */
   bool can_zero_range;
   bool can_dsync;     /* pwritev2 RWF_DSYNC works */
+  bool nowait_read, nowait_write;   /* RWF_NOWAIT works (cleared if not) */
+  bool in_memory;     /* tmpfs or ramfs: reads and writes never wait on I/O */
 };
+
+/* tmpfs and ramfs keep the data in memory: nothing to wait for but
+ * memory (they take no RWF_NOWAIT either, as of Linux 6.12).
+ */
+static bool
+in_memory_fs (int fd)
+{
+  struct statfs fs;
+  return fstatfs (fd, &fs) == 0 &&
+         (fs.f_type == 0x01021994 /* TMPFS_MAGIC */ ||
+          fs.f_type == (__fsword_t) 0x858458f6 /* RAMFS_MAGIC */);
+}
 
 static int
 file_open (struct blkemu_config *cfg, void **state, char *err)
@@ -92,6 +107,8 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
   f->can_punch = !is_block;
   f->can_zero_range = !is_block;
   f->can_dsync = true;
+  f->nowait_read = f->nowait_write = true;
+  f->in_memory = !is_block && in_memory_fs (fd);
   *state = f;
   return 0;
 
@@ -130,6 +147,37 @@ file_pread (void *state, void *buf, uint64_t len, uint64_t offset)
     len -= (uint64_t) r;
   }
   return 0;
+}
+
+static int file_pread (void *state, void *buf, uint64_t len,
+                       uint64_t offset);
+static int file_pwrite (void *state, const void *buf, uint64_t len,
+                        uint64_t offset, bool fua);
+
+/* RWF_NOWAIT: served from the page cache, or EAGAIN (a short transfer
+ * counts as EAGAIN too: the rest would block).  A file in memory is
+ * served whole.
+ */
+static int
+file_try_rw (void *state, bool write, void *buf, uint64_t len,
+             uint64_t offset)
+{
+  struct file *f = state;
+  if (f->in_memory)
+    return write ? file_pwrite (state, buf, len, offset, false)
+                 : file_pread (state, buf, len, offset);
+  bool *works = write ? &f->nowait_write : &f->nowait_read;
+  if (!*works)
+    return EAGAIN;
+  struct iovec iov = { .iov_base = buf, .iov_len = len };
+  ssize_t r = write ? pwritev2 (f->fd, &iov, 1, (off_t) offset, RWF_NOWAIT)
+                    : preadv2 (f->fd, &iov, 1, (off_t) offset, RWF_NOWAIT);
+  if (r == -1) {
+    if (errno == EOPNOTSUPP || errno == EINVAL)
+      *works = false;
+    return errno == EAGAIN || errno == EINTR || !*works ? EAGAIN : errno;
+  }
+  return (uint64_t) r == len ? 0 : EAGAIN;
 }
 
 static int
@@ -258,6 +306,7 @@ const struct backend_ops backend_file_ops = {
   .name = "file",
   .persistent = true,
   .blocking = true,
+  .try_rw = file_try_rw,
   .can_trim = true, .can_zero = true, .can_extents = true,
   .open = file_open,
   .close = file_close,

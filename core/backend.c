@@ -24,3 +24,14 @@ backend_io (const struct backend *b, enum blkemu_op op, void *buf,
   default: return EINVAL;
   }
 }
+
+int
+backend_try_io (const struct backend *b, enum blkemu_op op, void *buf,
+                uint64_t len, uint64_t offset, unsigned flags)
+{
+  const struct backend_ops *o = b->ops;
+  if (!o->try_rw || (op != BLKEMU_OP_READ && op != BLKEMU_OP_WRITE) ||
+      (flags & BLKEMU_FLAG_FUA))
+    return EAGAIN;
+  return o->try_rw (b->state, op == BLKEMU_OP_WRITE, buf, len, offset);
+}

@@ -25,6 +25,12 @@ struct backend_ops {
   int (*zero) (void *state, uint64_t len, uint64_t offset, bool may_trim);
   int (*extents) (void *state, uint64_t offset, uint64_t len,
                   blkemu_extent_cb cb, void *opaque);
+  /* A blocking backend's read or write that does not sleep (data in the
+   * page cache): 0, an errno, or EAGAIN where it would block (part may
+   * have moved; the caller does it all again).  NULL: always EAGAIN.
+   */
+  int (*try_rw) (void *state, bool write, void *buf, uint64_t len,
+                 uint64_t offset);
 };
 
 /* An open backend: its ops and their state. */
@@ -38,6 +44,11 @@ struct backend {
  */
 int backend_io (const struct backend *b, enum blkemu_op op, void *buf,
                 uint64_t len, uint64_t offset, unsigned flags);
+/* backend_io without sleeping, for reads and plain writes: EAGAIN where
+ * it would block or cannot tell (flush, trim, zero, FUA).
+ */
+int backend_try_io (const struct backend *b, enum blkemu_op op, void *buf,
+                    uint64_t len, uint64_t offset, unsigned flags);
 
 extern const struct backend_ops backend_memory_ops;
 extern const struct backend_ops backend_file_ops;

@@ -442,6 +442,30 @@ request_transfer (struct request *req)
   }
 }
 
+/* The transfer without sleeping, when it can be: reads and plain writes
+ * served from the page cache.  Returns false (nothing to rely on: the
+ * worker does it all) where any piece would block.
+ */
+static bool
+request_try_transfer (struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  if (req->err || req->cache)
+    return req->err != 0;
+  for (uint64_t i = 0; i < req->npieces; i++) {
+    int r = backend_try_io (&disk->backend, req->op,
+                            (char *) req->buf + (req->cut[i] - req->offset),
+                            piece_len (req, i), req->cut[i], req->flags);
+    if (r == EAGAIN)
+      return false;
+    if (r) {
+      req->err = r;
+      break;
+    }
+  }
+  return true;
+}
+
 /* Checks and schedule, then the data transfer unless DEFER (the caller
  * queues it).  Returns 0 with REQ scheduled (finish it with request_end),
  * or the errno of a refusal (recorded; nothing to finish).
@@ -659,7 +683,11 @@ blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
   };
   bool defer = disk->backend.ops->blocking;
   int r = request_begin (req, buf, defer);
-  if (r == 0 && defer) {
+  /* Served from the page cache at once when nothing queued before it
+   * could be overtaken; otherwise the worker moves it, in order.
+   */
+  if (r == 0 && defer &&
+      !(iowork_idle (&disk->iowork) && request_try_transfer (req))) {
     req->io_state = IO_PENDING;
     req->job.run = request_io_run;
     if (iowork_add (&disk->iowork, &req->job) != 0) {

@@ -63,6 +63,15 @@ iowork_add (struct iowork *w, struct iowork_job *job)
   return r;
 }
 
+bool
+iowork_idle (struct iowork *w)
+{
+  pthread_mutex_lock (&w->lock);
+  bool idle = !w->head && !w->busy;
+  pthread_mutex_unlock (&w->lock);
+  return idle;
+}
+
 void
 iowork_drain (struct iowork *w)
 {

@@ -31,6 +31,10 @@ void iowork_init (struct iowork *w);
  * without queueing (the thread could not start, or the worker stopped).
  */
 int iowork_add (struct iowork *w, struct iowork_job *job);
+/* No job queued or running: a transfer done now by the caller cannot
+ * overtake an earlier one.
+ */
+bool iowork_idle (struct iowork *w);
 /* Wait until every job queued so far has run. */
 void iowork_drain (struct iowork *w);
 /* Run what is queued, end the thread, free nothing (jobs are the

@@ -255,16 +255,17 @@ test_submit (void)
   blkemu_disk_close (disk);
 }
 
-/* backend=file: blkemu_submit leaves the transfers to the disk's I/O
- * worker and returns; every request completes once, no earlier than its
- * deadline, reads see the writes before them, a flush after the writes
- * finds their data in the file, and a cancel completes requests whose
- * transfer was still queued.
+/* backend=file: blkemu_submit moves page-cache data at once and leaves
+ * what would block (a flush, FUA) to the disk's I/O worker; every request
+ * completes once, no earlier than its deadline, reads see the writes
+ * before them, a flush after the writes finds their data in the file,
+ * and a cancel completes requests whose transfer was still queued.
  */
 static void
-test_submit_file (void)
+test_submit_file (const char *dir)
 {
-  char err[BLKEMU_ERR_MAX], spec[512], path[] = "/tmp/blkemu-engine.XXXXXX";
+  char err[BLKEMU_ERR_MAX], spec[512], path[256];
+  snprintf (path, sizeof path, "%s/blkemu-engine.XXXXXX", dir);
   int fd = mkstemp (path);
   CHECK (fd != -1, "mkstemp");
   if (fd == -1)
@@ -310,13 +311,16 @@ test_submit_file (void)
   CHECK (in_file == CALLS, "file: %u of %u writes in the file after the "
          "flush", in_file, CALLS);
 
-  /* Reads queued behind writes to the same blocks see them. */
+  /* Reads behind writes to the same blocks see them: FUA writes always
+   * go to the worker (a page-cache write could not be FUA), and a read
+   * may not overtake them from the page cache.
+   */
   memset (c, 0, sizeof c);
   calls_done = 0;
   for (unsigned i = 0; i < CALLS; i++) {
     memset (buf[i], (int) (i + 11), sizeof buf[i]);
     blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096, (uint64_t) i * 4096,
-                   0, on_done, &c[i]);
+                   BLKEMU_FLAG_FUA, on_done, &c[i]);
   }
   static struct call rc[CALLS];
   memset (rc, 0, sizeof rc);
@@ -434,7 +438,12 @@ main (void)
 {
   test_order ();
   test_stop ();
-  test_submit_file ();
+  /* A disk file (the page cache and RWF_NOWAIT) and, where there is one,
+   * a tmpfs file (in memory: served at once).
+   */
+  test_submit_file ("/tmp");
+  if (access ("/dev/shm", W_OK) == 0)
+    test_submit_file ("/dev/shm");
   test_submit ();
   test_cancel ();
   if (failures) {
