@@ -245,6 +245,7 @@ struct request {
   /* The transfer, when the I/O worker runs it after request_begin. */
   struct iowork_job job;
   void *buf;
+  bool own_buf;                  /* buf is a copy of a write's data */
   bool cache;
   uint64_t cache_size, crash_gen;
   unsigned io_state;             /* IO_PENDING | IO_DUE, atomic */
@@ -633,8 +634,40 @@ static void
 request_complete (struct request *req, int cancel_err)
 {
   int err = request_end (req, cancel_err);
+  if (req->own_buf)
+    free (req->buf);
   req->done (req->cookie, err);
   free (req);
+}
+
+static void request_io_run (struct iowork_job *job);
+
+/* Queue REQ's transfer on the worker.  A write's data is copied: the
+ * caller's buffer is only lent for the duration of blkemu_submit (FUSE
+ * hands its own back when the write handler returns).  Returns false
+ * when it cannot be queued (no memory, no thread).
+ */
+static bool
+request_defer (struct request *req)
+{
+  if (req->op == BLKEMU_OP_WRITE && req->buf) {
+    void *copy = malloc (req->len);
+    if (!copy)
+      return false;
+    memcpy (copy, req->buf, req->len);
+    req->buf = copy;
+    req->own_buf = true;
+  }
+  req->io_state = IO_PENDING;
+  req->job.run = request_io_run;
+  if (iowork_add (&req->disk->iowork, &req->job) == 0)
+    return true;
+  req->io_state = 0;
+  if (req->own_buf) {
+    free (req->buf);
+    req->own_buf = false;
+  }
+  return false;
 }
 
 /* Due (or cancelled).  A transfer still with the I/O worker completes
@@ -687,14 +720,9 @@ blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
    * could be overtaken; otherwise the worker moves it, in order.
    */
   if (r == 0 && defer &&
-      !(iowork_idle (&disk->iowork) && request_try_transfer (req))) {
-    req->io_state = IO_PENDING;
-    req->job.run = request_io_run;
-    if (iowork_add (&disk->iowork, &req->job) != 0) {
-      req->io_state = 0;           /* no worker: move the data here */
-      request_transfer (req);
-    }
-  }
+      !(iowork_idle (&disk->iowork) && request_try_transfer (req)) &&
+      !request_defer (req))
+    request_transfer (req);        /* cannot queue: move the data here */
   /* Already due (no latency, or the transfer took that long): complete
    * here, without waking the completion thread and back.
    */

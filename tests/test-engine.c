@@ -321,6 +321,8 @@ test_submit_file (const char *dir)
     memset (buf[i], (int) (i + 11), sizeof buf[i]);
     blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096, (uint64_t) i * 4096,
                    BLKEMU_FLAG_FUA, on_done, &c[i]);
+    /* The write's buffer is the caller's again (FUSE reuses it). */
+    memset (buf[i], 0xee, sizeof buf[i]);
   }
   static struct call rc[CALLS];
   memset (rc, 0, sizeof rc);
@@ -332,6 +334,7 @@ test_submit_file (const char *dir)
   bad = 0;
   for (unsigned i = 0; i < CALLS; i++) {
     bad += rc[i].calls != 1 || rc[i].result != 0;
+    memset (buf[i], (int) (i + 11), sizeof buf[i]);
     wrong += memcmp (back[i], buf[i], 4096) != 0;
   }
   CHECK (bad == 0, "file: %u reads not completed once with 0", bad);

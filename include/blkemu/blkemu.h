@@ -103,11 +103,12 @@ int blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
  * with what blkemu_io would return: at the request's modelled completion
  * time from the disk's completion thread (one per disk, started by the
  * first submit), or before blkemu_submit returns when the request is
- * refused or already due (no latency).  With a backend whose calls block
- * (backend=file) what the page cache cannot serve at once moves on the
- * disk's I/O worker thread, in arrival order: BUF must stay valid until
- * DONE, which then comes at the modelled time or when the transfer ends,
- * whichever is later (possibly from the worker).  DONE must not block: hand the result to the
+ * refused or already due (no latency).  A write's BUF is not used after
+ * the call returns; a read's must stay valid until DONE.  With a backend
+ * whose calls block (backend=file) what the page cache cannot serve at
+ * once moves on the disk's I/O worker thread, in arrival order (a
+ * write's data copied); DONE then comes at the modelled time or when the
+ * transfer ends, whichever is later (possibly from the worker).  DONE must not block: hand the result to the
  * frontend's own loop.
  */
 typedef void (*blkemu_done_cb) (void *cookie, int result);
