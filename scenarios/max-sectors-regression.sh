@@ -138,9 +138,10 @@ fi
 if [[ " $profiles " == *" san-xiv "* ]]; then
   # The control's own %diff is the emulator host's share: over nbd, TCG
   # moving a 4 MiB payload before the device sees the request (bounded,
-  # not zero); over ublk within the seed's noise.
+  # not zero); over ublk the target is 3% (measured: 0, -3, -3), asserted
+  # with 2 points of run-to-run noise so a busy CI machine cannot fail it.
   ctl_max=15
-  [ "$transport" = ublk ] && ctl_max=3
+  [ "$transport" = ublk ] && ctl_max=5
   check "san-xiv (control): 2M within $ctl_max% over $transport (${diff_san_xiv_2M}%)" "${diff_san_xiv_2M#-}" -le $ctl_max
   check "san-xiv (control): 4M within $ctl_max% over $transport (${diff_san_xiv_4M}%)" "${diff_san_xiv_4M#-}" -le $ctl_max
   if [[ " $profiles " == *" san-hsv400 "* ]]; then
