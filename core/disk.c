@@ -684,8 +684,9 @@ request_fire (struct engine_entry *entry, int cancel_err)
   request_complete (req, cancel_err);
 }
 
-/* On the I/O worker.  After blkemu_disk_cancel the transfer is skipped:
- * the request fails with the cancel error anyway.
+/* On the I/O worker.  After blkemu_disk_cancel the transfer is skipped
+ * and the request fails with ESHUTDOWN, even if its deadline had already
+ * passed: it must not report data moved that never was.
  */
 static void
 request_io_run (struct iowork_job *job)
@@ -694,6 +695,8 @@ request_io_run (struct iowork_job *job)
     (struct request *) ((char *) job - offsetof (struct request, job));
   if (!__atomic_load_n (&req->disk->cancelled, __ATOMIC_ACQUIRE))
     request_transfer (req);
+  else if (req->err == 0)
+    req->err = ESHUTDOWN;
   if (__atomic_fetch_and (&req->io_state, ~IO_PENDING, __ATOMIC_ACQ_REL)
       & IO_DUE)
     request_complete (req, req->due_err);
