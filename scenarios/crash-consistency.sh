@@ -50,7 +50,13 @@ sync
     head -c $((512 << 10)) /dev/urandom > "$mnt/new$i" 2>/dev/null || break
   done ) &
 writer=$!
-sleep 4
+# Crash once leg a's cache holds unflushed data (a fixed sleep is too
+# short on a loaded TCG guest, where writeback may not have started).
+for _ in $(seq 240); do
+  [ "$(disk_stat a .write_cache.bytes)" -ge $((2 << 20)) ] && break
+  sleep 0.25
+done
+echo "  leg a's cache holds $(disk_stat a .write_cache.bytes) bytes of unflushed writes' undo data"
 ctl a crash
 echo "  leg a: $(disk_stat a '.faults | "crash: \(.lost_writes) unflushed writes (\(.lost_bytes / 1048576 | floor) MiB) discarded"')"
 wait "$writer"
