@@ -36,6 +36,10 @@ frontend_open_disks (const char *prog, enum blkemu_frontend frontend,
                  name);
         clash = true;
       }
+    if (!clash && blkemu_disk_check_frontend (disks[i], frontend, err)) {
+      fprintf (stderr, "%s: --disk '%s': %s\n", prog, specs[i], err);
+      clash = true;
+    }
     if (clash) {
       frontend_close_disks (disks, i + 1);
       return -1;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "disk.h"
+#include "error.h"
 #include "keys.h"
 
 #define T BLKEMU_CARRY_TOLD
@@ -41,6 +42,10 @@ static const struct {
   { K_MAX_SEGMENT_SIZE,    { 0, 0, T } },
   { K_SEGMENT_BOUNDARY,    { 0, 0, T } },
   { K_DMA_ALIGNMENT,       { 0, 0, T } },
+  /* Zones need zone commands, reports and append: only ublk has them
+   * (NBD and FUSE refuse a zoned disk, blkemu_disk_check_frontend).
+   */
+  { K_ZONED,               { 0, 0, T | D } },
 };
 #define NCARRIAGE (sizeof carriage / sizeof carriage[0])
 
@@ -51,13 +56,6 @@ carriage_of (int id, enum blkemu_frontend frontend)
     if (carriage[i].key == id)
       return carriage[i].carry[frontend];
   return D;
-}
-
-int
-blkemu_key_carriage (const char *key, enum blkemu_frontend frontend)
-{
-  int id = config_key_lookup (key);
-  return id < 0 ? -1 : (int) carriage_of (id, frontend);
 }
 
 static const char *
@@ -83,6 +81,22 @@ blkemu_carriage_print (FILE *fp)
 }
 
 static const char *const frontend_names[] = { "NBD", "FUSE", "ublk" };
+
+int
+blkemu_disk_check_frontend (struct blkemu_disk *disk,
+                            enum blkemu_frontend frontend, char *err)
+{
+  pthread_mutex_lock (&disk->lock);
+  bool zoned = disk->cfg.num[K_ZONED] != 0;
+  pthread_mutex_unlock (&disk->lock);
+  if (zoned && !(carriage_of (K_ZONED, frontend) & T)) {
+    set_err (err, "zoned=host-managed: %s has no zone commands, zone "
+             "reports or zone append; serve a zoned disk with blkemu-ublk",
+             frontend_names[frontend]);
+    return -1;
+  }
+  return 0;
+}
 
 int
 blkemu_disk_warn_uncarried (struct blkemu_disk *disk,

@@ -52,11 +52,19 @@ disk_create (const struct blkemu_spec *spec, char *err)
   /* The backend may have filled in size=; check the rules again. */
   if (config_validate (&disk->cfg, err) == -1)
     goto fail_model;
+  /* A zoned disk's chunk boundary is its zone size. */
+  if (disk->cfg.num[K_ZONED])
+    disk->cfg.num[K_BOUNDARY] = disk->cfg.num[K_ZONE_SIZE];
+  if (zones_init (&disk->zones, &disk->cfg,
+                  disk->cfg.num[K_BACKEND] == BACKEND_FILE
+                  ? disk->cfg.str[K_FILE] : NULL, err) == -1)
+    goto fail_model;
 
   disk->model = &model_link_ops;
   disk->model_state = model_create (disk->model, &disk->cfg);
   if (!disk->model_state) {
     set_err (err, "model: out of memory");
+    zones_destroy (&disk->zones);
     goto fail_model;
   }
   rng_seed (&disk->rng, disk->cfg.num[K_SEED]);
@@ -72,6 +80,7 @@ disk_create (const struct blkemu_spec *spec, char *err)
   return disk;
 
 fail_trace:
+  zones_destroy (&disk->zones);
   iowork_destroy (&disk->iowork);
   engine_destroy (&disk->engine);
   wcache_destroy (&disk->wcache);
@@ -92,6 +101,7 @@ disk_destroy (struct blkemu_disk *disk)
   engine_destroy (&disk->engine);
   iowork_destroy (&disk->iowork);
   wcache_destroy (&disk->wcache);
+  zones_destroy (&disk->zones);
   model_destroy (disk->model, disk->model_state);
   disk->backend.ops->close (disk->backend.state);
   stats_destroy (&disk->stats);
@@ -236,6 +246,8 @@ struct request {
   uint64_t free_lo, free_hi;     /* trim: the whole discard units freed */
   int err;                       /* injected or from the backend */
   bool injected, slowed;
+  int zone_cmd;                  /* a zone command: 1 + enum blkemu_zone_op */
+  uint64_t *append_at;           /* a zone append: where the data went */
   uint64_t *deadline;            /* per piece */
   uint64_t *cut;                 /* piece i is [cut[i], cut[i + 1]) */
   uint64_t inline_deadline[INLINE_PIECES];
@@ -373,7 +385,82 @@ request_check (struct request *req, struct fault_verdict *fv,
                                           : &st->faults.offline;
     return fv->err;
   }
+  /* Last: a request refused above must not move a write pointer.  An
+   * append learns its offset here (its length fits one zone: no split).
+   */
+  if (zones_on (&disk->zones) && fv->err == 0) {
+    int r = 0;
+    if (req->op == BLKEMU_OP_TRIM)
+      r = zones_trim (&disk->zones, offset, len);
+    else if (model_is_write (req->op)) {
+      r = zones_write (&disk->zones, &req->offset, len,
+                       req->append_at != NULL);
+      if (r == 0 && req->append_at) {
+        *req->append_at = req->offset;
+        req->free_lo = req->offset;
+        req->free_hi = req->offset + len;
+      }
+    }
+    if (r) {
+      *counter = &st->zone_refused;
+      return r;
+    }
+  }
+  else if (req->append_at && !zones_on (&disk->zones)) {
+    *counter = &st->zone_refused;
+    return EINVAL;
+  }
   return 0;
+}
+
+/* Under the disk lock: a zone command's checks, state change and
+ * schedule (latency-zone, no media model).  Returns 0 or the errno of a
+ * refusal, counted in *COUNTER.
+ */
+static int
+zone_cmd_begin (struct request *req, uint64_t **counter)
+{
+  struct blkemu_disk *disk = req->disk;
+  req->npieces = 1;
+  if (disk->faults.offline) {
+    *counter = &disk->stats.faults.offline;
+    return EIO;
+  }
+  *counter = &disk->stats.zone_refused;
+  if (!zones_on (&disk->zones))
+    return EOPNOTSUPP;
+  int r = zones_command (&disk->zones, (enum blkemu_zone_op) (req->zone_cmd - 1),
+                         req->offset);
+  if (r)
+    return r;
+  req->deadline = req->inline_deadline;
+  req->cut = req->inline_cut;
+  req->cut[0] = req->cut[1] = req->offset;
+  uint64_t lat = dist_sample (&disk->cfg, &disk->rng,
+                              disk->cfg.num[K_LATENCY_ZONE]);
+  req->deadline[0] = req->arrival + lat * disk->cfg.num[K_SLOWDOWN];
+  req->entry.deadline_ns = req->deadline[0];
+  req->qd = __atomic_add_fetch (&disk->in_flight, 1, __ATOMIC_RELAXED);
+  return 0;
+}
+
+/* A reset frees its zones' blocks, straight on the medium: the command
+ * is durable when it completes, whatever the write cache holds.
+ */
+static void
+zone_cmd_transfer (struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  enum blkemu_zone_op op = (enum blkemu_zone_op) (req->zone_cmd - 1);
+  const struct zones *z = &disk->zones;
+  if (!disk->backend.ops->can_trim || req->err ||
+      (op != BLKEMU_ZONE_RESET && op != BLKEMU_ZONE_RESET_ALL))
+    return;
+  uint64_t lo = op == BLKEMU_ZONE_RESET ? req->offset
+                                        : z->nr_conv * z->zone_size;
+  uint64_t hi = op == BLKEMU_ZONE_RESET ? req->offset + z->zone_size
+                                        : z->nr * z->zone_size;
+  req->err = backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL, hi - lo, lo, 0);
 }
 
 /* Under the disk lock: every piece scheduled as the device would queue
@@ -424,6 +511,8 @@ static void
 request_transfer (struct request *req)
 {
   struct blkemu_disk *disk = req->disk;
+  if (req->zone_cmd)
+    return zone_cmd_transfer (req);
   for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
     /* A trim frees only the whole discard units inside each piece. */
     uint64_t lo = model_max (req->cut[i], req->free_lo);
@@ -483,6 +572,19 @@ request_begin (struct request *req, void *buf, bool defer)
     return refuse (disk, req->op, req->len, req->offset, req->arrival,
                    counter, 0, r);
   pthread_mutex_lock (&disk->lock);
+  if (req->zone_cmd) {
+    r = zone_cmd_begin (req, &counter);
+    pthread_mutex_unlock (&disk->lock);
+    if (r) {
+      pthread_mutex_lock (&disk->stats.lock);
+      (*counter)++;
+      pthread_mutex_unlock (&disk->stats.lock);
+      return r;
+    }
+    req->err = 0;
+    request_transfer (req);     /* a reset's hole punch: short */
+    return 0;
+  }
   if ((r = request_check (req, &fv, &counter)) != 0) {
     pthread_mutex_unlock (&disk->lock);
     if (req->marks & TRACE_BOUNDARY) {
@@ -542,6 +644,16 @@ request_end (struct request *req, int cancel_err)
   uint64_t npieces = req->npieces, last = req->entry.deadline_ns;
   int err = req->err ? req->err : cancel_err;
   __atomic_sub_fetch (&disk->in_flight, npieces, __ATOMIC_RELAXED);
+  if (req->zone_cmd)
+    return err;
+  /* A zoned disk reads zeroes past a write pointer, whatever the medium
+   * still holds there (data a crash rolled back).
+   */
+  if (req->op == BLKEMU_OP_READ && !err && zones_on (&disk->zones)) {
+    pthread_mutex_lock (&disk->lock);
+    zones_mask_read (&disk->zones, req->buf, req->len, req->offset);
+    pthread_mutex_unlock (&disk->lock);
+  }
   if (req->marks & (TRACE_FAULT | TRACE_SPIKE | TRACE_STALL | TRACE_SLOW))
     count_faults (st, req->marks, req->injected, req->slowed);
 
@@ -702,6 +814,46 @@ request_io_run (struct iowork_job *job)
     request_complete (req, req->due_err);
 }
 
+/* Queue a begun request on the engine, or complete it now if due. */
+static void
+request_finish_async (struct request *req, int r)
+{
+  if (r == 0 && req->entry.deadline_ns <= clock_now_ns ()) {
+    request_fire (&req->entry, 0);
+    return;
+  }
+  if (r == 0 && (r = engine_add (&req->disk->engine, &req->entry)) != 0) {
+    request_fire (&req->entry, r);
+    return;
+  }
+  if (r) {
+    blkemu_done_cb done = req->done;
+    void *cookie = req->cookie;
+    free (req);
+    done (cookie, r);
+  }
+}
+
+/* blkemu_submit's path for a request built by the caller. */
+static void
+submit_request (struct request *req, void *buf)
+{
+  struct blkemu_disk *disk = req->disk;
+  bool defer = disk->backend.ops->blocking;
+  int r = request_begin (req, buf, defer);
+  /* Served from the page cache at once when nothing queued before it
+   * could be overtaken; otherwise the worker moves it, in order.
+   */
+  if (r == 0 && defer &&
+      !(iowork_idle (&disk->iowork) && request_try_transfer (req)) &&
+      !request_defer (req))
+    request_transfer (req);        /* cannot queue: move the data here */
+  /* Already due (no latency, or the transfer took that long): complete
+   * here, without waking the completion thread and back.
+   */
+  request_finish_async (req, r);
+}
+
 void
 blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                uint64_t len, uint64_t offset, unsigned flags,
@@ -717,30 +869,105 @@ blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
     .arrival = arrival, .done = done, .cookie = cookie,
   };
-  bool defer = disk->backend.ops->blocking;
-  int r = request_begin (req, buf, defer);
-  /* Served from the page cache at once when nothing queued before it
-   * could be overtaken; otherwise the worker moves it, in order.
-   */
-  if (r == 0 && defer &&
-      !(iowork_idle (&disk->iowork) && request_try_transfer (req)) &&
-      !request_defer (req))
-    request_transfer (req);        /* cannot queue: move the data here */
-  /* Already due (no latency, or the transfer took that long): complete
-   * here, without waking the completion thread and back.
-   */
-  if (r == 0 && req->entry.deadline_ns <= clock_now_ns ()) {
-    request_fire (&req->entry, 0);
+  submit_request (req, buf);
+}
+
+void
+blkemu_submit_append (struct blkemu_disk *disk, void *buf, uint64_t len,
+                      uint64_t zone_offset, unsigned flags,
+                      uint64_t *written_at, blkemu_done_cb done, void *cookie)
+{
+  uint64_t arrival = clock_now_ns ();
+  struct request *req = malloc (sizeof *req);
+  if (!req) {
+    done (cookie, ENOMEM);
     return;
   }
-  if (r == 0 && (r = engine_add (&disk->engine, &req->entry)) != 0) {
-    request_fire (&req->entry, r);
+  *req = (struct request) {
+    .disk = disk, .op = BLKEMU_OP_WRITE, .flags = flags, .len = len,
+    .offset = zone_offset, .arrival = arrival, .done = done, .cookie = cookie,
+    .append_at = written_at,
+  };
+  submit_request (req, buf);
+}
+
+void
+blkemu_zone_submit (struct blkemu_disk *disk, enum blkemu_zone_op op,
+                    uint64_t offset, blkemu_done_cb done, void *cookie)
+{
+  struct request *req = malloc (sizeof *req);
+  if (!req) {
+    done (cookie, ENOMEM);
     return;
   }
-  if (r) {
+  *req = (struct request) {
+    .disk = disk, .op = BLKEMU_OP_TRIM, .offset = offset,
+    .arrival = clock_now_ns (), .done = done, .cookie = cookie,
+    .zone_cmd = (int) op + 1,
+  };
+  if ((unsigned) op >= BLKEMU_ZONE_OP_COUNT) {
     free (req);
-    done (cookie, r);
+    done (cookie, EINVAL);
+    return;
   }
+  request_finish_async (req, request_begin (req, NULL, false));
+}
+
+int
+blkemu_zone_command (struct blkemu_disk *disk, enum blkemu_zone_op op,
+                     uint64_t offset)
+{
+  if ((unsigned) op >= BLKEMU_ZONE_OP_COUNT)
+    return EINVAL;
+  struct request req = {
+    .disk = disk, .op = BLKEMU_OP_TRIM, .offset = offset,
+    .arrival = clock_now_ns (), .zone_cmd = (int) op + 1,
+  };
+  int r = request_begin (&req, NULL, false);
+  if (r)
+    return r;
+  return request_end (&req, wait_deadline (disk, req.entry.deadline_ns));
+}
+
+int
+blkemu_zone_append (struct blkemu_disk *disk, void *buf, uint64_t len,
+                    uint64_t zone_offset, unsigned flags,
+                    uint64_t *written_at)
+{
+  struct request req = {
+    .disk = disk, .op = BLKEMU_OP_WRITE, .flags = flags, .len = len,
+    .offset = zone_offset, .arrival = clock_now_ns (),
+    .append_at = written_at,
+  };
+  int r = request_begin (&req, buf, false);
+  if (r)
+    return r;
+  return request_end (&req, wait_deadline (disk, req.entry.deadline_ns));
+}
+
+unsigned
+blkemu_zone_report (struct blkemu_disk *disk, uint64_t offset,
+                    struct blkemu_zone *out, unsigned nr)
+{
+  pthread_mutex_lock (&disk->lock);
+  unsigned n = zones_on (&disk->zones)
+               ? zones_report (&disk->zones, offset, out, nr) : 0;
+  pthread_mutex_unlock (&disk->lock);
+  return n;
+}
+
+void
+blkemu_disk_zoned (struct blkemu_disk *disk, struct blkemu_zoned *zg)
+{
+  pthread_mutex_lock (&disk->lock);
+  const struct zones *z = &disk->zones;
+  *zg = (struct blkemu_zoned) {
+    .zone_size = z->zone_size, .zone_capacity = z->capacity,
+    .nr_zones = (uint32_t) z->nr, .nr_conventional = (uint32_t) z->nr_conv,
+    .max_open = (uint32_t) z->max_open, .max_active = (uint32_t) z->max_active,
+    .max_append_bytes = (uint32_t) z->max_append,
+  };
+  pthread_mutex_unlock (&disk->lock);
 }
 
 void
@@ -844,14 +1071,28 @@ blkemu_disk_set (struct blkemu_disk *disk, const char *key, const char *value,
   return r;
 }
 
+static void
+crash_undone (void *zones, uint64_t offset, uint64_t len)
+{
+  zones_rollback (zones, offset, len);
+}
+
 int
 blkemu_disk_crash (struct blkemu_disk *disk, char *err)
 {
   uint64_t writes = 0, bytes = 0;
+  /* Under the disk lock (before the cache's: never the other way), so
+   * the write pointers roll back with the data, before any request sees
+   * either.
+   */
   pthread_mutex_lock (&disk->lock);
   disk->faults.offline = true;
+  int r = wcache_crash (&disk->wcache, &writes, &bytes,
+                        zones_on (&disk->zones) ? crash_undone : NULL,
+                        &disk->zones);
+  if (zones_on (&disk->zones))
+    zones_power_cycle (&disk->zones);
   pthread_mutex_unlock (&disk->lock);
-  int r = wcache_crash (&disk->wcache, &writes, &bytes);
   pthread_mutex_lock (&disk->stats.lock);
   disk->stats.faults.crashes++;
   disk->stats.faults.lost_writes += writes;

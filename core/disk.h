@@ -17,6 +17,7 @@
 #include "stats.h"
 #include "trace.h"
 #include "wcache.h"
+#include "zones.h"
 
 #define TRANSPORT_MAX 8
 
@@ -34,6 +35,7 @@ struct blkemu_disk {
   struct backend backend;
 
   struct wcache wcache;          /* write-cache=yes: the undo log */
+  struct zones zones;            /* zoned=: under LOCK */
 
   struct stats stats;
   struct trace trace;

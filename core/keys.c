@@ -76,6 +76,34 @@ const struct key_def config_keys[K_COUNT] = {
     "the kernel's dma_alignment + 1: memory alignment of direct I/O "
     "buffers, a power of two <= 4K; blkemu-ublk on Linux >= 6.15 only "
     "(0: the driver's default)" },
+  [K_ZONED] = { "zoned", T_ENUM, "none", "none|host-managed", 0, 0, false,
+    "host-managed: every sequential zone has a write pointer that writes "
+    "must start at (ZBC/ZNS rules, zone commands, zone append); "
+    "blkemu-ublk only" },
+  [K_ZONE_SIZE] = { "zone-size", T_SIZE, "0", NULL, 0, 1ull << 40, false,
+    "zoned: size of each zone, a power of two >= 4K; the disk's size is a "
+    "whole number of zones" },
+  [K_ZONE_CAPACITY] = { "zone-capacity", T_SIZE, "0", NULL, 0, 1ull << 40,
+    false,
+    "zoned: writable bytes of each sequential zone, <= zone-size (ZNS); "
+    "0: all of it" },
+  [K_CONVENTIONAL_ZONES] = { "conventional-zones", T_UINT, "0", NULL, 0,
+    NOMAX, false,
+    "zoned: the first N zones take writes anywhere (no write pointer)" },
+  [K_MAX_OPEN_ZONES] = { "max-open-zones", T_UINT, "0", NULL, 0, NOMAX,
+    false,
+    "zoned: zones open at once; at the limit a write closes an implicitly "
+    "open zone, or fails (0: no limit)" },
+  [K_MAX_ACTIVE_ZONES] = { "max-active-zones", T_UINT, "0", NULL, 0, NOMAX,
+    false,
+    "zoned: zones open or closed at once, >= max-open-zones (0: no limit)" },
+  [K_MAX_ZONE_APPEND] = { "max-zone-append", T_SIZE, "0", NULL, 0,
+    BLKEMU_MAX_TRANSFER, false,
+    "zoned: largest zone append, a multiple of logical-block-size "
+    "(0: max-transfer)" },
+  [K_LATENCY_ZONE] = { "latency-zone", T_DURATION, "0", NULL, 0, MAX_LAT,
+    true,
+    "zoned: service time of a zone command (open, close, finish, reset)" },
   [K_LATENCY_READ] = { "latency-read", T_DURATION, "0", NULL, 0,
     MAX_LAT, true, "base service time of a read" },
   [K_LATENCY_WRITE] = { "latency-write", T_DURATION, "0", NULL, 0,

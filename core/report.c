@@ -196,6 +196,67 @@ json_trace_cache (const struct json_out *j, struct blkemu_disk *disk)
              (unsigned long long) wc_bytes, j->nl);
 }
 
+/* zones: null unless zoned=host-managed. */
+static void
+json_zones (const struct json_out *j, struct blkemu_disk *disk,
+            const struct stats *st)
+{
+  struct strbuf *sb = j->sb;
+  pthread_mutex_lock (&disk->lock);
+  const struct zones *z = &disk->zones;
+  if (!zones_on (z)) {
+    pthread_mutex_unlock (&disk->lock);
+    sb_printf (sb, "%s\"zones\": null,%s", j->in1, j->nl);
+    return;
+  }
+  uint64_t c[16];
+  zones_count (z, c);
+  sb_printf (sb, "%s\"zones\": {\"count\": %llu, \"conventional\": %llu, "
+             "\"zone_size\": %llu, \"capacity\": %llu, \"max_open\": %llu, "
+             "\"max_active\": %llu,%s", j->in1, (unsigned long long) z->nr,
+             (unsigned long long) z->nr_conv,
+             (unsigned long long) z->zone_size,
+             (unsigned long long) z->capacity,
+             (unsigned long long) z->max_open,
+             (unsigned long long) z->max_active, j->nl);
+  sb_printf (sb, "%s\"conditions\": {\"not_wp\": %llu, \"empty\": %llu, "
+             "\"implicit_open\": %llu, \"explicit_open\": %llu, "
+             "\"closed\": %llu, \"full\": %llu},%s", j->in2,
+             (unsigned long long) c[BLKEMU_ZONE_COND_NOT_WP],
+             (unsigned long long) c[BLKEMU_ZONE_COND_EMPTY],
+             (unsigned long long) c[BLKEMU_ZONE_COND_IMP_OPEN],
+             (unsigned long long) c[BLKEMU_ZONE_COND_EXP_OPEN],
+             (unsigned long long) c[BLKEMU_ZONE_COND_CLOSED],
+             (unsigned long long) c[BLKEMU_ZONE_COND_FULL], j->nl);
+  sb_printf (sb, "%s\"open_peak\": %llu, \"active_peak\": %llu,%s", j->in2,
+             (unsigned long long) z->open_peak,
+             (unsigned long long) z->active_peak, j->nl);
+  sb_printf (sb, "%s\"commands\": {\"open\": %llu, \"close\": %llu, "
+             "\"finish\": %llu, \"reset\": %llu, \"reset_all\": %llu},%s",
+             j->in2, (unsigned long long) z->cmds[BLKEMU_ZONE_OPEN],
+             (unsigned long long) z->cmds[BLKEMU_ZONE_CLOSE],
+             (unsigned long long) z->cmds[BLKEMU_ZONE_FINISH],
+             (unsigned long long) z->cmds[BLKEMU_ZONE_RESET],
+             (unsigned long long) z->cmds[BLKEMU_ZONE_RESET_ALL], j->nl);
+  sb_printf (sb, "%s\"writes\": {\"sequential\": %llu, \"conventional\": "
+             "%llu, \"appends\": %llu},%s", j->in2,
+             (unsigned long long) z->writes_seq,
+             (unsigned long long) z->writes_conv,
+             (unsigned long long) z->appends, j->nl);
+  sb_printf (sb, "%s\"violations\": {\"write_pointer\": %llu, "
+             "\"zone_end\": %llu, \"full\": %llu, \"open_resources\": %llu, "
+             "\"active_resources\": %llu, \"condition\": %llu},%s", j->in2,
+             (unsigned long long) z->wp_violations,
+             (unsigned long long) z->boundary_violations,
+             (unsigned long long) z->full_violations,
+             (unsigned long long) z->open_refused,
+             (unsigned long long) z->active_refused,
+             (unsigned long long) z->cond_refused, j->nl);
+  pthread_mutex_unlock (&disk->lock);
+  sb_printf (sb, "%s\"refused\": %llu},%s", j->in2,
+             (unsigned long long) st->zone_refused, j->nl);
+}
+
 /* queue_depth, sequential_fraction, transport (last: closes the object). */
 static void
 json_queue_transport (const struct json_out *j, struct blkemu_disk *disk,
@@ -262,6 +323,7 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
              (unsigned long long) __atomic_load_n (&disk->in_flight,
                                                    __ATOMIC_RELAXED), j.nl);
   json_trace_cache (&j, disk);
+  json_zones (&j, disk, st);
   json_queue_transport (&j, disk, st);
   free (slots);
   free (st);

@@ -67,6 +67,7 @@ struct stats {
   uint64_t boundary_rejected;   /* of those, refused (oversize=error) */
   uint64_t discard_unaligned;   /* trims not made of whole discard units */
   uint64_t discard_kept_bytes;  /* their bytes outside whole units, kept */
+  uint64_t zone_refused;        /* refused by the zone rules (zoned=) */
   uint64_t qd_hist[QD_BUCKETS]; /* requests in flight at arrival */
   uint64_t qd_max;
   uint64_t seq_requests;        /* read/write starting where the last ended */

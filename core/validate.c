@@ -15,6 +15,7 @@
 
 #include "error.h"
 #include "units.h"
+#include "zones.h"
 
 #define RULE_MAX 160   /* one rule's text */
 
@@ -245,7 +246,8 @@ config_validate (const struct blkemu_config *cfg, char *err)
       validate_queue_limits (cfg, err) == -1 ||
       validate_backend (cfg, err) == -1 ||
       validate_latency_dist (cfg, err) == -1 ||
-      validate_model (cfg, err) == -1)
+      validate_model (cfg, err) == -1 ||
+      zones_validate (cfg, cfg->num[K_SIZE], err) == -1)
     return -1;
   if (cfg->num[K_ERROR_OFFSET] > cfg->num[K_SIZE]) {
     rule_err (err, cfg, K_ERROR_OFFSET, "must lie inside the disk (<= size)");

@@ -217,7 +217,9 @@ restore (struct wcache *w, const struct undo *u)
 }
 
 int
-wcache_crash (struct wcache *w, uint64_t *writes, uint64_t *bytes)
+wcache_crash (struct wcache *w, uint64_t *writes, uint64_t *bytes,
+              void (*undone) (void *arg, uint64_t offset, uint64_t len),
+              void *arg)
 {
   int err = 0;
   *writes = *bytes = 0;
@@ -227,6 +229,8 @@ wcache_crash (struct wcache *w, uint64_t *writes, uint64_t *bytes)
   for (struct undo *u = w->newest; u; u = u->older) {
     int r = restore (w, u);
     err = err ? err : r;
+    if (undone)
+      undone (arg, u->offset, u->len);
     /* The pieces of a split entry are neighbours with one seq. */
     if (!u->newer || u->newer->seq != u->seq)
       (*writes)++;

@@ -58,10 +58,13 @@ int wcache_write (struct wcache *w, enum blkemu_op op, void *buf,
 uint64_t wcache_generation (struct wcache *w);
 int wcache_flush_run (struct wcache *w, uint64_t generation_at_arrival);
 
-/* Power loss: undo every logged write.  Returns 0 or an errno; *WRITES and
+/* Power loss: undo every logged write, newest first, telling UNDONE (if
+ * not NULL) each range put back.  Returns 0 or an errno; *WRITES and
  * *BYTES count what was discarded.
  */
-int wcache_crash (struct wcache *w, uint64_t *writes, uint64_t *bytes);
+int wcache_crash (struct wcache *w, uint64_t *writes, uint64_t *bytes,
+                  void (*undone) (void *arg, uint64_t offset, uint64_t len),
+                  void *arg);
 
 /* Entries and bytes held now (tests, stats). */
 void wcache_usage (struct wcache *w, uint64_t *entries, uint64_t *bytes);

@@ -74,6 +74,12 @@ plugin_config_complete (void)
     nbdkit_error ("%s", err);
     return -1;
   }
+  if (blkemu_disk_check_frontend (disk, BLKEMU_FRONTEND_NBD, err) == -1) {
+    nbdkit_error ("%s", err);
+    blkemu_disk_close (disk);
+    disk = NULL;
+    return -1;
+  }
   blkemu_disk_geometry (disk, &geo);
   blkemu_disk_set_transport (disk, "frontend", "nbd");
   blkemu_disk_warn_uncarried (disk, BLKEMU_FRONTEND_NBD, "nbdkit-blkemu-plugin",

@@ -170,6 +170,65 @@ struct blkemu_geometry {
 void blkemu_disk_geometry (struct blkemu_disk *disk,
                            struct blkemu_geometry *geo);
 
+/* --- zones (zoned=host-managed) ----------------------------------- */
+
+/* Zone commands, and a zone's type and condition (Linux's values, from
+ * <linux/blkzoned.h>, so a frontend copies them through).
+ */
+enum blkemu_zone_op {
+  BLKEMU_ZONE_OPEN, BLKEMU_ZONE_CLOSE, BLKEMU_ZONE_FINISH, BLKEMU_ZONE_RESET,
+  BLKEMU_ZONE_RESET_ALL, BLKEMU_ZONE_OP_COUNT
+};
+#define BLKEMU_ZONE_TYPE_CONVENTIONAL 1
+#define BLKEMU_ZONE_TYPE_SEQWRITE_REQ 2
+#define BLKEMU_ZONE_COND_NOT_WP   0x0
+#define BLKEMU_ZONE_COND_EMPTY    0x1
+#define BLKEMU_ZONE_COND_IMP_OPEN 0x2
+#define BLKEMU_ZONE_COND_EXP_OPEN 0x3
+#define BLKEMU_ZONE_COND_CLOSED   0x4
+#define BLKEMU_ZONE_COND_FULL     0xE
+
+struct blkemu_zone {
+  uint64_t start, len, capacity, wp;   /* bytes */
+  unsigned type, cond;
+};
+
+/* The zone geometry (nr_zones 0: not zoned). */
+struct blkemu_zoned {
+  uint64_t zone_size, zone_capacity;   /* bytes */
+  uint32_t nr_zones, nr_conventional;
+  uint32_t max_open, max_active;       /* 0: no limit */
+  uint32_t max_append_bytes;
+};
+void blkemu_disk_zoned (struct blkemu_disk *disk, struct blkemu_zoned *zg);
+
+/* A zone command on the zone starting at OFFSET (reset-all: any), timed
+ * by latency-zone like any request; DONE(COOKIE, result) as for
+ * blkemu_submit.  Errors: EIO (the zone's condition does not take it,
+ * or a conventional zone), ETOOMANYREFS (no zone can be opened),
+ * EOVERFLOW (no zone can become active), EINVAL (not a zone start).
+ */
+void blkemu_zone_submit (struct blkemu_disk *disk, enum blkemu_zone_op op,
+                         uint64_t offset, blkemu_done_cb done, void *cookie);
+int blkemu_zone_command (struct blkemu_disk *disk, enum blkemu_zone_op op,
+                         uint64_t offset);
+/* Zone append: write LEN bytes at the write pointer of the zone starting
+ * at ZONE_OFFSET; *WRITTEN_AT (set before DONE is called) is where they
+ * went.  Otherwise as blkemu_submit with BLKEMU_OP_WRITE.
+ */
+void blkemu_submit_append (struct blkemu_disk *disk, void *buf, uint64_t len,
+                           uint64_t zone_offset, unsigned flags,
+                           uint64_t *written_at, blkemu_done_cb done,
+                           void *cookie);
+int blkemu_zone_append (struct blkemu_disk *disk, void *buf, uint64_t len,
+                        uint64_t zone_offset, unsigned flags,
+                        uint64_t *written_at);
+/* Up to NR zones from the one holding OFFSET into OUT; returns how many
+ * (0 past the end, or when the disk is not zoned).
+ */
+unsigned blkemu_zone_report (struct blkemu_disk *disk, uint64_t offset,
+                             struct blkemu_zone *out, unsigned nr);
+
 /* How far each frontend carries a key: tells the layer above it (NBD's
  * block-size constraints, ublk's queue limits), and/or the device
  * enforces it.  A key neither told nor enforced has no effect there.
@@ -178,10 +237,11 @@ enum blkemu_frontend { BLKEMU_FRONTEND_NBD, BLKEMU_FRONTEND_FUSE,
                        BLKEMU_FRONTEND_UBLK };
 #define BLKEMU_CARRY_TOLD   1u
 #define BLKEMU_CARRY_DEVICE 2u
-/* KEY's carriage on FRONTEND (BLKEMU_CARRY_* bits; 0: not carried), or -1
- * for an unknown key.
+/* Can FRONTEND serve DISK at all?  A zoned disk needs blkemu-ublk.
+ * Returns 0 or -1 with ERR filled.
  */
-int blkemu_key_carriage (const char *key, enum blkemu_frontend frontend);
+int blkemu_disk_check_frontend (struct blkemu_disk *disk,
+                                enum blkemu_frontend frontend, char *err);
 /* Print the table of the keys some frontend does not simply leave to the
  * device: "key nbd fuse ublk", each column told+device, told, device or
  * not-carried (blkemu-ctl carriage; the man pages' tables).

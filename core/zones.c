@@ -1,0 +1,575 @@
+/* Host-managed zones: see zones.h.  The condition machine follows ZBC-2
+ * and NVMe ZNS as Linux's null_blk models them: a write to an empty or
+ * closed zone opens it implicitly (closing another implicitly open zone
+ * when the open limit is reached), an explicit open holds a zone open
+ * until it is closed, finished or reset, and every zone that is open or
+ * closed is active.
+ */
+#include "zones.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "keys.h"
+
+#define C_NOT_WP   BLKEMU_ZONE_COND_NOT_WP
+#define C_EMPTY    BLKEMU_ZONE_COND_EMPTY
+#define C_IMP_OPEN BLKEMU_ZONE_COND_IMP_OPEN
+#define C_EXP_OPEN BLKEMU_ZONE_COND_EXP_OPEN
+#define C_CLOSED   BLKEMU_ZONE_COND_CLOSED
+#define C_FULL     BLKEMU_ZONE_COND_FULL
+
+/* The sidecar: a header naming the geometry, then one record per zone. */
+#define SIDECAR_MAGIC "BLKEMUZ1"
+struct sidecar_header {
+  char magic[8];
+  uint64_t zone_size, capacity, nr, nr_conv;
+  uint64_t reserved[3];
+};
+struct sidecar_record {
+  uint64_t wp;
+  uint32_t cond;
+  uint32_t reserved;
+};
+
+static bool
+is_pow2 (uint64_t v)
+{
+  return v && (v & (v - 1)) == 0;
+}
+
+int
+zones_validate (const struct blkemu_config *cfg, uint64_t size, char *err)
+{
+  const uint64_t *n = cfg->num;
+  char v[64], w[64];
+  if (n[K_ZONED] == 0) {
+    static const int zoned_only[] = {
+      K_ZONE_SIZE, K_ZONE_CAPACITY, K_CONVENTIONAL_ZONES, K_MAX_OPEN_ZONES,
+      K_MAX_ACTIVE_ZONES, K_MAX_ZONE_APPEND,
+    };
+    for (size_t i = 0; i < sizeof zoned_only / sizeof zoned_only[0]; i++)
+      if (n[zoned_only[i]]) {
+        config_format (cfg, zoned_only[i], v, sizeof v);
+        set_err (err, "%s=%s: only for a zoned disk (zoned=host-managed)",
+                 config_keys[zoned_only[i]].name, v);
+        return -1;
+      }
+    return 0;
+  }
+  uint64_t zs = n[K_ZONE_SIZE], lbs = n[K_LOGICAL_BLOCK_SIZE];
+  uint64_t pbs = n[K_PHYSICAL_BLOCK_SIZE] ? n[K_PHYSICAL_BLOCK_SIZE] : lbs;
+  config_format (cfg, K_ZONE_SIZE, v, sizeof v);
+  if (!is_pow2 (zs) || zs < pbs || zs < 4096) {
+    set_err (err, "zone-size=%s: must be a power of two of at least 4K and "
+             "the physical block (the kernel's chunk_sectors)", v);
+    return -1;
+  }
+  if (n[K_BOUNDARY] && n[K_BOUNDARY] != zs) {
+    config_format (cfg, K_BOUNDARY, w, sizeof w);
+    set_err (err, "boundary=%s: a zoned disk's boundary is its zone-size "
+             "(%s); leave boundary unset", w, v);
+    return -1;
+  }
+  uint64_t cap = n[K_ZONE_CAPACITY];
+  if (cap && (cap > zs || cap % pbs)) {
+    config_format (cfg, K_ZONE_CAPACITY, w, sizeof w);
+    set_err (err, "zone-capacity=%s: must be a multiple of the physical "
+             "block, at most zone-size (%s)", w, v);
+    return -1;
+  }
+  uint64_t za = n[K_MAX_ZONE_APPEND];
+  if (za && (za % lbs || za > n[K_MAX_TRANSFER])) {
+    config_format (cfg, K_MAX_ZONE_APPEND, w, sizeof w);
+    set_err (err, "max-zone-append=%s: must be a multiple of "
+             "logical-block-size, at most max-transfer", w);
+    return -1;
+  }
+  if (n[K_MAX_OPEN_ZONES] && n[K_MAX_ACTIVE_ZONES] &&
+      n[K_MAX_OPEN_ZONES] > n[K_MAX_ACTIVE_ZONES]) {
+    set_err (err, "max-open-zones=%llu: must be at most max-active-zones "
+             "(%llu): an open zone is active",
+             (unsigned long long) n[K_MAX_OPEN_ZONES],
+             (unsigned long long) n[K_MAX_ACTIVE_ZONES]);
+    return -1;
+  }
+  if (size == 0)
+    return 0;
+  if (size % zs) {
+    config_format (cfg, K_SIZE, w, sizeof w);
+    set_err (err, "size=%s: a zoned disk's size must be a whole number of "
+             "zones (zone-size=%s)", w, v);
+    return -1;
+  }
+  uint64_t nr = size / zs;
+  if (nr > UINT32_MAX) {
+    set_err (err, "zone-size=%s: %llu zones is too many (at most 2^32 - 1)",
+             v, (unsigned long long) nr);
+    return -1;
+  }
+  if (n[K_CONVENTIONAL_ZONES] >= nr) {
+    set_err (err, "conventional-zones=%llu: must leave at least one "
+             "sequential zone (the disk has %llu zones of %s)",
+             (unsigned long long) n[K_CONVENTIONAL_ZONES],
+             (unsigned long long) nr, v);
+    return -1;
+  }
+  uint64_t seq = nr - n[K_CONVENTIONAL_ZONES];
+  static const int limits[] = { K_MAX_OPEN_ZONES, K_MAX_ACTIVE_ZONES };
+  for (size_t i = 0; i < 2; i++)
+    if (n[limits[i]] > seq) {
+      set_err (err, "%s=%llu: must be at most the sequential zones (%llu)",
+               config_keys[limits[i]].name,
+               (unsigned long long) n[limits[i]], (unsigned long long) seq);
+      return -1;
+    }
+  return 0;
+}
+
+/* --- sidecar -------------------------------------------------------- */
+
+static void
+sidecar_put (struct zones *z, uint64_t i)
+{
+  if (z->sidecar_fd < 0)
+    return;
+  struct sidecar_record r = { .wp = z->z[i].wp, .cond = z->z[i].cond };
+  off_t at = (off_t) (sizeof (struct sidecar_header) + i * sizeof r);
+  /* The page cache keeps it across SIGKILL; a failed write leaves the
+   * old record, which a restart reports (the data is still there).
+   */
+  if (pwrite (z->sidecar_fd, &r, sizeof r, at) != (ssize_t) sizeof r)
+    return;
+}
+
+static int
+sidecar_open (struct zones *z, const char *file, char *err)
+{
+  char path[BLKEMU_VALUE_MAX + 8];
+  snprintf (path, sizeof path, "%s.zones", file);
+  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd == -1) {
+    set_err (err, "zoned: cannot open the zone state file %s: %s", path,
+             strerrordesc_np (errno));
+    return -1;
+  }
+  struct sidecar_header want = {
+    .zone_size = z->zone_size, .capacity = z->capacity, .nr = z->nr,
+    .nr_conv = z->nr_conv,
+  };
+  memcpy (want.magic, SIDECAR_MAGIC, 8);
+  struct sidecar_header have;
+  ssize_t got = pread (fd, &have, sizeof have, 0);
+  if (got == 0) {
+    /* New: every sequential zone empty. */
+    if (pwrite (fd, &want, sizeof want, 0) != (ssize_t) sizeof want) {
+      set_err (err, "zoned: writing %s: %s", path, strerrordesc_np (errno));
+      close (fd);
+      return -1;
+    }
+    z->sidecar_fd = fd;
+    for (uint64_t i = z->nr_conv; i < z->nr; i++)
+      sidecar_put (z, i);
+    return 0;
+  }
+  if (got != (ssize_t) sizeof have || memcmp (have.magic, SIDECAR_MAGIC, 8)) {
+    set_err (err, "zoned: %s is not a blkemu zone state file; move it away",
+             path);
+    close (fd);
+    return -1;
+  }
+  if (have.zone_size != want.zone_size || have.capacity != want.capacity ||
+      have.nr != want.nr || have.nr_conv != want.nr_conv) {
+    set_err (err, "zoned: %s holds %llu zones of %llu bytes (capacity %llu, "
+             "%llu conventional), not this spec's %llu of %llu (capacity "
+             "%llu, %llu conventional); delete it to start with empty zones",
+             path, (unsigned long long) have.nr,
+             (unsigned long long) have.zone_size,
+             (unsigned long long) have.capacity,
+             (unsigned long long) have.nr_conv, (unsigned long long) want.nr,
+             (unsigned long long) want.zone_size,
+             (unsigned long long) want.capacity,
+             (unsigned long long) want.nr_conv);
+    close (fd);
+    return -1;
+  }
+  for (uint64_t i = z->nr_conv; i < z->nr; i++) {
+    struct sidecar_record r;
+    off_t at = (off_t) (sizeof have + i * sizeof r);
+    uint64_t start = i * z->zone_size;
+    if (pread (fd, &r, sizeof r, at) != (ssize_t) sizeof r ||
+        r.wp < start || r.wp > start + z->capacity ||
+        (r.cond != C_EMPTY && r.cond != C_IMP_OPEN && r.cond != C_EXP_OPEN &&
+         r.cond != C_CLOSED && r.cond != C_FULL)) {
+      set_err (err, "zoned: %s: zone %llu's record is damaged; delete the "
+               "file to start with empty zones", path,
+               (unsigned long long) i);
+      close (fd);
+      return -1;
+    }
+    z->z[i].wp = r.wp;
+    z->z[i].cond = (uint8_t) r.cond;
+  }
+  z->sidecar_fd = fd;
+  /* A restart is a power cycle: open zones come back closed. */
+  zones_power_cycle (z);
+  return 0;
+}
+
+/* --- state ---------------------------------------------------------- */
+
+int
+zones_init (struct zones *z, const struct blkemu_config *cfg,
+            const char *file, char *err)
+{
+  const uint64_t *n = cfg->num;
+  memset (z, 0, sizeof *z);
+  z->sidecar_fd = -1;
+  if (n[K_ZONED] == 0)
+    return 0;
+  z->zone_size = n[K_ZONE_SIZE];
+  z->capacity = n[K_ZONE_CAPACITY] ? n[K_ZONE_CAPACITY] : z->zone_size;
+  z->nr = n[K_SIZE] / z->zone_size;
+  z->nr_conv = n[K_CONVENTIONAL_ZONES];
+  z->max_open = n[K_MAX_OPEN_ZONES];
+  z->max_active = n[K_MAX_ACTIVE_ZONES];
+  z->max_append = n[K_MAX_ZONE_APPEND] ? n[K_MAX_ZONE_APPEND]
+                                       : n[K_MAX_TRANSFER];
+  z->z = calloc (z->nr, sizeof *z->z);
+  if (!z->z) {
+    set_err (err, "zoned: out of memory for %llu zones",
+             (unsigned long long) z->nr);
+    z->nr = 0;
+    return -1;
+  }
+  for (uint64_t i = 0; i < z->nr; i++) {
+    z->z[i].wp = i * z->zone_size;
+    z->z[i].cond = i < z->nr_conv ? C_NOT_WP : C_EMPTY;
+  }
+  if (file && sidecar_open (z, file, err) == -1) {
+    zones_destroy (z);
+    return -1;
+  }
+  return 0;
+}
+
+void
+zones_destroy (struct zones *z)
+{
+  if (z->sidecar_fd >= 0)
+    close (z->sidecar_fd);
+  z->sidecar_fd = -1;
+  free (z->z);
+  z->z = NULL;
+  z->nr = 0;
+}
+
+static uint64_t
+zone_start (const struct zones *z, uint64_t i)
+{
+  return i * z->zone_size;
+}
+
+/* Leave condition COND: the counters follow. */
+static void
+cond_leave (struct zones *z, uint8_t cond)
+{
+  switch (cond) {
+  case C_IMP_OPEN: z->imp_open--; break;
+  case C_EXP_OPEN: z->exp_open--; break;
+  case C_CLOSED: z->closed--; break;
+  default: break;
+  }
+}
+
+static void
+cond_enter (struct zones *z, uint8_t cond)
+{
+  switch (cond) {
+  case C_IMP_OPEN: z->imp_open++; break;
+  case C_EXP_OPEN: z->exp_open++; break;
+  case C_CLOSED: z->closed++; break;
+  default: break;
+  }
+  uint64_t open = z->imp_open + z->exp_open;
+  if (open > z->open_peak)
+    z->open_peak = open;
+  if (open + z->closed > z->active_peak)
+    z->active_peak = open + z->closed;
+}
+
+static void
+set_cond (struct zones *z, uint64_t i, uint8_t cond)
+{
+  if (z->z[i].cond == cond)
+    return;
+  cond_leave (z, z->z[i].cond);
+  z->z[i].cond = cond;
+  cond_enter (z, cond);
+}
+
+/* Closed (or empty, if nothing was written): what close does. */
+static void
+close_zone (struct zones *z, uint64_t i)
+{
+  set_cond (z, i, z->z[i].wp == zone_start (z, i) ? C_EMPTY : C_CLOSED);
+  sidecar_put (z, i);
+}
+
+/* Room for one more active zone?  Only an empty zone needs it. */
+static int
+check_active (struct zones *z, uint64_t i)
+{
+  if (z->z[i].cond != C_EMPTY || !z->max_active)
+    return 0;
+  if (z->imp_open + z->exp_open + z->closed < z->max_active)
+    return 0;
+  z->active_refused++;
+  return EOVERFLOW;
+}
+
+/* Room for one more open zone?  At the limit an implicitly open zone is
+ * closed to make room, as a device does; with only explicit ones open
+ * the command fails.
+ */
+static int
+check_open (struct zones *z, uint64_t i)
+{
+  if (!z->max_open || z->z[i].cond == C_IMP_OPEN ||
+      z->z[i].cond == C_EXP_OPEN)
+    return 0;
+  if (z->imp_open + z->exp_open < z->max_open)
+    return 0;
+  if (z->imp_open) {
+    for (uint64_t j = z->nr_conv; j < z->nr; j++)
+      if (z->z[j].cond == C_IMP_OPEN) {
+        close_zone (z, j);
+        return 0;
+      }
+  }
+  z->open_refused++;
+  return ETOOMANYREFS;
+}
+
+int
+zones_write (struct zones *z, uint64_t *offset, uint64_t len, bool append)
+{
+  uint64_t i = *offset / z->zone_size;
+  if (i >= z->nr)
+    return EINVAL;
+  if (i < z->nr_conv) {
+    if (append) {
+      z->cond_refused++;
+      return EINVAL;    /* append needs a write pointer */
+    }
+    /* A conventional write must not run into a sequential zone. */
+    if (*offset + len > zone_start (z, z->nr_conv)) {
+      z->boundary_violations++;
+      return EIO;
+    }
+    z->writes_conv++;
+    return 0;
+  }
+  struct zone *zn = &z->z[i];
+  uint64_t start = zone_start (z, i);
+  if (append) {
+    if (*offset != start) {
+      z->wp_violations++;
+      return EINVAL;    /* a zone append names the zone's first sector */
+    }
+    if (len > z->max_append) {
+      z->cond_refused++;
+      return EINVAL;
+    }
+  }
+  if (zn->cond == C_FULL) {
+    z->full_violations++;
+    return EIO;
+  }
+  uint64_t at = append ? zn->wp : *offset;
+  if (at != zn->wp) {
+    z->wp_violations++;
+    return EIO;
+  }
+  if (at + len > start + z->capacity) {
+    z->boundary_violations++;
+    return EIO;
+  }
+  int r;
+  if ((r = check_active (z, i)) || (r = check_open (z, i)))
+    return r;
+  if (zn->cond == C_EMPTY || zn->cond == C_CLOSED)
+    set_cond (z, i, C_IMP_OPEN);
+  zn->wp = at + len;
+  if (zn->wp == start + z->capacity)
+    set_cond (z, i, C_FULL);
+  sidecar_put (z, i);
+  *offset = at;
+  z->writes_seq++;
+  z->appends += append;
+  return 0;
+}
+
+int
+zones_trim (struct zones *z, uint64_t offset, uint64_t len)
+{
+  if (offset + len <= zone_start (z, z->nr_conv))
+    return 0;
+  z->cond_refused++;
+  return EINVAL;
+}
+
+static void
+reset_zone (struct zones *z, uint64_t i)
+{
+  set_cond (z, i, C_EMPTY);
+  z->z[i].wp = zone_start (z, i);
+  sidecar_put (z, i);
+}
+
+int
+zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset)
+{
+  if (op == BLKEMU_ZONE_RESET_ALL) {
+    for (uint64_t i = z->nr_conv; i < z->nr; i++)
+      if (z->z[i].cond != C_EMPTY)
+        reset_zone (z, i);
+    z->cmds[op]++;
+    return 0;
+  }
+  uint64_t i = offset / z->zone_size;
+  if (i >= z->nr || offset % z->zone_size)
+    return EINVAL;
+  if (i < z->nr_conv) {
+    z->cond_refused++;
+    return EIO;        /* conventional zones take no zone command */
+  }
+  struct zone *zn = &z->z[i];
+  int r = 0;
+  switch (op) {
+  case BLKEMU_ZONE_OPEN:
+    if (zn->cond == C_EXP_OPEN)
+      break;
+    if (zn->cond == C_FULL) {
+      r = EIO;
+      break;
+    }
+    if ((r = check_active (z, i)) || (r = check_open (z, i)))
+      return r;
+    set_cond (z, i, C_EXP_OPEN);
+    sidecar_put (z, i);
+    break;
+  case BLKEMU_ZONE_CLOSE:
+    if (zn->cond == C_IMP_OPEN || zn->cond == C_EXP_OPEN)
+      close_zone (z, i);
+    else if (zn->cond != C_CLOSED && zn->cond != C_EMPTY)
+      r = EIO;
+    break;
+  case BLKEMU_ZONE_FINISH:
+    if (zn->cond == C_FULL)
+      break;
+    if ((r = check_active (z, i)) != 0)
+      return r;
+    set_cond (z, i, C_FULL);
+    zn->wp = zone_start (z, i) + z->capacity;
+    sidecar_put (z, i);
+    break;
+  case BLKEMU_ZONE_RESET:
+    reset_zone (z, i);
+    break;
+  default:
+    r = EINVAL;
+  }
+  if (r)
+    z->cond_refused++;
+  else
+    z->cmds[op]++;
+  return r;
+}
+
+void
+zones_mask_read (const struct zones *z, void *buf, uint64_t len,
+                 uint64_t offset)
+{
+  uint64_t end = offset + len;
+  for (uint64_t i = offset / z->zone_size;
+       i < z->nr && zone_start (z, i) < end; i++) {
+    if (i < z->nr_conv)
+      continue;
+    uint64_t zend = zone_start (z, i) + z->zone_size;
+    uint64_t lo = z->z[i].wp > offset ? z->z[i].wp : offset;
+    uint64_t hi = zend < end ? zend : end;
+    if (lo < hi)
+      memset ((char *) buf + (lo - offset), 0, hi - lo);
+  }
+}
+
+unsigned
+zones_report (const struct zones *z, uint64_t offset,
+              struct blkemu_zone *out, unsigned nr)
+{
+  unsigned n = 0;
+  for (uint64_t i = offset / z->zone_size; i < z->nr && n < nr; i++, n++) {
+    bool conv = i < z->nr_conv;
+    out[n] = (struct blkemu_zone) {
+      .start = zone_start (z, i),
+      .len = z->zone_size,
+      .capacity = conv ? z->zone_size : z->capacity,
+      .wp = conv ? zone_start (z, i) + z->zone_size : z->z[i].wp,
+      .type = conv ? BLKEMU_ZONE_TYPE_CONVENTIONAL
+                   : BLKEMU_ZONE_TYPE_SEQWRITE_REQ,
+      .cond = z->z[i].cond,
+    };
+    /* Linux reports a full zone's write pointer at its end. */
+    if (!conv && z->z[i].cond == C_FULL)
+      out[n].wp = zone_start (z, i) + z->zone_size;
+  }
+  return n;
+}
+
+void
+zones_rollback (struct zones *z, uint64_t offset, uint64_t len)
+{
+  (void) len;
+  uint64_t i = offset / z->zone_size;
+  if (i < z->nr_conv || i >= z->nr || offset >= z->z[i].wp)
+    return;
+  z->z[i].wp = offset;
+  /* Rolled back below the end: no longer full. */
+  if (z->z[i].cond == C_FULL)
+    set_cond (z, i, C_CLOSED);
+  if (offset == zone_start (z, i))
+    set_cond (z, i, C_EMPTY);
+  sidecar_put (z, i);
+}
+
+void
+zones_power_cycle (struct zones *z)
+{
+  z->imp_open = z->exp_open = z->closed = 0;
+  for (uint64_t i = z->nr_conv; i < z->nr; i++) {
+    struct zone *zn = &z->z[i];
+    if (zn->cond == C_IMP_OPEN || zn->cond == C_EXP_OPEN ||
+        zn->cond == C_CLOSED) {
+      uint8_t c = zn->wp == zone_start (z, i) ? C_EMPTY : C_CLOSED;
+      if (c != zn->cond) {
+        zn->cond = c;
+        sidecar_put (z, i);
+      }
+    }
+    z->closed += zn->cond == C_CLOSED;
+  }
+}
+
+void
+zones_count (const struct zones *z, uint64_t by_cond[16])
+{
+  memset (by_cond, 0, 16 * sizeof by_cond[0]);
+  for (uint64_t i = 0; i < z->nr; i++)
+    by_cond[z->z[i].cond & 15]++;
+}

@@ -1,0 +1,94 @@
+/* Host-managed zones (zoned=host-managed): a write pointer and a
+ * condition per sequential zone, the open/active limits, and the rules a
+ * ZBC or ZNS device applies to writes and zone commands.  Conventional
+ * zones (the first conventional-zones) take any write.
+ *
+ * Errors are the ones Linux maps from the standards' sense codes: EIO for
+ * a write off the write pointer, across the zone's capacity or into a
+ * full zone, and for a zone command in a condition that does not take it;
+ * ETOOMANYREFS when no zone can be opened (BLK_STS_ZONE_OPEN_RESOURCE)
+ * and EOVERFLOW when no zone can become active (ZONE_ACTIVE_RESOURCE).
+ *
+ * With backend=file the state lives in a sidecar, FILE.zones, one record
+ * per zone rewritten as it changes: it survives SIGKILL and restarts.
+ * A power loss (`crash`) rolls each write pointer back to the first byte
+ * whose write the volatile cache lost (zones_rollback).
+ *
+ * Locking: the caller's (the disk lock); nothing here takes a lock.
+ */
+#ifndef BLKEMU_ZONES_H
+#define BLKEMU_ZONES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blkemu/blkemu.h"
+#include "config.h"
+
+struct zone {
+  uint64_t wp;        /* absolute byte offset */
+  uint8_t cond;       /* BLKEMU_ZONE_COND_* */
+};
+
+struct zones {
+  uint64_t zone_size, capacity, nr, nr_conv;
+  uint64_t max_open, max_active;   /* 0: no limit */
+  uint64_t max_append;             /* bytes */
+  struct zone *z;
+  uint64_t imp_open, exp_open, closed;
+  int sidecar_fd;                  /* -1: none (backend=memory, null) */
+  /* counters for stats */
+  uint64_t open_peak, active_peak;
+  uint64_t wp_violations, boundary_violations, full_violations;
+  uint64_t open_refused, active_refused, cond_refused;
+  uint64_t appends, cmds[BLKEMU_ZONE_OP_COUNT];
+  uint64_t writes_seq, writes_conv;
+};
+
+/* The cross-key rules of the zoned keys, for a disk of SIZE bytes (0:
+ * not known yet, the size rules wait).  Returns 0 or -1 with ERR.
+ */
+int zones_validate (const struct blkemu_config *cfg, uint64_t size,
+                    char *err);
+
+/* Set up Z for CFG (zoned=none: Z->nr stays 0).  FILE is the backing
+ * file of backend=file (its sidecar is FILE.zones), or NULL.  Returns 0
+ * or -1 with ERR.
+ */
+int zones_init (struct zones *z, const struct blkemu_config *cfg,
+                const char *file, char *err);
+void zones_destroy (struct zones *z);
+
+static inline bool
+zones_on (const struct zones *z)
+{
+  return z->nr != 0;
+}
+
+/* A write, write-zeroes or zone append of LEN bytes at *OFFSET arriving:
+ * checks the zone's rules and moves its write pointer.  For an append
+ * (APPEND), *OFFSET is the zone's start on entry and where the data goes
+ * on return.  Returns 0 or an errno (nothing changed).
+ */
+int zones_write (struct zones *z, uint64_t *offset, uint64_t len,
+                 bool append);
+/* A trim: refused (EINVAL) in sequential zones, whose blocks only a
+ * reset frees.
+ */
+int zones_trim (struct zones *z, uint64_t offset, uint64_t len);
+/* A zone command on the zone holding OFFSET (ignored by reset-all). */
+int zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset);
+/* Zero what BUF (LEN bytes read at OFFSET) holds past write pointers. */
+void zones_mask_read (const struct zones *z, void *buf, uint64_t len,
+                      uint64_t offset);
+/* Up to NR zones from the one holding OFFSET; returns how many. */
+unsigned zones_report (const struct zones *z, uint64_t offset,
+                       struct blkemu_zone *out, unsigned nr);
+/* Power loss: the write at [OFFSET, OFFSET + LEN) was undone. */
+void zones_rollback (struct zones *z, uint64_t offset, uint64_t len);
+/* Power loss done: open zones are closed, as after a power cycle. */
+void zones_power_cycle (struct zones *z);
+/* Zones by condition (index BLKEMU_ZONE_COND_*, 16 entries). */
+void zones_count (const struct zones *z, uint64_t by_cond[16]);
+
+#endif

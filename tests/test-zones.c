@@ -1,0 +1,371 @@
+/* Host-managed zones through the public API, frontend-free: the write
+ * pointer rules, zone append, reads past the write pointer, every zone
+ * command in every condition that matters, the open and active limits
+ * (implicit opens closing each other, explicit ones failing), zone
+ * capacity, conventional zones, the write cache's crash rolling write
+ * pointers back, the file backend's sidecar across a reopen, latency-zone
+ * and the stats.  Standalone: exit 0 pass, 1 fail.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blkemu/blkemu.h"
+#include "check.h"
+
+#define ZS   (1u << 20)    /* zone-size=1M */
+#define BLK  4096u
+
+static struct blkemu_disk *
+open_disk (const char *list)
+{
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_spec *spec = blkemu_spec_new ();
+  struct blkemu_disk *d = NULL;
+  if (blkemu_spec_set_list (spec, list, err) == 0)
+    d = blkemu_disk_open (spec, err);
+  blkemu_spec_free (spec);
+  CHECK (d, "open %s: %s", list, err);
+  return d;
+}
+
+static const char *
+open_error (const char *list)
+{
+  static char err[BLKEMU_ERR_MAX];
+  struct blkemu_spec *spec = blkemu_spec_new ();
+  struct blkemu_disk *d = NULL;
+  err[0] = 0;
+  if (blkemu_spec_set_list (spec, list, err) == 0)
+    d = blkemu_disk_open (spec, err);
+  blkemu_spec_free (spec);
+  if (d) {
+    blkemu_disk_close (d);
+    return NULL;
+  }
+  return err;
+}
+
+static struct blkemu_zone
+zone_at (struct blkemu_disk *d, uint64_t off)
+{
+  struct blkemu_zone z = { 0 };
+  CHECK (blkemu_zone_report (d, off, &z, 1) == 1, "report at %llu",
+         (unsigned long long) off);
+  return z;
+}
+
+static int
+wr (struct blkemu_disk *d, uint64_t off, uint64_t len, char fill)
+{
+  char *buf = malloc (len);
+  memset (buf, fill, len);
+  int r = blkemu_io (d, BLKEMU_OP_WRITE, buf, len, off, 0);
+  free (buf);
+  return r;
+}
+
+static void
+test_write_pointer (void)
+{
+  struct blkemu_disk *d = open_disk ("size=16M,zoned=host-managed,"
+                                     "zone-size=1M,conventional-zones=2");
+  struct blkemu_zoned zg;
+  blkemu_disk_zoned (d, &zg);
+  CHECK (zg.nr_zones == 16 && zg.nr_conventional == 2 &&
+         zg.zone_size == ZS && zg.zone_capacity == ZS,
+         "geometry: %u zones, %u conventional", zg.nr_zones,
+         zg.nr_conventional);
+
+  uint64_t z2 = 2 * ZS;
+  CHECK (zone_at (d, z2).cond == BLKEMU_ZONE_COND_EMPTY, "zone 2 empty");
+  CHECK (wr (d, z2, BLK, 'a') == 0, "write at the write pointer");
+  struct blkemu_zone z = zone_at (d, z2);
+  CHECK (z.wp == z2 + BLK && z.cond == BLKEMU_ZONE_COND_IMP_OPEN,
+         "wp %llu cond %u after one block", (unsigned long long) z.wp,
+         z.cond);
+  CHECK (wr (d, z2 + 2 * BLK, BLK, 'x') == EIO, "a write past the wp: EIO");
+  CHECK (wr (d, z2, BLK, 'x') == EIO, "a rewrite below the wp: EIO");
+  CHECK (zone_at (d, z2).wp == z2 + BLK, "refused writes leave the wp");
+
+  /* Reads: data below the wp, zeroes past it. */
+  char buf[2 * BLK];
+  memset (buf, 0x55, sizeof buf);
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, sizeof buf, z2, 0) == 0, "read");
+  CHECK (buf[0] == 'a' && buf[BLK - 1] == 'a', "data below the wp");
+  CHECK (buf[BLK] == 0 && buf[2 * BLK - 1] == 0, "zeroes past the wp");
+
+  /* Zone append: written at the wp, which is returned. */
+  uint64_t at = 0;
+  memset (buf, 'b', sizeof buf);
+  CHECK (blkemu_zone_append (d, buf, BLK, z2, 0, &at) == 0, "append");
+  CHECK (at == z2 + BLK, "append landed at %llu", (unsigned long long) at);
+  CHECK (blkemu_zone_append (d, buf, BLK, z2 + BLK, 0, &at) == EINVAL,
+         "append must name the zone start");
+  CHECK (blkemu_zone_append (d, buf, BLK, 0, 0, &at) == EINVAL,
+         "append to a conventional zone");
+
+  /* Conventional zones: anywhere, but not into a sequential zone. */
+  CHECK (wr (d, ZS + 8 * BLK, BLK, 'c') == 0, "conventional write");
+  CHECK (wr (d, 2 * ZS - BLK, 2 * BLK, 'c') != 0,
+         "a conventional write running into zone 2 is refused");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET, 0) == EIO,
+         "reset of a conventional zone: EIO");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET, z2 + BLK) == EINVAL,
+         "a zone command off a zone start: EINVAL");
+
+  /* Trim: conventional only. */
+  CHECK (blkemu_io (d, BLKEMU_OP_TRIM, NULL, BLK, 0, 0) == 0,
+         "trim in a conventional zone");
+  CHECK (blkemu_io (d, BLKEMU_OP_TRIM, NULL, BLK, z2, 0) == EINVAL,
+         "trim in a sequential zone: EINVAL");
+
+  /* Write-zeroes is a write at the wp. */
+  CHECK (blkemu_io (d, BLKEMU_OP_ZERO, NULL, BLK, z2 + 2 * BLK, 0) == 0,
+         "write-zeroes at the wp");
+  CHECK (zone_at (d, z2).wp == z2 + 3 * BLK, "write-zeroes moved the wp");
+
+  /* Fill to the end: full; a write into a full zone fails. */
+  CHECK (wr (d, z2 + 3 * BLK, ZS - 3 * BLK, 'f') == 0, "fill the zone");
+  z = zone_at (d, z2);
+  CHECK (z.cond == BLKEMU_ZONE_COND_FULL && z.wp == z2 + ZS,
+         "full: cond %u wp %llu", z.cond, (unsigned long long) z.wp);
+  CHECK (wr (d, z2 + ZS - BLK, BLK, 'x') == EIO, "write into a full zone");
+  /* A write may not cross into the next zone. */
+  CHECK (wr (d, 3 * ZS + 0, 2 * BLK, 'g') == 0, "zone 3 write");
+
+  /* Reset: empty, reads zeroes. */
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET, z2) == 0, "reset");
+  z = zone_at (d, z2);
+  CHECK (z.cond == BLKEMU_ZONE_COND_EMPTY && z.wp == z2, "reset: empty");
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, z2, 0) == 0 &&
+         buf[0] == 0 && buf[BLK - 1] == 0, "a reset zone reads zeroes");
+
+  /* Finish an empty zone, then reset-all. */
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_FINISH, 5 * ZS) == 0, "finish");
+  CHECK (zone_at (d, 5 * ZS).cond == BLKEMU_ZONE_COND_FULL, "finished: full");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_OPEN, 5 * ZS) == EIO,
+         "open of a full zone: EIO");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET_ALL, 0) == 0, "reset-all");
+  struct blkemu_zone all[16];
+  unsigned n = blkemu_zone_report (d, 0, all, 16);
+  unsigned empty = 0, notwp = 0;
+  for (unsigned i = 0; i < n; i++) {
+    empty += all[i].cond == BLKEMU_ZONE_COND_EMPTY;
+    notwp += all[i].cond == BLKEMU_ZONE_COND_NOT_WP &&
+             all[i].type == BLKEMU_ZONE_TYPE_CONVENTIONAL;
+  }
+  CHECK (n == 16 && empty == 14 && notwp == 2,
+         "after reset-all: %u zones, %u empty, %u conventional", n, empty,
+         notwp);
+  CHECK (blkemu_zone_report (d, 16 * (uint64_t) ZS, all, 16) == 0,
+         "report past the end");
+
+  /* Stats. */
+  char *json = blkemu_disk_stats_json (d, false);
+  CHECK (json && strstr (json, "\"zones\": {\"count\": 16"), "stats zones");
+  CHECK (json && strstr (json, "\"reset\": 1, \"reset_all\": 1"),
+         "stats zone commands: %s", json ? strstr (json, "\"commands\"") : "");
+  CHECK (json && strstr (json, "\"write_pointer\": 3"),
+         "stats wp violations (2 writes, 1 append)");
+  free (json);
+  blkemu_disk_close (d);
+}
+
+static void
+test_limits (void)
+{
+  struct blkemu_disk *d = open_disk ("size=8M,zoned=host-managed,"
+                                     "zone-size=1M,max-open-zones=2,"
+                                     "max-active-zones=3");
+  /* Implicit opens: the third closes one of the first two. */
+  CHECK (wr (d, 0, BLK, 'a') == 0 && wr (d, ZS, BLK, 'a') == 0, "2 opens");
+  CHECK (wr (d, 2 * ZS, BLK, 'a') == 0, "a third implicit open");
+  unsigned open = 0, closed = 0;
+  for (unsigned i = 0; i < 3; i++) {
+    unsigned c = zone_at (d, i * (uint64_t) ZS).cond;
+    open += c == BLKEMU_ZONE_COND_IMP_OPEN;
+    closed += c == BLKEMU_ZONE_COND_CLOSED;
+  }
+  CHECK (open == 2 && closed == 1, "open %u closed %u", open, closed);
+  /* Three active: a fourth zone cannot start. */
+  CHECK (wr (d, 3 * ZS, BLK, 'a') == EOVERFLOW,
+         "max-active-zones: EOVERFLOW");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_OPEN, 3 * ZS) == EOVERFLOW,
+         "explicit open beyond max-active: EOVERFLOW");
+  /* Finish one: active drops to 2.  Two explicit opens then leave no
+   * implicit zone to close: the next implicit open fails.
+   */
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_FINISH, 0) == 0, "finish 0");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET, ZS) == 0 &&
+         blkemu_zone_command (d, BLKEMU_ZONE_RESET, 2 * ZS) == 0, "resets");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_OPEN, 4 * ZS) == 0 &&
+         blkemu_zone_command (d, BLKEMU_ZONE_OPEN, 5 * ZS) == 0,
+         "two explicit opens");
+  CHECK (zone_at (d, 4 * ZS).cond == BLKEMU_ZONE_COND_EXP_OPEN,
+         "explicitly open");
+  CHECK (wr (d, 6 * ZS, BLK, 'a') == ETOOMANYREFS,
+         "max-open-zones with only explicit opens: ETOOMANYREFS");
+  CHECK (wr (d, 4 * ZS, BLK, 'a') == 0, "write into an explicitly open zone");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_CLOSE, 4 * ZS) == 0 &&
+         zone_at (d, 4 * ZS).cond == BLKEMU_ZONE_COND_CLOSED, "close");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_CLOSE, 5 * ZS) == 0 &&
+         zone_at (d, 5 * ZS).cond == BLKEMU_ZONE_COND_EMPTY,
+         "closing an unwritten open zone empties it");
+  CHECK (wr (d, 6 * ZS, BLK, 'a') == 0, "room again after the closes");
+  char *json = blkemu_disk_stats_json (d, false);
+  CHECK (json && strstr (json, "\"open_peak\": 2, \"active_peak\": 3"),
+         "peaks: %s", json ? strstr (json, "\"open_peak\"") : "");
+  CHECK (json && strstr (json, "\"open_resources\": 1, "
+                               "\"active_resources\": 2"),
+         "resource refusals: %s", json ? strstr (json, "\"violations\"") : "");
+  free (json);
+  blkemu_disk_close (d);
+}
+
+static void
+test_capacity (void)
+{
+  struct blkemu_disk *d = open_disk ("size=4M,zoned=host-managed,"
+                                     "zone-size=1M,zone-capacity=768K");
+  CHECK (zone_at (d, 0).capacity == 768 * 1024, "capacity reported");
+  CHECK (wr (d, 0, 768 * 1024 - BLK, 'a') == 0, "write below capacity");
+  CHECK (wr (d, 768 * 1024 - BLK, 2 * BLK, 'a') == EIO,
+         "a write across the capacity: EIO");
+  CHECK (wr (d, 768 * 1024 - BLK, BLK, 'a') == 0, "up to the capacity");
+  struct blkemu_zone z = zone_at (d, 0);
+  CHECK (z.cond == BLKEMU_ZONE_COND_FULL && z.wp == ZS,
+         "full at capacity, wp reported at the zone end (%llu)",
+         (unsigned long long) z.wp);
+  blkemu_disk_close (d);
+}
+
+static void
+test_crash (void)
+{
+  struct blkemu_disk *d = open_disk ("size=4M,zoned=host-managed,"
+                                     "zone-size=1M,write-cache=yes");
+  char err[BLKEMU_ERR_MAX];
+  CHECK (wr (d, 0, 8 * BLK, 'a') == 0, "write 8 blocks");
+  CHECK (blkemu_io (d, BLKEMU_OP_FLUSH, NULL, 0, 0, 0) == 0, "flush");
+  CHECK (wr (d, 8 * BLK, 4 * BLK, 'b') == 0, "4 unflushed blocks");
+  CHECK (wr (d, ZS, 4 * BLK, 'c') == 0, "zone 1: 4 unflushed blocks");
+  char one[BLK];
+  memset (one, 'd', sizeof one);
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, BLK, 2 * ZS, BLKEMU_FLAG_FUA)
+         == 0, "zone 2: a FUA block");
+  CHECK (blkemu_disk_crash (d, err) == 0, "crash: %s", err);
+  blkemu_disk_power_on (d);
+  struct blkemu_zone z0 = zone_at (d, 0), z1 = zone_at (d, ZS),
+                     z2 = zone_at (d, 2 * ZS);
+  CHECK (z0.wp == 8 * BLK && z0.cond == BLKEMU_ZONE_COND_CLOSED,
+         "zone 0 back to the flush: wp %llu cond %u",
+         (unsigned long long) z0.wp, z0.cond);
+  CHECK (z1.wp == ZS && z1.cond == BLKEMU_ZONE_COND_EMPTY,
+         "zone 1 lost everything: wp %llu cond %u",
+         (unsigned long long) z1.wp, z1.cond);
+  CHECK (z2.wp == 2 * ZS + BLK && z2.cond == BLKEMU_ZONE_COND_CLOSED,
+         "zone 2 kept its FUA block, closed by the power cycle: wp %llu "
+         "cond %u", (unsigned long long) z2.wp, z2.cond);
+  char buf[BLK];
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 7 * BLK, 0) == 0 &&
+         buf[0] == 'a', "flushed data reads back");
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 8 * BLK, 0) == 0 &&
+         buf[0] == 0, "past the rolled-back wp: zeroes");
+  CHECK (wr (d, 8 * BLK, BLK, 'e') == 0, "writes resume at the new wp");
+  blkemu_disk_close (d);
+}
+
+static void
+test_sidecar (void)
+{
+  char dir[] = "/tmp/test-zones.XXXXXX";
+  CHECK (mkdtemp (dir), "mkdtemp");
+  char list[512];
+  snprintf (list, sizeof list, "backend=file,file=%s/z.img,size=4M,"
+            "zoned=host-managed,zone-size=1M", dir);
+  struct blkemu_disk *d = open_disk (list);
+  CHECK (wr (d, ZS, 3 * BLK, 'a') == 0, "write to zone 1");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_FINISH, 2 * ZS) == 0, "finish 2");
+  blkemu_disk_close (d);
+  d = open_disk (list);
+  struct blkemu_zone z1 = zone_at (d, ZS), z2 = zone_at (d, 2 * ZS);
+  CHECK (z1.wp == ZS + 3 * BLK && z1.cond == BLKEMU_ZONE_COND_CLOSED,
+         "zone 1 after reopen: wp %llu cond %u (closed by the restart)",
+         (unsigned long long) z1.wp, z1.cond);
+  CHECK (z2.cond == BLKEMU_ZONE_COND_FULL, "zone 2 still full");
+  char buf[BLK];
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 2 * BLK, 0) == 0 &&
+         buf[0] == 'a', "data kept");
+  CHECK (wr (d, ZS + 3 * BLK, BLK, 'b') == 0, "write at the kept wp");
+  blkemu_disk_close (d);
+  /* Another geometry over the same file: refused, naming the sidecar. */
+  snprintf (list, sizeof list, "backend=file,file=%s/z.img,size=4M,"
+            "zoned=host-managed,zone-size=512K", dir);
+  const char *e = open_error (list);
+  CHECK (e && strstr (e, "z.img.zones") && strstr (e, "delete it"),
+         "geometry change refused: %s", e ? e : "(opened)");
+  char path[600];
+  snprintf (path, sizeof path, "%s/z.img.zones", dir);
+  unlink (path);
+  snprintf (path, sizeof path, "%s/z.img", dir);
+  unlink (path);
+  rmdir (dir);
+}
+
+static void
+test_latency (void)
+{
+  struct blkemu_disk *d = open_disk ("size=4M,zoned=host-managed,"
+                                     "zone-size=1M,latency-zone=20ms");
+  struct timespec a, b;
+  clock_gettime (CLOCK_MONOTONIC, &a);
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_OPEN, ZS) == 0, "open");
+  clock_gettime (CLOCK_MONOTONIC, &b);
+  double ms = (double) (b.tv_sec - a.tv_sec) * 1e3 +
+              (double) (b.tv_nsec - a.tv_nsec) / 1e6;
+  CHECK (ms >= 20.0, "latency-zone=20ms took %.2f ms", ms);
+  blkemu_disk_close (d);
+}
+
+static void
+test_bad_specs (void)
+{
+  static const struct { const char *spec, *want; } bad[] = {
+    { "size=4M,zoned=host-managed,zone-size=3M", "zone-size=3M: must be a power of two" },
+    { "size=5632K,zoned=host-managed,zone-size=1M", "size=5632K: a zoned disk's size must be a whole number of zones" },
+    { "size=4M,zoned=host-managed,zone-size=1M,zone-capacity=2M", "zone-capacity=2M: must be" },
+    { "size=4M,zoned=host-managed,zone-size=1M,conventional-zones=4", "conventional-zones=4: must leave at least one sequential zone" },
+    { "size=4M,zoned=host-managed,zone-size=1M,max-open-zones=3,max-active-zones=2", "max-open-zones=3: must be at most max-active-zones" },
+    { "size=4M,zoned=host-managed,zone-size=1M,max-active-zones=5", "max-active-zones=5: must be at most the sequential zones (4)" },
+    { "size=4M,zoned=host-managed,zone-size=1M,boundary=64K", "boundary=64K: a zoned disk's boundary is its zone-size" },
+    { "size=4M,zoned=host-managed,zone-size=1M,max-zone-append=1000", "max-zone-append=1000: must be a multiple" },
+    { "size=4M,zone-size=1M", "zone-size=1M: only for a zoned disk" },
+    { "size=4M,zoned=yes", "zoned" },
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const char *e = open_error (bad[i].spec);
+    CHECK (e && strstr (e, bad[i].want), "%s: want \"%s\", got \"%s\"",
+           bad[i].spec, bad[i].want, e ? e : "(opened)");
+  }
+}
+
+int
+main (void)
+{
+  test_write_pointer ();
+  test_limits ();
+  test_capacity ();
+  test_crash ();
+  test_sidecar ();
+  test_latency ();
+  test_bad_specs ();
+  if (failures) {
+    printf ("%d failures\n", failures);
+    return 1;
+  }
+  printf ("zones: all checks passed\n");
+  return 0;
+}
