@@ -1127,4 +1127,7 @@ void
 blkemu_disk_reset_stats (struct blkemu_disk *disk)
 {
   stats_reset (&disk->stats);
+  pthread_mutex_lock (&disk->lock);
+  zones_reset_counters (&disk->zones);
+  pthread_mutex_unlock (&disk->lock);
 }

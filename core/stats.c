@@ -40,7 +40,7 @@ stats_reset (struct stats *st)
   st->oversize_allowed = st->misaligned = st->out_of_range = 0;
   st->cancelled = 0;
   st->boundary_crossed = st->boundary_split = st->boundary_rejected = 0;
-  st->discard_unaligned = st->discard_kept_bytes = 0;
+  st->discard_unaligned = st->discard_kept_bytes = st->zone_refused = 0;
   st->qd_max = st->seq_requests = st->rw_requests = st->next_offset = 0;
   st->first_arrival_ns = st->last_done_ns = 0;
   st->start_ns = clock_now_ns ();

@@ -573,3 +573,14 @@ zones_count (const struct zones *z, uint64_t by_cond[16])
   for (uint64_t i = 0; i < z->nr; i++)
     by_cond[z->z[i].cond & 15]++;
 }
+
+void
+zones_reset_counters (struct zones *z)
+{
+  z->wp_violations = z->boundary_violations = z->full_violations = 0;
+  z->open_refused = z->active_refused = z->cond_refused = 0;
+  z->appends = z->writes_seq = z->writes_conv = 0;
+  memset (z->cmds, 0, sizeof z->cmds);
+  z->open_peak = z->imp_open + z->exp_open;
+  z->active_peak = z->open_peak + z->closed;
+}

@@ -88,6 +88,10 @@ unsigned zones_report (const struct zones *z, uint64_t offset,
 void zones_rollback (struct zones *z, uint64_t offset, uint64_t len);
 /* Power loss done: open zones are closed, as after a power cycle. */
 void zones_power_cycle (struct zones *z);
+/* Zero the counters (not the state): the stats' reset.  The peaks
+ * restart from what is open and active now.
+ */
+void zones_reset_counters (struct zones *z);
 /* Zones by condition (index BLKEMU_ZONE_COND_*, 16 entries). */
 void zones_count (const struct zones *z, uint64_t by_cond[16]);
 

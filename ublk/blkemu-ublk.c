@@ -34,8 +34,16 @@ add_device (struct udisk *d)
     .max_io_buf_bytes = (uint32_t) d->buf_bytes,
     .dev_id = (uint32_t) -1,
     .ublksrv_pid = getpid (),
+    /* ublk_drv takes zoned devices only with the user-copy data path. */
+    .flags = d->zoned.nr_zones ? F_ZONED | F_USER_COPY : 0,
   };
   int r = ctrl_cmd (UBLK_CMD_ADD_DEV, (uint32_t) -1, &info, sizeof info, 0);
+  if (r < 0 && d->zoned.nr_zones && r == -EINVAL) {
+    fprintf (stderr, "blkemu-ublk: %s: zoned=host-managed: the kernel "
+             "refused a zoned ublk device (%s): it needs "
+             "CONFIG_BLK_DEV_ZONED\n", d->name, strerror (-r));
+    return -1;
+  }
   if (r < 0) {
     fprintf (stderr, "blkemu-ublk: %s: adding the device: %s\n", d->name,
              strerror (-r));
@@ -43,6 +51,18 @@ add_device (struct udisk *d)
   }
   d->dev_id = (int) info.dev_id;
   d->added = true;
+  /* An older driver clears the flags it does not know. */
+  if (d->zoned.nr_zones &&
+      (info.flags & (F_ZONED | F_USER_COPY)) != (F_ZONED | F_USER_COPY)) {
+    struct utsname u;
+    if (uname (&u) == -1)
+      strcpy (u.release, "?");
+    fprintf (stderr, "blkemu-ublk: %s: zoned=host-managed: Linux %s's "
+             "ublk_drv does not take UBLK_F_ZONED with UBLK_F_USER_COPY "
+             "(Linux 6.6 and later do)\n", d->name, u.release);
+    return -1;
+  }
+  d->user_copy = (info.flags & F_USER_COPY) != 0;
   /* The driver may grant less than asked; that is the transport's cap. */
   if (info.max_io_buf_bytes < d->buf_bytes) {
     fprintf (stderr, "blkemu-ublk: %s: the driver caps requests at %u bytes; "
@@ -297,6 +317,12 @@ prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
     d->dev_id = -1;
     d->nqueues = nqueues;
     blkemu_disk_geometry (d->emu, &d->geo);
+    blkemu_disk_zoned (d->emu, &d->zoned);
+    /* Sequential zones are freed by resets, not discards (the device
+     * refuses those there): a zoned disk advertises none.
+     */
+    if (d->zoned.nr_zones)
+      d->geo.can_trim = false;
     uint32_t qd = d->geo.queue_depth;
     d->depth = qd > MAX_DEPTH ? MAX_DEPTH : qd;
     if (qd > MAX_DEPTH)

@@ -208,6 +208,13 @@ set_params (struct udisk *d)
       p.discard.max_write_zeroes_sectors =
         sectors_or_max (g->max_write_zeroes_bytes);
   }
+  if (d->zoned.nr_zones) {
+    /* chunk_sectors is the zone size (the core set boundary to it). */
+    p.types |= PARAM_TYPE_ZONED;
+    p.zoned.max_open_zones = d->zoned.max_open;
+    p.zoned.max_active_zones = d->zoned.max_active;
+    p.zoned.max_zone_append_sectors = d->zoned.max_append_bytes >> 9;
+  }
   if (g->dma_alignment) {
     p.types |= PARAM_TYPE_DMA_ALIGN;
     p.dma.alignment = g->dma_alignment - 1;

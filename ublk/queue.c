@@ -5,8 +5,12 @@
  */
 #include "ublk.h"
 
+/* ADDR: with user copy 0, or the LBA a zone append went to; otherwise
+ * the tag's buffer is passed.
+ */
 static void
-queue_io_cmd (struct uqueue *q, uint16_t tag, unsigned op, int32_t result)
+queue_io_cmd (struct uqueue *q, uint16_t tag, unsigned op, int32_t result,
+              uint64_t addr)
 {
   struct io_uring_sqe *sqe = get_sqe (&q->ring);
   memset (sqe, 0, sizeof *sqe);
@@ -18,7 +22,8 @@ queue_io_cmd (struct uqueue *q, uint16_t tag, unsigned op, int32_t result)
   c->q_id = q->id;
   c->tag = tag;
   c->result = result;
-  c->addr = (uint64_t) (uintptr_t) (q->bufs + (size_t) tag * q->d->buf_bytes);
+  c->addr = q->d->user_copy ? addr
+          : (uint64_t) (uintptr_t) (q->bufs + (size_t) tag * q->d->buf_bytes);
 }
 
 static void
@@ -39,8 +44,10 @@ static void
 complete (struct utag *t, int32_t result)
 {
   struct uqueue *q = t->q;
+  uint64_t addr = t->append && result >= 0 ? t->append_at >> 9 : 0;
   pthread_mutex_lock (&q->lock);
-  q->done[q->ndone++] = (struct done) { .tag = t->tag, .result = result };
+  q->done[q->ndone++] = (struct done) { .tag = t->tag, .result = result,
+                                        .addr = addr };
   pthread_mutex_unlock (&q->lock);
   /* From the queue thread itself (a refusal, a request already due) the
    * commit goes out after this batch of completions: no wake-up needed.
@@ -58,6 +65,13 @@ request_done (void *cookie, int r)
   struct utag *t = cookie;
   r = frontend_errno (r);
   char *buf = t->q->bufs + (size_t) t->tag * t->q->d->buf_bytes;
+  /* User copy: a read's data goes into the request's pages now, before
+   * the commit completes it.
+   */
+  if (r == 0 && t->read && t->q->d->user_copy &&
+      pwrite (t->q->d->cdev_fd, buf, t->len,
+              user_copy_offset (t->q->id, t->tag)) != (ssize_t) t->len)
+    r = EIO;
   if (t->data && t->len > KEEP_BYTES)
     madvise (buf + KEEP_BYTES, t->len - KEEP_BYTES, MADV_FREE);
   complete (t, r ? -r : t->data ? (int32_t) t->len : 0);
@@ -72,7 +86,7 @@ commit_done (struct uqueue *q)
   pthread_mutex_lock (&q->lock);
   for (unsigned i = 0; i < q->ndone; i++)
     queue_io_cmd (q, q->done[i].tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
-                  q->done[i].result);
+                  q->done[i].result, q->done[i].addr);
   q->ndone = 0;
   pthread_mutex_unlock (&q->lock);
 }
@@ -91,7 +105,7 @@ queue_main (void *arg)
   unsigned aborted = 0;
 
   for (unsigned tag = 0; tag < d->depth; tag++)
-    queue_io_cmd (q, (uint16_t) tag, UBLK_IO_FETCH_REQ, -1);
+    queue_io_cmd (q, (uint16_t) tag, UBLK_IO_FETCH_REQ, -1, 0);
   arm_eventfd (q);
   int r = io_uring_submit (&q->ring);
   pthread_mutex_lock (&q->lock);
@@ -144,6 +158,45 @@ queue_main (void *arg)
   return NULL;
 }
 
+static void
+zone_done (void *cookie, int r)
+{
+  complete (cookie, r ? -frontend_errno (r) : 0);
+}
+
+/* REPORT_ZONES: the zones as struct blk_zone (sectors), written into the
+ * request's buffer.  The kernel zeroed it: an entry left zero ends the
+ * report.  The result may exceed the buffer (the kernel clamps it): the
+ * buffer's size is not in the descriptor.
+ */
+static void
+report_zones (struct uqueue *q, struct utag *t, uint64_t offset,
+              unsigned nr)
+{
+  struct udisk *d = q->d;
+  size_t room = d->buf_bytes / sizeof (struct blk_zone);
+  if (nr > room)
+    nr = (unsigned) room;
+  struct blkemu_zone *zones = calloc (nr ? nr : 1, sizeof *zones);
+  if (!zones)
+    return complete (t, -ENOMEM);
+  unsigned n = blkemu_zone_report (d->emu, offset, zones, nr);
+  struct blk_zone *out = (struct blk_zone *) (q->bufs +
+                                              (size_t) t->tag * d->buf_bytes);
+  for (unsigned i = 0; i < n; i++)
+    out[i] = (struct blk_zone) {
+      .start = zones[i].start >> 9, .len = zones[i].len >> 9,
+      .wp = zones[i].wp >> 9, .capacity = zones[i].capacity >> 9,
+      .type = (uint8_t) zones[i].type, .cond = (uint8_t) zones[i].cond,
+    };
+  free (zones);
+  size_t bytes = n * sizeof *out;
+  if (bytes && pwrite (d->cdev_fd, out, bytes,
+                       user_copy_offset (q->id, t->tag)) != (ssize_t) bytes)
+    return complete (t, -EIO);
+  complete (t, (int32_t) d->max_bytes);
+}
+
 /* One request, as the driver describes it, into the core. */
 static void
 serve (struct uqueue *q, uint16_t tag)
@@ -155,10 +208,13 @@ serve (struct uqueue *q, uint16_t tag)
   uint64_t len = (uint64_t) iod->nr_sectors << 9;
   uint64_t off = iod->start_sector << 9;
   char *buf = q->bufs + (size_t) tag * d->buf_bytes;
+  struct utag *t = &q->tags[tag];
   enum blkemu_op eop;
+  enum blkemu_zone_op zop;
 
+  t->read = t->append = false;
   switch (op) {
-  case UBLK_IO_OP_READ: eop = BLKEMU_OP_READ; break;
+  case UBLK_IO_OP_READ: eop = BLKEMU_OP_READ; t->read = true; break;
   case UBLK_IO_OP_WRITE: eop = BLKEMU_OP_WRITE; break;
   case UBLK_IO_OP_FLUSH:   /* the position of a flush means nothing */
     eop = BLKEMU_OP_FLUSH;
@@ -170,14 +226,41 @@ serve (struct uqueue *q, uint16_t tag)
     if (!(iod->op_flags & UBLK_IO_F_NOUNMAP))
       flags |= BLKEMU_FLAG_MAY_TRIM;
     break;
+  case IO_OP_ZONE_APPEND:
+    eop = BLKEMU_OP_WRITE;
+    t->append = true;
+    break;
+  case IO_OP_ZONE_OPEN: zop = BLKEMU_ZONE_OPEN; goto zone_command;
+  case IO_OP_ZONE_CLOSE: zop = BLKEMU_ZONE_CLOSE; goto zone_command;
+  case IO_OP_ZONE_FINISH: zop = BLKEMU_ZONE_FINISH; goto zone_command;
+  case IO_OP_ZONE_RESET: zop = BLKEMU_ZONE_RESET; goto zone_command;
+  case IO_OP_ZONE_RESET_ALL: zop = BLKEMU_ZONE_RESET_ALL; goto zone_command;
+  case IO_OP_REPORT_ZONES:
+    if (!d->zoned.nr_zones)
+      return complete (t, -EOPNOTSUPP);
+    /* nr_sectors' place holds the number of zones asked for. */
+    return report_zones (q, t, off, iod->nr_sectors);
   default:
-    return complete (&q->tags[tag], -EOPNOTSUPP);
+    return complete (t, -EOPNOTSUPP);
   }
-  struct utag *t = &q->tags[tag];
   t->data = eop == BLKEMU_OP_READ || eop == BLKEMU_OP_WRITE;
   t->len = (uint32_t) len;
+  /* User copy: a write's data is read from the request's pages now. */
+  if (d->user_copy && eop == BLKEMU_OP_WRITE &&
+      pread (d->cdev_fd, buf, len, user_copy_offset (q->id, tag))
+      != (ssize_t) len)
+    return complete (t, -EIO);
+  if (t->append)
+    return blkemu_submit_append (d->emu, buf, len, off, flags, &t->append_at,
+                                 request_done, t);
   blkemu_submit (d->emu, eop, t->data ? buf : NULL, len, off, flags,
                  request_done, t);
+  return;
+
+zone_command:
+  t->data = false;
+  t->len = 0;
+  blkemu_zone_submit (d->emu, zop, off, zone_done, t);
 }
 
 /* Map the queue's request table, reserve its buffers, start its thread,

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <linux/blkzoned.h>
 #include <linux/ublk_cmd.h>
 #include <liburing.h>
 #include <poll.h>
@@ -34,6 +35,30 @@
 #define MAX_DEPTH     UBLK_MAX_QUEUE_DEPTH   /* tags per queue: the driver's */
 #define MAX_QUEUES    64          /* the driver allows one per CPU */
 #define EVENTFD_TAG   UINT64_MAX  /* user_data of the completion wake-up */
+
+/* Zoned devices (Linux >= 6.6) and the user-copy data path they need;
+ * Debian 12's headers predate both.  Values from uapi ublk_cmd.h.
+ */
+#define F_USER_COPY           (1ull << 7)
+#define F_ZONED               (1ull << 8)
+#define PARAM_TYPE_ZONED      (1u << 3)
+#define IO_OP_ZONE_OPEN       10
+#define IO_OP_ZONE_CLOSE      11
+#define IO_OP_ZONE_FINISH     12
+#define IO_OP_ZONE_APPEND     13
+#define IO_OP_ZONE_RESET_ALL  14
+#define IO_OP_ZONE_RESET      15
+#define IO_OP_REPORT_ZONES    18
+/* pread/pwrite offset of a tag's request data on /dev/ublkcN. */
+#define IO_BUF_BITS  25
+#define TAG_BITS     16
+static inline off_t
+user_copy_offset (unsigned q_id, unsigned tag)
+{
+  return (off_t) (UBLKSRV_IO_BUF_OFFSET +
+                  ((uint64_t) q_id << (IO_BUF_BITS + TAG_BITS)) +
+                  ((uint64_t) tag << IO_BUF_BITS));
+}
 /* A buffer keeps this much of a large request's pages; beyond it they go
  * back to the kernel (MADV_FREE), so memory follows what is in flight.
  */
@@ -42,6 +67,7 @@
 struct done {
   uint16_t tag;
   int32_t result;
+  uint64_t addr;              /* user copy: 0, or a zone append's LBA */
 };
 
 struct udisk;
@@ -52,7 +78,10 @@ struct utag {
   struct uqueue *q;
   uint16_t tag;
   bool data;                  /* read or write: the buffer was used */
+  bool read;                  /* user copy: pwrite the data back */
+  bool append;                /* commit carries the zone append's LBA */
   uint32_t len;
+  uint64_t append_at;         /* where the core put a zone append */
 };
 
 /* One hardware queue: its tags, the driver's request table for them, and
@@ -91,6 +120,8 @@ struct udisk {
   unsigned nqueues;           /* hardware queues */
   uint32_t max_bytes;         /* the largest request: max-transfer */
   size_t buf_bytes;           /* per tag: max_bytes in whole pages */
+  bool user_copy;             /* data by pread/pwrite on /dev/ublkcN */
+  struct blkemu_zoned zoned;  /* nr_zones 0: not zoned */
   int cdev_fd;                /* /dev/ublkcN */
   struct uqueue *queues;
 };

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# A host-managed zoned disk through ublk: the kernel sees its zones
+# (queue/zoned, nr_zones, the open/active limits), blkzone's report and
+# zone commands agree with the disk's own stats, fio's zonemode=zbd writes
+# and verifies within max-open-zones, a write off the write pointer fails
+# and is counted, a zoned btrfs is made, filled, checked clean with only
+# write-pointer writes reaching the disk, and a backend=file disk keeps
+# its zones across a restart.
+#   blkemu-vm --kernel 6.12 scenarios/zoned-ublk.sh
+# Skips (77) without ublk_drv.
+source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
+ublk_require
+
+# zone_field NAME ZONE JQ: a field of zone ZONE (index) in blkzone's report,
+# from the kernel, not the disk.
+zone_line () { blkzone report -o $(( $2 * 8192 )) -c 1 "$1"; }
+viol () { disk_stat "$1" '.zones.violations | [.[]] | add'; }
+
+z="size=512M,zoned=host-managed,zone-size=4M,conventional-zones=4,max-open-zones=8,max-active-zones=12,latency-zone=200us"
+
+section "a zoned disk: 128 zones of 4M, 4 conventional, max 8 open / 12 active"
+dev=$(ublk_disk_start z "$z,trace=$results/z.trace") || { cat "$work/z.log"; exit 1; }
+q=/sys/block/${dev#/dev/}/queue
+echo "  $dev: zoned=$(cat $q/zoned) chunk_sectors=$(cat $q/chunk_sectors) nr_zones=$(cat $q/nr_zones) max_open_zones=$(cat $q/max_open_zones) max_active_zones=$(cat $q/max_active_zones) zone_append_max_bytes=$(cat $q/zone_append_max_bytes)"
+check "the kernel sees a host-managed disk" "$(cat $q/zoned)" = host-managed
+check "chunk_sectors is the zone size (8192)" "$(cat $q/chunk_sectors)" -eq 8192
+check "nr_zones 128" "$(cat $q/nr_zones)" -eq 128
+check "max_open_zones 8, max_active_zones 12" \
+  "$(cat $q/max_open_zones)/$(cat $q/max_active_zones)" = 8/12
+
+blkzone report "$dev" > "$work/report.txt"
+conv=$(grep -c 'type: 1(CONVENTIONAL)' "$work/report.txt")
+empty=$(grep -c 'cond: 1(em)' "$work/report.txt")
+check "blkzone reports 128 zones ($(wc -l < "$work/report.txt")), 4 conventional ($conv), 124 empty ($empty)" \
+  "$(wc -l < "$work/report.txt")/$conv/$empty" = 128/4/124
+check "the disk agrees: 124 empty, 4 not_wp" \
+  "$(disk_stat z '.zones.conditions | "\(.empty)/\(.not_wp)"')" = 124/4
+
+section "zone commands: blkzone open/close/finish/reset against the stats"
+blkzone open -o $((10 * 8192)) -c 1 "$dev"
+check "open: zone 10 explicitly open in the kernel's report" \
+  "$(zone_line "$dev" 10 | grep -c 'cond: 3(oe)')" -eq 1
+check "open: the disk counts 1 open command, 1 explicitly open zone" \
+  "$(disk_stat z '"\(.zones.commands.open)/\(.zones.conditions.explicit_open)"')" = 1/1
+dd if=/dev/urandom of="$dev" bs=64K count=4 seek=$((10 * 64)) oflag=direct 2>/dev/null
+check "256K written: zone 10's write pointer moved to +512 sectors" \
+  "$(zone_line "$dev" 10 | grep -o 'wptr 0x[0-9a-f]*')" = "wptr 0x000200"
+blkzone close -o $((10 * 8192)) -c 1 "$dev"
+check "close: zone 10 closed (kernel and disk)" \
+  "$(zone_line "$dev" 10 | grep -c 'cond: 4(cl)')/$(disk_stat z .zones.conditions.closed)" = 1/1
+blkzone finish -o $((11 * 8192)) -c 1 "$dev"
+check "finish: zone 11 full" "$(zone_line "$dev" 11 | grep -c 'cond:14(fu)')" -eq 1
+blkzone reset -o $((10 * 8192)) -c 2 "$dev"
+check "reset: zones 10 and 11 empty again" \
+  "$(blkzone report -o $((10 * 8192)) -c 2 "$dev" | grep -c 'cond: 1(em)')" -eq 2
+check "the disk counted open 1, close 1, finish 1, reset 2" \
+  "$(disk_stat z '.zones.commands | "\(.open)/\(.close)/\(.finish)/\(.reset)"')" = 1/1/1/2
+
+section "a write off the write pointer"
+before=$(disk_stat z .zones.violations.write_pointer)
+if dd if=/dev/zero of="$dev" bs=4K count=1 seek=$((20 * 1024 + 8)) oflag=direct 2> "$work/dd.err"; then
+  rc=0; else rc=$?; fi
+echo "  dd into the middle of empty zone 20: exit $rc: $(tail -1 "$work/dd.err")"
+check "the write failed" "$rc" -ne 0
+check "the disk counted a write-pointer violation" \
+  "$(disk_stat z .zones.violations.write_pointer)" -gt "$before"
+
+section "fio zonemode=zbd: 16 zones written and verified, 8 jobs"
+ctl z reset
+fio --name=zbd --filename="$dev" --direct=1 --ioengine=libaio --zonemode=zbd \
+    --rw=write --bs=128k --offset=16M --size=64M --iodepth=4 --numjobs=1 \
+    --max_open_zones=8 --verify=crc32c --do_verify=1 --output="$work/fio.txt"
+rc=$?
+check "fio wrote and verified (exit $rc)" "$rc" -eq 0
+check "open peak $(disk_stat z .zones.open_peak) <= max-open-zones 8" \
+  "$(disk_stat z .zones.open_peak)" -le 8
+check "no zone rule broken ($(viol z)), nothing refused ($(disk_stat z .zones.refused))" \
+  "$(viol z)/$(disk_stat z .zones.refused)" = 0/0
+check "16 zones full ($(disk_stat z .zones.conditions.full))" \
+  "$(disk_stat z .zones.conditions.full)" -eq 16
+blkzone reset "$dev"
+check "blkzone reset (all): every sequential zone empty" \
+  "$(disk_stat z .zones.conditions.empty)" -eq 124
+
+section "a zoned btrfs: mkfs -O zoned, write, sync, umount, check"
+modprobe btrfs 2>/dev/null || true
+ctl z reset
+if ! mkfs.btrfs -f -q -O zoned "$dev" > "$work/mkfs.log" 2>&1; then
+  cat "$work/mkfs.log"
+  check "mkfs.btrfs -O zoned" 1 -eq 0
+else
+  mkdir -p "$work/mnt"
+  if mount -t btrfs "$dev" "$work/mnt" 2> "$work/mount.log"; then
+    for i in $(seq 8); do head -c $((4 << 20)) /dev/urandom > "$work/mnt/f$i"; done
+    (cd "$work/mnt" && sha256sum f*) > "$work/btrfs.sha"
+    sync
+    umount "$work/mnt"
+    btrfs check "$dev" > "$work/btrfs-check.log" 2>&1
+    rc=$?
+    tail -3 "$work/btrfs-check.log" | sed 's/^/    /'
+    check "btrfs check clean (exit $rc)" "$rc" -eq 0
+    mount -t btrfs -o ro "$dev" "$work/mnt"
+    (cd "$work/mnt" && sha256sum -c --quiet "$work/btrfs.sha") > /dev/null 2>&1
+    check "the files read back intact after a remount" $? -eq 0
+    umount "$work/mnt"
+  else
+    cat "$work/mount.log"
+    check "mount the zoned btrfs" 1 -eq 0
+  fi
+  echo "  the disk saw: $(disk_stat z '.zones | "\(.writes.sequential) sequential-zone writes, \(.writes.conventional) conventional, \(.writes.appends) appends, \(.commands.reset) resets, open peak \(.open_peak)"')"
+  check "only write-pointer writes: no zone rule broken ($(viol z)), nothing refused ($(disk_stat z .zones.refused))" \
+    "$(viol z)/$(disk_stat z .zones.refused)" = 0/0
+  check "btrfs wrote sequential zones ($(disk_stat z .zones.writes.sequential))" \
+    "$(disk_stat z .zones.writes.sequential)" -gt 0
+fi
+ublk_disk_stop z
+
+section "backend=file keeps its zones across a restart"
+f="size=64M,zoned=host-managed,zone-size=4M,backend=file,file=$work/zoned.img"
+dev=$(ublk_disk_start zf "$f") || { cat "$work/zf.log"; exit 1; }
+dd if=/dev/urandom of="$dev" bs=64K count=3 seek=$((3 * 64)) oflag=direct 2>/dev/null
+blkzone finish -o $((5 * 8192)) -c 1 "$dev"
+want=$(zone_line "$dev" 3 | grep -o 'wptr 0x[0-9a-f]*')
+ublk_disk_stop zf
+dev=$(ublk_disk_start zf "$f") || { cat "$work/zf.log"; exit 1; }
+check "zone 3's write pointer survived ($want)" \
+  "$(zone_line "$dev" 3 | grep -o 'wptr 0x[0-9a-f]*')" = "$want"
+check "zone 3 came back closed, zone 5 full" \
+  "$(zone_line "$dev" 3 | grep -c 'cond: 4(cl)')/$(zone_line "$dev" 5 | grep -c 'cond:14(fu)')" = 1/1
+ublk_disk_stop zf
+finish
