@@ -16,9 +16,9 @@ ublk_require
 zone_line () { blkzone report -o $(( $2 * 8192 )) -c 1 "$1"; }
 viol () { disk_stat "$1" '.zones.violations | [.[]] | add'; }
 
-z="size=512M,zoned=host-managed,zone-size=4M,conventional-zones=4,max-open-zones=8,max-active-zones=12,latency-zone=200us"
+z="size=512M,zoned=host-managed,zone-size=4M,conventional-zones=8,max-open-zones=8,max-active-zones=12,latency-zone=200us"
 
-section "a zoned disk: 128 zones of 4M, 4 conventional, max 8 open / 12 active"
+section "a zoned disk: 128 zones of 4M, 8 conventional, max 8 open / 12 active"
 dev=$(ublk_disk_start z "$z,trace=$results/z.trace") || { cat "$work/z.log"; exit 1; }
 q=/sys/block/${dev#/dev/}/queue
 echo "  $dev: zoned=$(cat $q/zoned) chunk_sectors=$(cat $q/chunk_sectors) nr_zones=$(cat $q/nr_zones) max_open_zones=$(cat $q/max_open_zones) max_active_zones=$(cat $q/max_active_zones) zone_append_max_bytes=$(cat $q/zone_append_max_bytes)"
@@ -31,10 +31,10 @@ check "max_open_zones 8, max_active_zones 12" \
 blkzone report "$dev" > "$work/report.txt"
 conv=$(grep -c 'type: 1(CONVENTIONAL)' "$work/report.txt")
 empty=$(grep -c 'cond: 1(em)' "$work/report.txt")
-check "blkzone reports 128 zones ($(wc -l < "$work/report.txt")), 4 conventional ($conv), 124 empty ($empty)" \
-  "$(wc -l < "$work/report.txt")/$conv/$empty" = 128/4/124
-check "the disk agrees: 124 empty, 4 not_wp" \
-  "$(disk_stat z '.zones.conditions | "\(.empty)/\(.not_wp)"')" = 124/4
+check "blkzone reports 128 zones ($(wc -l < "$work/report.txt")), 8 conventional ($conv), 120 empty ($empty)" \
+  "$(wc -l < "$work/report.txt")/$conv/$empty" = 128/8/120
+check "the disk agrees: 120 empty, 8 not_wp" \
+  "$(disk_stat z '.zones.conditions | "\(.empty)/\(.not_wp)"')" = 120/8
 
 section "zone commands: blkzone open/close/finish/reset against the stats"
 blkzone open -o $((10 * 8192)) -c 1 "$dev"
@@ -65,31 +65,44 @@ check "the write failed" "$rc" -ne 0
 check "the disk counted a write-pointer violation" \
   "$(disk_stat z .zones.violations.write_pointer)" -gt "$before"
 
-section "fio zonemode=zbd: 16 zones written and verified, 8 jobs"
+section "max-open-zones: 8 explicit opens, then a ninth"
+ctl z reset
+blkzone open -o $((20 * 8192)) -c 8 "$dev"
+if blkzone open -o $((28 * 8192)) -c 1 "$dev" 2> "$work/open9.err"; then rc=0; else rc=$?; fi
+echo "  the ninth open: exit $rc: $(cat "$work/open9.err")"
+check "the ninth explicit open fails (ETOOMANYREFS: no implicit zone to close)" "$rc" -ne 0
+check "the disk counted it ($(disk_stat z .zones.violations.open_resources)) and holds 8 open" \
+  "$(disk_stat z '"\(.zones.violations.open_resources)/\(.zones.conditions.explicit_open)"')" = 1/8
+blkzone reset "$dev"
+
+section "fio zonemode=zbd: random writes over 16 zones, verified"
 ctl z reset
 fio --name=zbd --filename="$dev" --direct=1 --ioengine=libaio --zonemode=zbd \
-    --rw=write --bs=128k --offset=16M --size=64M --iodepth=4 --numjobs=1 \
+    --rw=randwrite --bs=64k --offset=32M --size=64M --iodepth=8 \
     --max_open_zones=8 --verify=crc32c --do_verify=1 --output="$work/fio.txt"
 rc=$?
 check "fio wrote and verified (exit $rc)" "$rc" -eq 0
-check "open peak $(disk_stat z .zones.open_peak) <= max-open-zones 8" \
-  "$(disk_stat z .zones.open_peak)" -le 8
+peak=$(disk_stat z .zones.open_peak)
+check "zones open at once: peak $peak, within max-open-zones 8" "$peak" -le 8
 check "no zone rule broken ($(viol z)), nothing refused ($(disk_stat z .zones.refused))" \
   "$(viol z)/$(disk_stat z .zones.refused)" = 0/0
-check "16 zones full ($(disk_stat z .zones.conditions.full))" \
-  "$(disk_stat z .zones.conditions.full)" -eq 16
 blkzone reset "$dev"
 check "blkzone reset (all): every sequential zone empty" \
-  "$(disk_stat z .zones.conditions.empty)" -eq 124
+  "$(disk_stat z .zones.conditions.empty)" -eq 120
 
+ublk_disk_stop z
+mkdir -p "$work/mnt"
+
+# btrfs-progs 6.2's mkfs aborts on a zoned disk whose block groups start
+# in conventional zones (8 of them here); f2fs needs 5.  One disk each.
 section "a zoned btrfs: mkfs -O zoned, write, sync, umount, check"
 modprobe btrfs 2>/dev/null || true
-ctl z reset
+dev=$(ublk_disk_start z "${z/conventional-zones=8/conventional-zones=2}") ||
+  { cat "$work/z.log"; exit 1; }
 if ! mkfs.btrfs -f -q -O zoned "$dev" > "$work/mkfs.log" 2>&1; then
   cat "$work/mkfs.log"
   check "mkfs.btrfs -O zoned" 1 -eq 0
 else
-  mkdir -p "$work/mnt"
   if mount -t btrfs "$dev" "$work/mnt" 2> "$work/mount.log"; then
     for i in $(seq 8); do head -c $((4 << 20)) /dev/urandom > "$work/mnt/f$i"; done
     (cd "$work/mnt" && sha256sum f*) > "$work/btrfs.sha"
@@ -112,6 +125,29 @@ else
     "$(viol z)/$(disk_stat z .zones.refused)" = 0/0
   check "btrfs wrote sequential zones ($(disk_stat z .zones.writes.sequential))" \
     "$(disk_stat z .zones.writes.sequential)" -gt 0
+fi
+
+ublk_disk_stop z
+
+section "a zoned f2fs: mkfs.f2fs -m, write, umount, fsck"
+modprobe f2fs 2>/dev/null || true
+dev=$(ublk_disk_start z "$z") || { cat "$work/z.log"; exit 1; }
+if ! mkfs.f2fs -f -m "$dev" > "$work/mkfs-f2fs.log" 2>&1; then
+  tail -5 "$work/mkfs-f2fs.log"
+  check "mkfs.f2fs -m" 1 -eq 0
+elif ! mount -t f2fs "$dev" "$work/mnt" 2> "$work/mount.log"; then
+  cat "$work/mount.log"
+  check "mount the zoned f2fs" 1 -eq 0
+else
+  for i in $(seq 8); do head -c $((4 << 20)) /dev/urandom > "$work/mnt/g$i"; done
+  sync
+  umount "$work/mnt"
+  fsck.f2fs -f "$dev" > "$work/fsck-f2fs.log" 2>&1
+  rc=$?
+  check "fsck.f2fs clean (exit $rc)" "$rc" -eq 0
+  echo "  the disk saw: $(disk_stat z '.zones | "\(.writes.sequential) sequential-zone writes, \(.writes.conventional) conventional, \(.commands.reset) resets, open peak \(.open_peak)"')"
+  check "only write-pointer writes: no zone rule broken ($(viol z)), nothing refused ($(disk_stat z .zones.refused))" \
+    "$(viol z)/$(disk_stat z .zones.refused)" = 0/0
 fi
 ublk_disk_stop z
 
