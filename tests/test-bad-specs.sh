@@ -34,6 +34,22 @@ bad_spec "virt-boundary=2K: must be a power of two >= 4K" size=1G virt-boundary=
 bad_spec "segment-boundary=1K: must be a power of two >= 4K" size=1G segment-boundary=1K
 bad_spec "dma-alignment=8K: must be at most 4K" size=1G dma-alignment=8K
 bad_spec "dma-alignment=3K: must be a power of two <= 4K" size=1G dma-alignment=3K
+# Zoned disks: every key's rule, then NBD's refusal of a valid one.
+Z="zoned=host-managed zone-size=4M"
+bad_spec "zoned=yes: must be one of none|host-managed" size=1G zoned=yes
+bad_spec "zone-size=4M: only for a zoned disk (zoned=host-managed)" size=1G zone-size=4M
+bad_spec "max-open-zones=4: only for a zoned disk" size=1G max-open-zones=4
+bad_spec "zone-size=0: must be a power of two of at least 4K" size=1G zoned=host-managed
+bad_spec "zone-size=3M: must be a power of two" size=1G zoned=host-managed zone-size=3M
+bad_spec "size=1026M: a zoned disk's size must be a whole number of zones (zone-size=4M)" size=1026M $Z
+bad_spec "zone-capacity=8M: must be a multiple of the physical block, at most zone-size (4M)" size=1G $Z zone-capacity=8M
+bad_spec "conventional-zones=256: must leave at least one sequential zone (the disk has 256 zones of 4M)" size=1G $Z conventional-zones=256
+bad_spec "max-open-zones=16: must be at most max-active-zones (8)" size=1G $Z max-open-zones=16 max-active-zones=8
+bad_spec "max-active-zones=300: must be at most the sequential zones (256)" size=1G $Z max-active-zones=300
+bad_spec "max-zone-append=2M: must be a multiple of logical-block-size, at most max-transfer" size=1G $Z max-zone-append=2M max-transfer=1M
+bad_spec "boundary=1M: a zoned disk's boundary is its zone-size (4M)" size=1G $Z boundary=1M
+bad_spec "latency-zone=fast: takes a number with a unit" size=1G $Z latency-zone=fast
+bad_spec "zoned=host-managed: NBD has no zone commands, zone reports or zone append; serve a zoned disk with blkemu-ublk" size=1G $Z
 bad_spec "max-segment-size=2K: must be at least 4K" size=1G max-segment-size=2K
 bad_spec "max-segment-size=64K: cannot be combined with virt-boundary" size=1G virt-boundary=4K max-segment-size=64K
 bad_spec "max-segment-size=1M: must be at most segment-boundary" size=1G segment-boundary=64K max-segment-size=1M
