@@ -151,6 +151,24 @@ else
 fi
 ublk_disk_stop z
 
+section "the profiles as the kernel sees them: smr-hm-14t, zns-ssd"
+dev=$(ublk_disk_start smr profile=smr-hm-14t) || { cat "$work/smr.log"; exit 1; }
+q=/sys/block/${dev#/dev/}/queue
+echo "  smr-hm-14t: $dev $(($(cat /sys/block/${dev#/dev/}/size) / 2097152)) GiB, nr_zones=$(cat $q/nr_zones) chunk_sectors=$(cat $q/chunk_sectors) max_open_zones=$(cat $q/max_open_zones) rotational=$(cat $q/rotational)"
+check "smr-hm-14t: 52156 zones of 256 MiB, 128 open at most" \
+  "$(cat $q/nr_zones)/$(cat $q/chunk_sectors)/$(cat $q/max_open_zones)" = 52156/524288/128
+check "smr-hm-14t: zone 524 is the first sequential one" \
+  "$(blkzone report -o $((523 * 524288)) -c 2 "$dev" | grep -c 'SEQ_WRITE_REQUIRED')" -eq 1
+ublk_disk_stop smr
+dev=$(ublk_disk_start zns profile=zns-ssd) || { cat "$work/zns.log"; exit 1; }
+q=/sys/block/${dev#/dev/}/queue
+echo "  zns-ssd: $dev nr_zones=$(cat $q/nr_zones) max_open_zones=$(cat $q/max_open_zones) max_active_zones=$(cat $q/max_active_zones) zone_append_max_bytes=$(cat $q/zone_append_max_bytes)"
+check "zns-ssd: 2048 zones, 14 open and active, appends up to 128K" \
+  "$(cat $q/nr_zones)/$(cat $q/max_open_zones)/$(cat $q/max_active_zones)/$(cat $q/zone_append_max_bytes)" = 2048/14/14/131072
+check "zns-ssd: capacity 1077 MiB of each 2 GiB zone (cap 0x21a800)" \
+  "$(blkzone report -c 1 "$dev" | grep -o 'cap 0x[0-9a-f]*')" = "cap 0x21a800"
+ublk_disk_stop zns
+
 section "backend=file keeps its zones across a restart"
 f="size=64M,zoned=host-managed,zone-size=4M,backend=file,file=$work/zoned.img"
 dev=$(ublk_disk_start zf "$f") || { cat "$work/zf.log"; exit 1; }
