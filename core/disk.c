@@ -77,6 +77,8 @@ disk_create (const struct blkemu_spec *spec, char *err)
                   disk->cfg.str[K_NAME], disk->stats.start_ns,
                   disk->cfg.num[K_TRACE_MAX_SIZE], err) == -1)
     goto fail_trace;
+  if (zones_on (&disk->zones))
+    trace_note_zone_size (&disk->trace, disk->zones.zone_size);
   return disk;
 
 fail_trace:
@@ -397,6 +399,7 @@ request_check (struct request *req, struct fault_verdict *fv,
                        req->append_at != NULL);
       if (r == 0 && req->append_at) {
         *req->append_at = req->offset;
+        req->marks |= TRACE_APPEND;
         req->free_lo = req->offset;
         req->free_hi = req->offset + len;
       }
@@ -436,6 +439,11 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
   req->deadline = req->inline_deadline;
   req->cut = req->inline_cut;
   req->cut[0] = req->cut[1] = req->offset;
+  /* A reset's range, for its hole punch and the trace. */
+  const struct zones *z = &disk->zones;
+  bool all = req->zone_cmd - 1 == BLKEMU_ZONE_RESET_ALL;
+  req->free_lo = all ? z->nr_conv * z->zone_size : req->offset;
+  req->free_hi = all ? z->nr * z->zone_size : req->offset + z->zone_size;
   uint64_t lat = dist_sample (&disk->cfg, &disk->rng,
                               disk->cfg.num[K_LATENCY_ZONE]);
   req->deadline[0] = req->arrival + lat * disk->cfg.num[K_SLOWDOWN];
@@ -452,15 +460,11 @@ zone_cmd_transfer (struct request *req)
 {
   struct blkemu_disk *disk = req->disk;
   enum blkemu_zone_op op = (enum blkemu_zone_op) (req->zone_cmd - 1);
-  const struct zones *z = &disk->zones;
   if (!disk->backend.ops->can_trim || req->err ||
       (op != BLKEMU_ZONE_RESET && op != BLKEMU_ZONE_RESET_ALL))
     return;
-  uint64_t lo = op == BLKEMU_ZONE_RESET ? req->offset
-                                        : z->nr_conv * z->zone_size;
-  uint64_t hi = op == BLKEMU_ZONE_RESET ? req->offset + z->zone_size
-                                        : z->nr * z->zone_size;
-  req->err = backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL, hi - lo, lo, 0);
+  req->err = backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL,
+                         req->free_hi - req->free_lo, req->free_lo, 0);
 }
 
 /* Under the disk lock: every piece scheduled as the device would queue
@@ -644,8 +648,15 @@ request_end (struct request *req, int cancel_err)
   uint64_t npieces = req->npieces, last = req->entry.deadline_ns;
   int err = req->err ? req->err : cancel_err;
   __atomic_sub_fetch (&disk->in_flight, npieces, __ATOMIC_RELAXED);
-  if (req->zone_cmd)
+  if (req->zone_cmd) {
+    /* A reset frees its zones' data: traced as a trim of them. */
+    enum blkemu_zone_op zop = (enum blkemu_zone_op) (req->zone_cmd - 1);
+    if (zop == BLKEMU_ZONE_RESET || zop == BLKEMU_ZONE_RESET_ALL)
+      trace_record (&disk->trace, req->arrival, BLKEMU_OP_TRIM, req->free_lo,
+                    req->free_hi - req->free_lo, done - req->arrival, req->qd,
+                    err, TRACE_ZONE_RESET);
     return err;
+  }
   /* A zoned disk reads zeroes past a write pointer, whatever the medium
    * still holds there (data a crash rolled back).
    */

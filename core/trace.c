@@ -14,7 +14,8 @@
 static const char op_letter[BLKEMU_OP_COUNT] = { 'R', 'W', 'F', 'T', 'Z' };
 static const char *const mark_names[] = { "split", "oversize", "fua", "fault",
                                           "spike", "stall", "offline", "drop",
-                                          "cached", "slow", "boundary" };
+                                          "cached", "slow", "boundary",
+                                          "zone-reset", "append" };
 
 /* The device number blktrace records carry: 254:0, as a ublk or dm
  * device might be (the kernel's MKDEV layout, 20 bits of minor).
@@ -202,6 +203,16 @@ trace_open (struct trace *t, const char *path, enum trace_format format,
   setvbuf (t->fp, NULL, _IOFBF, 1 << 20);
   write_header (t);
   return 0;
+}
+
+void
+trace_note_zone_size (struct trace *t, uint64_t zone_size)
+{
+  if (!t->fp || t->format != TRACE_FMT_BLKEMU)
+    return;
+  int n = fprintf (t->fp, "# zone_size %llu\n", (unsigned long long) zone_size);
+  if (n > 0)
+    t->bytes += (uint64_t) n;
 }
 
 /* Stop tracing for good, saying why once on stderr.  Under LOCK. */

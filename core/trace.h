@@ -50,6 +50,8 @@ struct trace_counts {
 #define TRACE_CACHED   (1u << 8)  /* held in the volatile write cache */
 #define TRACE_SLOW     (1u << 9)  /* stretched by slowdown */
 #define TRACE_BOUNDARY (1u << 10) /* crossed boundary= (refused, split, allowed) */
+#define TRACE_ZONE_RESET (1u << 11) /* a zone reset, recorded as a trim */
+#define TRACE_APPEND   (1u << 12) /* a zone append (at the write pointer) */
 
 /* Open PATH (NULL: no trace) for at most MAX_BYTES (0: unlimited),
  * writing FORMAT; NAME is the disk's.
@@ -57,6 +59,11 @@ struct trace_counts {
 int trace_open (struct trace *t, const char *path, enum trace_format format,
                 const char *name, uint64_t start_ns, uint64_t max_bytes,
                 char *err);
+/* A zoned disk's zone size, as a "# zone_size N" line of the blkemu
+ * format (blkemu-plot draws writes per zone from it).  Call before any
+ * record.
+ */
+void trace_note_zone_size (struct trace *t, uint64_t zone_size);
 void trace_counts (struct trace *t, struct trace_counts *out);
 void trace_close (struct trace *t);
 void trace_record (struct trace *t, uint64_t arrival_ns, enum blkemu_op op,

@@ -91,6 +91,9 @@ check "blkzone reset (all): every sequential zone empty" \
   "$(disk_stat z .zones.conditions.empty)" -eq 120
 
 ublk_disk_stop z
+"$PLOT" --title "zoned-ublk: blkzone, fio zbd" -o "$results/z.svg" "$results/z.trace"
+check "a plot of the trace with writes per zone and the resets (z.svg)" \
+  "$(grep -c 'bytes written per zone (128 zones of 4M' "$results/z.svg")" -eq 1
 mkdir -p "$work/mnt"
 
 # btrfs-progs 6.2's mkfs aborts on a zoned disk whose block groups start

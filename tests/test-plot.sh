@@ -89,3 +89,23 @@ fi
 LC_ALL=C grep -q "$(printf '[\001-\010\013\014\016-\037\177]')" "$tmp/ctl.svg" &&
   fail "control characters reached the SVG"
 echo "ok: control characters in a title become '?'"
+
+# A zoned disk's trace (the lines test-zones checks the core writes):
+# resets marked on the where-panel, bytes written per zone from the
+# "# zone_size" header.
+{ echo "# blkemu trace v1"; echo "# zone_size 1048576"
+  for i in 0 1 2 3; do echo "0.00$i W $((1048576 + i * 65536)) 65536 10.000 1 ok -"; done
+  echo "0.010 W 3145728 65536 10.000 1 ok append"
+  echo "0.020 T 1048576 1048576 5.000 1 ok zone-reset"
+  echo "0.030 T 1048576 3145728 5.000 1 ok zone-reset"; } > "$tmp/z"
+"$PLOT" -o "$tmp/z.svg" "$tmp/z" || fail "zoned trace not plotted"
+python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$tmp/z.svg" ||
+  fail "zoned SVG is not well-formed XML"
+grep -q ">zone resets 2</tspan>" "$tmp/z.svg" || fail "header does not count 2 resets"
+grep -q "bytes written per zone (4 zones of 1M; dark ticks: resets, 2)" "$tmp/z.svg" ||
+  fail "no per-zone panel"
+grep -q "<title>zone 1: 262144 bytes, 2 resets</title>" "$tmp/z.svg" || fail "zone 1's bar"
+grep -q "<title>zone 3: 65536 bytes, 1 resets</title>" "$tmp/z.svg" || fail "zone 3's bar"
+[ "$(sed -n "/<g stroke='#222'/,/<\/g>/p" "$tmp/z.svg" | grep -c '<line ')" -eq 2 ] ||
+  fail "want 2 reset strokes on the where panel"
+echo "ok: zoned trace: resets marked, bytes per zone"

@@ -315,6 +315,50 @@ test_sidecar (void)
   rmdir (dir);
 }
 
+/* The trace of a zoned disk: the zone size in its header, resets as trims
+ * marked zone-reset (blkemu-plot draws both), appends marked.
+ */
+static void
+test_trace (void)
+{
+  char dir[] = "/tmp/test-zones.XXXXXX";
+  CHECK (mkdtemp (dir), "mkdtemp");
+  char list[768], path[128];
+  snprintf (path, sizeof path, "%s/t.trace", dir);
+  snprintf (list, sizeof list, "size=8M,zoned=host-managed,zone-size=1M,"
+            "conventional-zones=1,trace=%s", path);
+  struct blkemu_disk *d = open_disk (list);
+  uint64_t at;
+  char buf[BLK] = { 0 };
+  CHECK (wr (d, ZS, BLK, 'a') == 0, "write");
+  CHECK (blkemu_zone_append (d, buf, BLK, ZS, 0, &at) == 0, "append");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET, ZS) == 0, "reset");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET_ALL, 0) == 0, "reset-all");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_OPEN, 2 * ZS) == 0, "open");
+  blkemu_disk_close (d);
+  FILE *fp = fopen (path, "r");
+  char line[256];
+  int zs = 0, resets = 0, appends = 0, reset_all = 0, records = 0;
+  while (fp && fgets (line, sizeof line, fp)) {
+    zs += strcmp (line, "# zone_size 1048576\n") == 0;
+    records += line[0] != '#';
+    if (strstr (line, " T 1048576 1048576 ") && strstr (line, "zone-reset"))
+      resets++;
+    if (strstr (line, " T 1048576 7340032 ") && strstr (line, "zone-reset"))
+      reset_all++;
+    appends += strstr (line, " W 1052672 4096 ") && strstr (line, "append");
+  }
+  if (fp)
+    fclose (fp);
+  CHECK (zs == 1, "trace header names the zone size");
+  CHECK (resets == 1 && reset_all == 1,
+         "resets traced as trims of their zones (%d, %d)", resets, reset_all);
+  CHECK (appends == 1, "the append traced where it landed, marked");
+  CHECK (records == 4, "4 records (an open is not traced): %d", records);
+  unlink (path);
+  rmdir (dir);
+}
+
 static void
 test_latency (void)
 {
@@ -360,6 +404,7 @@ main (void)
   test_capacity ();
   test_crash ();
   test_sidecar ();
+  test_trace ();
   test_latency ();
   test_bad_specs ();
   if (failures) {

@@ -35,6 +35,7 @@ struct req {
   uint64_t off, len;
   unsigned char op;
   bool err;
+  bool reset;        /* a zone reset (traced as a trim) */
 };
 
 struct trace {
@@ -43,6 +44,8 @@ struct trace {
   size_t count[NOPS], errors;
   double t_max, lat_min, lat_max;
   uint64_t end_max;
+  uint64_t zone_size;   /* "# zone_size N": a zoned disk's trace */
+  size_t resets;
 };
 
 /* ---- reading --------------------------------------------------------- */
@@ -80,7 +83,7 @@ op_index (const char *s)
 static int
 read_trace_fp (FILE *fp, const char *path, struct trace *tr)
 {
-  char line[512], op[8], result[32];
+  char line[512], op[8], result[32], marks[200];
   unsigned long long off, len;
   double t, lat;
   unsigned qd;
@@ -91,6 +94,10 @@ read_trace_fp (FILE *fp, const char *path, struct trace *tr)
     lineno++;
     if (line[0] == '#') {
       header |= strstr (line, "blkemu trace") != NULL;
+      unsigned long long zs;
+      if (sscanf (line, "# zone_size %llu", &zs) == 1 && zs >= 4096 &&
+          zs <= (1ull << 40))
+        tr->zone_size = zs;
       continue;
     }
     if (line[0] == '\n')
@@ -99,8 +106,10 @@ read_trace_fp (FILE *fp, const char *path, struct trace *tr)
     /* nan, inf and absurd magnitudes are not times: they would index
      * outside the maps or make a tick step of zero.
      */
-    if (sscanf (line, "%lf %7s %llu %llu %lf %u %31s", &t, op, &off, &len,
-                &lat, &qd, result) != 7 || (o = op_index (op)) < 0 ||
+    marks[0] = '\0';
+    if (sscanf (line, "%lf %7s %llu %llu %lf %u %31s %199s", &t, op, &off,
+                &len, &lat, &qd, result, marks) < 7 ||
+        (o = op_index (op)) < 0 ||
         !isfinite (t) || !isfinite (lat) || t < 0 || lat < 0 ||
         t > TIME_MAX_S || lat > LATENCY_MAX_US) {
       line[strcspn (line, "\n")] = '\0';
@@ -120,9 +129,11 @@ read_trace_fp (FILE *fp, const char *path, struct trace *tr)
       tr->cap = cap;
     }
     bool err = strcmp (result, "ok") != 0;
+    bool reset = strstr (marks, "zone-reset") != NULL;
     tr->r[tr->n++] = (struct req) { .t = t, .lat_us = lat, .off = off,
                                     .len = len, .op = (unsigned char) o,
-                                    .err = err };
+                                    .err = err, .reset = reset };
+    tr->resets += reset;
     tr->count[o]++;
     tr->errors += err;
     if (t > tr->t_max)
@@ -461,6 +472,103 @@ size_panel (FILE *fp, const struct panel *p, const struct trace *tr)
   ytick (fp, p, 0, "0");
 }
 
+/* ---- zones ------------------------------------------------------------ */
+
+/* Zone resets on the "where" panel: a dark stroke over the zones each
+ * one emptied, at its time.
+ */
+static void
+reset_marks (FILE *fp, const struct panel *p, const struct trace *tr)
+{
+  if (!tr->resets || !tr->end_max)
+    return;
+  double tspan = tr->t_max > TIME_MIN_SPAN_S ? tr->t_max : TIME_MIN_SPAN_S;
+  fprintf (fp, "<g stroke='#222' stroke-width='1.5'>\n");
+  for (size_t i = 0; i < tr->n; i++) {
+    const struct req *r = &tr->r[i];
+    if (!r->reset || r->err)
+      continue;
+    double x = p->x + r->t / tspan * p->w;
+    double lo = (double) r->off / (double) tr->end_max;
+    double hi = (double) (r->off + r->len) / (double) tr->end_max;
+    if (hi > 1)
+      hi = 1;
+    fprintf (fp, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f'/>\n", x,
+             p->y + p->h - lo * p->h, x, p->y + p->h - hi * p->h);
+  }
+  fprintf (fp, "</g>\n");
+}
+
+#define ZONE_BARS 256
+
+/* Bytes written per zone (writes and write-zeroes that succeeded), with
+ * the zones' resets: where a zoned filesystem put its data and how often
+ * it reclaimed.  More zones than bars share a bar.
+ */
+static void
+zone_panel (FILE *fp, const struct panel *p, const struct trace *tr)
+{
+  uint64_t nzones = (tr->end_max + tr->zone_size - 1) / tr->zone_size;
+  if (nzones == 0)
+    nzones = 1;
+  uint64_t per = (nzones + ZONE_BARS - 1) / ZONE_BARS;
+  size_t nb = (size_t) ((nzones + per - 1) / per);
+  static double bytes[ZONE_BARS];
+  static size_t resets[ZONE_BARS];
+  memset (bytes, 0, sizeof bytes);
+  memset (resets, 0, sizeof resets);
+  for (size_t i = 0; i < tr->n; i++) {
+    const struct req *r = &tr->r[i];
+    if (r->err)
+      continue;
+    uint64_t b = r->off / tr->zone_size / per;
+    if (b >= nb)
+      continue;
+    if (r->reset) {
+      /* A reset-all covers many zones: each bar it reaches counts it. */
+      uint64_t last = (r->off + (r->len ? r->len - 1 : 0)) / tr->zone_size
+                      / per;
+      for (uint64_t k = b; k <= last && k < nb; k++)
+        resets[k]++;
+    }
+    else if (r->op == OP_W || r->op == OP_Z)
+      bytes[b] += (double) r->len;
+  }
+  double bmax = 1;
+  for (size_t b = 0; b < nb; b++)
+    if (bytes[b] > bmax)
+      bmax = bytes[b];
+  char title[128], lab[32];
+  snprintf (title, sizeof title, "bytes written per zone (%llu zones of %s"
+            "%s; dark ticks: resets, %zu)", (unsigned long long) nzones,
+            (blkemu_format_size (tr->zone_size, lab, sizeof lab), lab),
+            per > 1 ? ", several a bar" : "", tr->resets);
+  frame (fp, p, title, "zone", "bytes");
+  double bw = p->w / (double) nb;
+  for (size_t b = 0; b < nb; b++) {
+    double x = p->x + b * bw;
+    if (bytes[b] > 0) {
+      double h = p->h * 0.9 * bytes[b] / bmax;
+      fprintf (fp, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
+               "fill='%s'><title>zone %llu: %.0f bytes, %zu resets</title>"
+               "</rect>\n", x, p->y + p->h - h, bw > 2 ? bw - 1 : bw, h,
+               op_color[OP_W], (unsigned long long) (b * per), bytes[b],
+               resets[b]);
+    }
+    if (resets[b])
+      fprintf (fp, "<rect x='%.1f' y='%.1f' width='%.1f' height='4' "
+               "fill='#222'/>\n", x, p->y + p->h - 4, bw > 2 ? bw - 1 : bw);
+  }
+  for (int i = 0; i <= 4; i++) {
+    snprintf (lab, sizeof lab, "%llu",
+              (unsigned long long) (nzones * (uint64_t) i / 4));
+    xtick (fp, p, i / 4.0, lab);
+  }
+  human_bytes (bmax, lab, sizeof lab);
+  ytick (fp, p, 0.9, lab);
+  ytick (fp, p, 0, "0");
+}
+
 /* ---- the latency CDF panel ------------------------------------------ */
 
 static int
@@ -532,7 +640,7 @@ xml_text (FILE *fp, const char *s)
 static void
 plot (FILE *fp, const struct trace *tr, const char *title)
 {
-  const double W = 1000, H = 960;
+  const double W = 1000, H = tr->zone_size ? 1260 : 960;
   fprintf (fp, "<?xml version='1.0' encoding='UTF-8'?>\n"
            "<svg xmlns='http://www.w3.org/2000/svg' width='%g' height='%g' "
            "viewBox='0 0 %g %g' font-family='sans-serif' font-size='11'>\n"
@@ -547,8 +655,12 @@ plot (FILE *fp, const struct trace *tr, const char *title)
     if (tr->count[o])
       fprintf (fp, " · <tspan fill='%s' font-weight='bold'>%s %zu</tspan>",
                op_color[o], op_name[o], tr->count[o]);
-  fprintf (fp, " · <tspan fill='%s' font-weight='bold'>errors %zu</tspan>"
-           "</text>\n", ERROR_COLOR, tr->errors);
+  fprintf (fp, " · <tspan fill='%s' font-weight='bold'>errors %zu</tspan>",
+           ERROR_COLOR, tr->errors);
+  if (tr->zone_size)
+    fprintf (fp, " · <tspan font-weight='bold'>zone resets %zu</tspan>",
+             tr->resets);
+  fprintf (fp, "</text>\n");
 
   int lo, hi;
   latency_range (tr, &lo, &hi);
@@ -558,6 +670,7 @@ plot (FILE *fp, const struct trace *tr, const char *title)
   frame (fp, &where, "where: offset over time (density; red: failed)",
          "time (s)", "offset");
   density (fp, &where, tr, offset_frac, lo, hi);
+  reset_marks (fp, &where, tr);
   time_axis (fp, &where, tr);
   for (int i = 0; i <= 4; i++) {
     human_bytes ((double) tr->end_max * i / 4, b, sizeof b);
@@ -575,6 +688,10 @@ plot (FILE *fp, const struct trace *tr, const char *title)
   size_panel (fp, &sizes, tr);
   struct panel cdf = { 560, 660, 400, 220 };
   cdf_panel (fp, &cdf, tr, lo, hi);
+  if (tr->zone_size) {
+    struct panel zones = { 80, 960, 880, 220 };
+    zone_panel (fp, &zones, tr);
+  }
   fprintf (fp, "</svg>\n");
 }
 
