@@ -7,9 +7,11 @@
  * and the stats.  Standalone: exit 0 pass, 1 fail.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "blkemu/blkemu.h"
@@ -359,6 +361,44 @@ test_trace (void)
   rmdir (dir);
 }
 
+/* SIGKILL right after a write: the sidecar's record is already in the
+ * page cache, so a restart finds the write pointer where it was.
+ */
+static void
+test_sigkill (void)
+{
+  char dir[] = "/tmp/test-zones.XXXXXX";
+  CHECK (mkdtemp (dir), "mkdtemp");
+  char list[512];
+  snprintf (list, sizeof list, "backend=file,file=%s/k.img,size=4M,"
+            "zoned=host-managed,zone-size=1M", dir);
+  pid_t pid = fork ();
+  if (pid == 0) {
+    struct blkemu_disk *d = open_disk (list);
+    if (d && wr (d, 2 * ZS, 5 * BLK, 'k') == 0)
+      raise (SIGKILL);
+    _exit (1);
+  }
+  int status = 0;
+  waitpid (pid, &status, 0);
+  CHECK (WIFSIGNALED (status) && WTERMSIG (status) == SIGKILL,
+         "the child wrote and was killed (status %d)", status);
+  struct blkemu_disk *d = open_disk (list);
+  struct blkemu_zone z = zone_at (d, 2 * ZS);
+  CHECK (z.wp == 2 * ZS + 5 * BLK && z.cond == BLKEMU_ZONE_COND_CLOSED,
+         "after SIGKILL: wp %llu cond %u", (unsigned long long) z.wp, z.cond);
+  char buf[BLK];
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 2 * ZS + 4 * BLK, 0) == 0 &&
+         buf[0] == 'k', "the data is there too");
+  blkemu_disk_close (d);
+  char path[600];
+  snprintf (path, sizeof path, "%s/k.img.zones", dir);
+  unlink (path);
+  snprintf (path, sizeof path, "%s/k.img", dir);
+  unlink (path);
+  rmdir (dir);
+}
+
 static void
 test_latency (void)
 {
@@ -405,6 +445,7 @@ main (void)
   test_crash ();
   test_sidecar ();
   test_trace ();
+  test_sigkill ();
   test_latency ();
   test_bad_specs ();
   if (failures) {
