@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "units.h"
 #include "disk.h"
 #include "error.h"
 #include "strbuf.h"
@@ -216,6 +217,99 @@ cmd_drop (struct blkemu_disk *disk, char **save, struct strbuf *sb)
   sb_printf (sb, "ok\n");
 }
 
+static const char *const zone_cond_names[16] = {
+  [BLKEMU_ZONE_COND_NOT_WP] = "not-wp", [BLKEMU_ZONE_COND_EMPTY] = "empty",
+  [BLKEMU_ZONE_COND_IMP_OPEN] = "implicit-open",
+  [BLKEMU_ZONE_COND_EXP_OPEN] = "explicit-open",
+  [BLKEMU_ZONE_COND_CLOSED] = "closed", [BLKEMU_ZONE_COND_FULL] = "full",
+};
+
+/* zones [FROM [COUNT]]: a report like blkzone's, from the disk's side. */
+static void
+cmd_zones (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  struct blkemu_zoned zg;
+  blkemu_disk_zoned (disk, &zg);
+  if (!zg.nr_zones) {
+    sb_printf (sb, "error: zones: this disk is not zoned (zoned=none)\n");
+    return;
+  }
+  const char *from = strtok_r (NULL, " \t", save);
+  const char *count = strtok_r (NULL, " \t", save);
+  const char *why = NULL;
+  uint64_t off = 0, n = zg.nr_zones;
+  if (from && blkemu_parse_size (from, &off, &why) == -1) {
+    sb_printf (sb, "error: zones %s: FROM %s\n", from, why);
+    return;
+  }
+  if (count && (blkemu_parse_size (count, &n, &why) == -1 || n == 0)) {
+    sb_printf (sb, "error: zones %s %s: COUNT must be a number >= 1\n", from,
+               count);
+    return;
+  }
+  sb_printf (sb, "ok\n%6s %12s %8s %8s %12s %-4s %s\n", "zone", "start",
+             "len", "cap", "wp", "type", "cond");
+  struct blkemu_zone z[64];
+  while (n > 0) {
+    unsigned got = blkemu_zone_report (disk, off, z,
+                                       n < 64 ? (unsigned) n : 64);
+    if (got == 0)
+      break;
+    for (unsigned i = 0; i < got; i++) {
+      char start[32], len[32], cap[32], wp[32];
+      blkemu_format_size (z[i].start, start, sizeof start);
+      blkemu_format_size (z[i].len, len, sizeof len);
+      blkemu_format_size (z[i].capacity, cap, sizeof cap);
+      if (z[i].type == BLKEMU_ZONE_TYPE_CONVENTIONAL)
+        snprintf (wp, sizeof wp, "-");
+      else {
+        wp[0] = '+';
+        blkemu_format_size (z[i].wp - z[i].start, wp + 1, sizeof wp - 1);
+      }
+      sb_printf (sb, "%6llu %12s %8s %8s %12s %-4s %s\n",
+                 (unsigned long long) (z[i].start / zg.zone_size), start, len,
+                 cap, wp,
+                 z[i].type == BLKEMU_ZONE_TYPE_CONVENTIONAL ? "conv" : "seq",
+                 zone_cond_names[z[i].cond & 15] ? zone_cond_names[z[i].cond & 15]
+                                                 : "?");
+    }
+    n -= got;
+    off = z[got - 1].start + z[got - 1].len;
+  }
+  sb_printf (sb, ".\n");
+}
+
+/* zone open|close|finish|reset|reset-all OFFSET: a zone command, as the
+ * host would send it (timed by latency-zone).
+ */
+static void
+cmd_zone (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+{
+  static const char *const ops[BLKEMU_ZONE_OP_COUNT] = {
+    "open", "close", "finish", "reset", "reset-all",
+  };
+  const char *what = strtok_r (NULL, " \t", save);
+  const char *at = strtok_r (NULL, " \t", save);
+  int op = -1;
+  for (int i = 0; what && i < BLKEMU_ZONE_OP_COUNT; i++)
+    if (!strcmp (what, ops[i]))
+      op = i;
+  uint64_t off = 0;
+  const char *why = NULL;
+  if (op < 0 || (op != BLKEMU_ZONE_RESET_ALL &&
+                 (!at || blkemu_parse_size (at, &off, &why) == -1))) {
+    sb_printf (sb, "error: zone needs open|close|finish|reset OFFSET or "
+               "reset-all\n");
+    return;
+  }
+  int r = blkemu_zone_command (disk, (enum blkemu_zone_op) op, off);
+  if (r)
+    sb_printf (sb, "error: zone %s %s: %s\n", what, at ? at : "",
+               strerrordesc_np (r));
+  else
+    sb_printf (sb, "ok\n");
+}
+
 static void
 cmd_keys (struct blkemu_disk *disk, char **save, struct strbuf *sb)
 {
@@ -234,7 +328,8 @@ cmd_help (struct blkemu_disk *disk, char **save, struct strbuf *sb)
   (void) disk;
   (void) save;
   sb_printf (sb, "ok get [KEY] | set KEY=VALUE... | stats | summary | "
-             "reset | dump | crash | power-on | drop | keys | help\n");
+             "reset | dump | crash | power-on | drop | zones [FROM [COUNT]] | "
+             "zone OP OFFSET | keys | help\n");
 }
 
 static const struct {
@@ -244,6 +339,7 @@ static const struct {
   { "get", cmd_get }, { "set", cmd_set }, { "stats", cmd_stats },
   { "summary", cmd_summary }, { "reset", cmd_reset }, { "dump", cmd_dump },
   { "crash", cmd_crash }, { "power-on", cmd_power_on }, { "drop", cmd_drop },
+  { "zones", cmd_zones }, { "zone", cmd_zone },
   { "keys", cmd_keys }, { "help", cmd_help },
 };
 

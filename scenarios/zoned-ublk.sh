@@ -45,6 +45,8 @@ check "open: the disk counts 1 open command, 1 explicitly open zone" \
 dd if=/dev/urandom of="$dev" bs=64K count=4 seek=$((10 * 64)) oflag=direct 2>/dev/null
 check "256K written: zone 10's write pointer moved to +512 sectors" \
   "$(zone_line "$dev" 10 | grep -o 'wptr 0x[0-9a-f]*')" = "wptr 0x000200"
+check "blkemu-ctl zones agrees: zone 10 at +256K, explicitly open" \
+  "$(ctl z zones 40M 1 | tail -1 | awk '{ print $5, $6, $7 }')" = "+256K seq explicit-open"
 blkzone close -o $((10 * 8192)) -c 1 "$dev"
 check "close: zone 10 closed (kernel and disk)" \
   "$(zone_line "$dev" 10 | grep -c 'cond: 4(cl)')/$(disk_stat z .zones.conditions.closed)" = 1/1

@@ -16,6 +16,8 @@
 
 #include "blkemu/blkemu.h"
 #include "check.h"
+#include "control.h"
+#include "strbuf.h"
 
 #define ZS   (1u << 20)    /* zone-size=1M */
 #define BLK  4096u
@@ -399,6 +401,56 @@ test_sigkill (void)
   rmdir (dir);
 }
 
+/* The control commands: zones (a report) and zone OP OFFSET. */
+static char *
+run (struct blkemu_disk *d, const char *cmd)
+{
+  char line[256];
+  snprintf (line, sizeof line, "%s", cmd);
+  struct strbuf sb = { 0 };
+  control_run_command (d, line, &sb);
+  return sb_take (&sb);
+}
+
+static void
+test_control (void)
+{
+  struct blkemu_disk *d = open_disk ("size=8M,zoned=host-managed,"
+                                     "zone-size=1M,conventional-zones=1");
+  char *r = run (d, "zone open 2M");
+  CHECK (r && !strcmp (r, "ok\n"), "zone open 2M: %s", r ? r : "(null)");
+  free (r);
+  CHECK (wr (d, ZS, 3 * BLK, 'a') == 0, "write zone 1");
+  r = run (d, "zones 0 3");
+  CHECK (r && strstr (r, "     0            0       1M       1M            - conv not-wp\n"),
+         "zones: conventional row: %s", r ? r : "(null)");
+  CHECK (r && strstr (r, "     1           1M       1M       1M         +12K seq  implicit-open\n"),
+         "zones: zone 1 row: %s", r ? r : "(null)");
+  CHECK (r && strstr (r, "     2           2M       1M       1M           +0 seq  explicit-open\n"),
+         "zones: zone 2 row: %s", r ? r : "(null)");
+  CHECK (r && !strstr (r, "     3 "), "zones 0 3: three rows only");
+  free (r);
+  r = run (d, "zone reset 1M");
+  CHECK (r && !strcmp (r, "ok\n"), "zone reset 1M: %s", r ? r : "(null)");
+  free (r);
+  r = run (d, "zone reset 0");
+  CHECK (r && strstr (r, "error: zone reset 0: Input/output error"),
+         "a conventional zone: %s", r ? r : "(null)");
+  free (r);
+  r = run (d, "zone shake 1M");
+  CHECK (r && strstr (r, "error: zone needs"), "bad op: %s", r ? r : "(null)");
+  free (r);
+  r = run (d, "zones 1M x");
+  CHECK (r && strstr (r, "error: zones 1M x: COUNT"), "bad count: %s", r ? r : "(null)");
+  free (r);
+  blkemu_disk_close (d);
+  d = open_disk ("size=8M");
+  r = run (d, "zones");
+  CHECK (r && strstr (r, "not zoned"), "zones on a plain disk: %s", r ? r : "(null)");
+  free (r);
+  blkemu_disk_close (d);
+}
+
 static void
 test_latency (void)
 {
@@ -446,6 +498,7 @@ main (void)
   test_sidecar ();
   test_trace ();
   test_sigkill ();
+  test_control ();
   test_latency ();
   test_bad_specs ();
   if (failures) {

@@ -3,6 +3,7 @@
  *   blkemu-ctl SOCKET get [KEY]
  *   blkemu-ctl SOCKET set KEY=VALUE...
  *   blkemu-ctl SOCKET stats | summary | reset | dump | keys | help
+ *   blkemu-ctl SOCKET zones [FROM [COUNT]] | zone OP OFFSET
  *
  * Prints the reply without its "ok" and exits 0, or prints the error on
  * stderr and exits 1.  See docs/blkemu-ctl.1.md.
@@ -36,6 +37,9 @@ usage (FILE *fp)
     "                       write-cache=yes) and fail every request until...\n"
     "  power-on             ...the disk is powered on again\n"
     "  drop                 the next request drops the client connections\n"
+    "  zones [FROM [COUNT]] a zoned disk's zones from byte FROM (default all)\n"
+    "  zone OP OFFSET       zone command: open|close|finish|reset OFFSET, or\n"
+    "                       reset-all\n"
     "  keys                 list the keys that can change at runtime\n"
     "  help                 list the commands the server knows\n"
     "\n"
