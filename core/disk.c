@@ -249,6 +249,7 @@ struct request {
   int err;                       /* injected or from the backend */
   bool injected, slowed;
   int zone_cmd;                  /* a zone command: 1 + enum blkemu_zone_op */
+  uint64_t finish_from;          /* a finish: the write pointer it moved */
   uint64_t *append_at;           /* a zone append: where the data went */
   uint64_t *deadline;            /* per piece */
   uint64_t *cut;                 /* piece i is [cut[i], cut[i + 1]) */
@@ -432,6 +433,9 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
   *counter = &disk->stats.zone_refused;
   if (!zones_on (&disk->zones))
     return EOPNOTSUPP;
+  uint64_t zi = req->offset / disk->zones.zone_size;
+  if (zi < disk->zones.nr)
+    req->finish_from = disk->zones.z[zi].wp;
   int r = zones_command (&disk->zones, (enum blkemu_zone_op) (req->zone_cmd - 1),
                          req->offset);
   if (r)
@@ -453,18 +457,28 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
 }
 
 /* A reset frees its zones' blocks, straight on the medium: the command
- * is durable when it completes, whatever the write cache holds.
+ * is durable when it completes, whatever the write cache holds.  A
+ * finish makes its zone's cached writes durable.
  */
 static void
 zone_cmd_transfer (struct request *req)
 {
   struct blkemu_disk *disk = req->disk;
   enum blkemu_zone_op op = (enum blkemu_zone_op) (req->zone_cmd - 1);
-  if (!disk->backend.ops->can_trim || req->err ||
-      (op != BLKEMU_ZONE_RESET && op != BLKEMU_ZONE_RESET_ALL))
+  bool reset = op == BLKEMU_ZONE_RESET || op == BLKEMU_ZONE_RESET_ALL;
+  if (req->err || (!reset && op != BLKEMU_ZONE_FINISH))
     return;
-  req->err = backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL,
-                         req->free_hi - req->free_lo, req->free_lo, 0);
+  /* The zone's state is durable at once; so are its writes (finish), or
+   * they are gone (reset): no crash may bring back what came before.
+   */
+  wcache_settle (&disk->wcache, req->free_lo, req->free_hi - req->free_lo);
+  /* A finished zone reads zeroes where it was never written: whatever an
+   * earlier crash left past the write pointer goes.
+   */
+  uint64_t lo = reset ? req->free_lo : req->finish_from;
+  if (disk->backend.ops->can_trim && lo < req->free_hi)
+    req->err = backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL,
+                           req->free_hi - lo, lo, 0);
 }
 
 /* Under the disk lock: every piece scheduled as the device would queue
@@ -1088,6 +1102,17 @@ crash_undone (void *zones, uint64_t offset, uint64_t len)
   zones_rollback (zones, offset, len);
 }
 
+/* A zone finished to keep within max-active-zones after a crash: what
+ * lies past its old write pointer reads zeroes.
+ */
+static void
+crash_finished (void *arg, uint64_t from, uint64_t len)
+{
+  struct blkemu_disk *disk = arg;
+  if (disk->backend.ops->can_trim)
+    backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL, len, from, 0);
+}
+
 int
 blkemu_disk_crash (struct blkemu_disk *disk, char *err)
 {
@@ -1102,7 +1127,7 @@ blkemu_disk_crash (struct blkemu_disk *disk, char *err)
                         zones_on (&disk->zones) ? crash_undone : NULL,
                         &disk->zones);
   if (zones_on (&disk->zones))
-    zones_power_cycle (&disk->zones);
+    zones_power_cycle (&disk->zones, crash_finished, disk);
   pthread_mutex_unlock (&disk->lock);
   pthread_mutex_lock (&disk->stats.lock);
   disk->stats.faults.crashes++;

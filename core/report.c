@@ -228,9 +228,11 @@ json_zones (const struct json_out *j, struct blkemu_disk *disk,
              (unsigned long long) c[BLKEMU_ZONE_COND_EXP_OPEN],
              (unsigned long long) c[BLKEMU_ZONE_COND_CLOSED],
              (unsigned long long) c[BLKEMU_ZONE_COND_FULL], j->nl);
-  sb_printf (sb, "%s\"open_peak\": %llu, \"active_peak\": %llu,%s", j->in2,
+  sb_printf (sb, "%s\"open_peak\": %llu, \"active_peak\": %llu, "
+             "\"excursions\": %llu,%s", j->in2,
              (unsigned long long) z->open_peak,
-             (unsigned long long) z->active_peak, j->nl);
+             (unsigned long long) z->active_peak,
+             (unsigned long long) z->excursions, j->nl);
   sb_printf (sb, "%s\"commands\": {\"open\": %llu, \"close\": %llu, "
              "\"finish\": %llu, \"reset\": %llu, \"reset_all\": %llu},%s",
              j->in2, (unsigned long long) z->cmds[BLKEMU_ZONE_OPEN],

@@ -175,6 +175,14 @@ wcache_write (struct wcache *w, enum blkemu_op op, void *buf, uint64_t len,
   return err;
 }
 
+void
+wcache_settle (struct wcache *w, uint64_t offset, uint64_t len)
+{
+  pthread_mutex_lock (&w->lock);
+  make_durable (w, offset, offset + len);
+  pthread_mutex_unlock (&w->lock);
+}
+
 uint64_t
 wcache_generation (struct wcache *w)
 {

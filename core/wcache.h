@@ -49,6 +49,12 @@ int wcache_write (struct wcache *w, enum blkemu_op op, void *buf,
                   uint64_t len, uint64_t offset, unsigned flags,
                   uint64_t limit);
 
+/* [OFFSET, OFFSET + LEN) is settled on the medium, whatever the log
+ * holds for it: a zone finish (its writes made durable) or reset (its
+ * data gone for good).  A crash restores nothing there.
+ */
+void wcache_settle (struct wcache *w, uint64_t offset, uint64_t len);
+
 /* A flush: wcache_generation at the request's arrival, then
  * wcache_flush_run does the backend flush and makes everything logged
  * before it durable.  It fails with EIO, and makes nothing durable, when

@@ -217,7 +217,15 @@ sidecar_open (struct zones *z, const char *file, char *err)
   }
   z->sidecar_fd = fd;
   /* A restart is a power cycle: open zones come back closed. */
-  zones_power_cycle (z);
+  zones_power_cycle (z, NULL, NULL);
+  if (z->excursions) {
+    set_err (err, "zoned: %s holds more active zones than "
+             "max-active-zones=%llu; raise it, or delete the file to start "
+             "with empty zones", path, (unsigned long long) z->max_active);
+    z->sidecar_fd = -1;
+    close (fd);
+    return -1;
+  }
   return 0;
 }
 
@@ -548,8 +556,10 @@ zones_rollback (struct zones *z, uint64_t offset, uint64_t len)
   sidecar_put (z, i);
 }
 
-void
-zones_power_cycle (struct zones *z)
+unsigned
+zones_power_cycle (struct zones *z,
+                   void (*finished) (void *arg, uint64_t from, uint64_t len),
+                   void *arg)
 {
   z->imp_open = z->exp_open = z->closed = 0;
   for (uint64_t i = z->nr_conv; i < z->nr; i++) {
@@ -564,6 +574,26 @@ zones_power_cycle (struct zones *z)
     }
     z->closed += zn->cond == C_CLOSED;
   }
+  /* A rollback can turn full zones back into closed ones, past the
+   * limit: the device finishes the last of them.
+   */
+  unsigned n = 0;
+  for (uint64_t i = z->nr; i-- > z->nr_conv &&
+                           z->max_active && z->closed > z->max_active;) {
+    struct zone *zn = &z->z[i];
+    if (zn->cond != C_CLOSED)
+      continue;
+    uint64_t end = zone_start (z, i) + z->zone_size;
+    if (finished)
+      finished (arg, zn->wp, end - zn->wp);
+    zn->wp = zone_start (z, i) + z->capacity;
+    zn->cond = C_FULL;
+    z->closed--;
+    sidecar_put (z, i);
+    n++;
+  }
+  z->excursions += n;
+  return n;
 }
 
 void
@@ -579,7 +609,7 @@ zones_reset_counters (struct zones *z)
 {
   z->wp_violations = z->boundary_violations = z->full_violations = 0;
   z->open_refused = z->active_refused = z->cond_refused = 0;
-  z->appends = z->writes_seq = z->writes_conv = 0;
+  z->appends = z->writes_seq = z->writes_conv = z->excursions = 0;
   memset (z->cmds, 0, sizeof z->cmds);
   z->open_peak = z->imp_open + z->exp_open;
   z->active_peak = z->open_peak + z->closed;

@@ -42,6 +42,7 @@ struct zones {
   uint64_t wp_violations, boundary_violations, full_violations;
   uint64_t open_refused, active_refused, cond_refused;
   uint64_t appends, cmds[BLKEMU_ZONE_OP_COUNT];
+  uint64_t excursions;             /* zones finished by a power cycle */
   uint64_t writes_seq, writes_conv;
 };
 
@@ -86,8 +87,15 @@ unsigned zones_report (const struct zones *z, uint64_t offset,
                        struct blkemu_zone *out, unsigned nr);
 /* Power loss: the write at [OFFSET, OFFSET + LEN) was undone. */
 void zones_rollback (struct zones *z, uint64_t offset, uint64_t len);
-/* Power loss done: open zones are closed, as after a power cycle. */
-void zones_power_cycle (struct zones *z);
+/* Power loss done: open zones are closed, as after a power cycle.  If
+ * the rollback left more zones active than max-active-zones, the last
+ * ones are finished (ZNS's zone active excursion), FINISHED(ARG, FROM,
+ * LEN) told the range that now reads zeroes.  Returns how many.
+ */
+unsigned zones_power_cycle (struct zones *z,
+                            void (*finished) (void *arg, uint64_t from,
+                                              uint64_t len),
+                            void *arg);
 /* Zero the counters (not the state): the stats' reset.  The peaks
  * restart from what is open and active now.
  */

@@ -282,6 +282,74 @@ test_crash (void)
   blkemu_disk_close (d);
 }
 
+/* A finish is durable with its zone's writes; a crash that would leave
+ * more zones active than allowed finishes the last of them.
+ */
+static void
+test_crash_finish_excursion (void)
+{
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_disk *d = open_disk ("size=4M,zoned=host-managed,"
+                                     "zone-size=1M,write-cache=yes,"
+                                     "max-active-zones=1");
+  CHECK (wr (d, 0, 4 * BLK, 'a') == 0, "zone 0: 4 unflushed blocks");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_FINISH, 0) == 0, "finish 0");
+  CHECK (wr (d, ZS, ZS, 'b') == 0, "zone 1 written full, unflushed");
+  CHECK (wr (d, 2 * ZS, 2 * BLK, 'c') == 0, "zone 2: 2 unflushed blocks");
+  char fua[BLK];
+  memset (fua, 'd', sizeof fua);
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, fua, BLK, 2 * ZS + 2 * BLK,
+                    BLKEMU_FLAG_FUA) == 0, "zone 2: then a FUA block");
+  CHECK (blkemu_disk_crash (d, err) == 0, "crash");
+  blkemu_disk_power_on (d);
+  struct blkemu_zone z0 = zone_at (d, 0), z1 = zone_at (d, ZS),
+                     z2 = zone_at (d, 2 * ZS);
+  CHECK (z0.cond == BLKEMU_ZONE_COND_FULL, "the finished zone stays full");
+  char buf[BLK];
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 3 * BLK, 0) == 0 &&
+         buf[0] == 'a', "with the writes the finish made durable");
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 4 * BLK, 0) == 0 &&
+         buf[0] == 0, "and zeroes past them");
+  CHECK (z1.cond == BLKEMU_ZONE_COND_EMPTY, "zone 1 lost it all: empty");
+  /* Zone 2 rolled back to 0 too: nothing left closed. */
+  CHECK (z2.cond == BLKEMU_ZONE_COND_EMPTY && z2.wp == 2 * ZS,
+         "zone 2 back to its start (the FUA block after a lost one is "
+         "past the write pointer): cond %u", z2.cond);
+  blkemu_disk_close (d);
+
+  /* Zone 1 full (the last of it unflushed), then zone 0 active: the
+   * crash makes zone 1 closed again, two active with room for one, so
+   * the device finishes zone 1.
+   */
+  d = open_disk ("size=4M,zoned=host-managed,zone-size=1M,write-cache=yes,"
+                 "max-active-zones=1");
+  char one[2 * BLK];
+  memset (one, 'f', sizeof one);
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, 2 * BLK, ZS, BLKEMU_FLAG_FUA)
+         == 0, "zone 1: 2 FUA blocks");
+  CHECK (wr (d, ZS + 2 * BLK, ZS - 2 * BLK, 'g') == 0,
+         "zone 1 filled, unflushed");
+  CHECK (zone_at (d, ZS).cond == BLKEMU_ZONE_COND_FULL, "zone 1 full");
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, 2 * BLK, 0, BLKEMU_FLAG_FUA)
+         == 0, "zone 0: 2 FUA blocks (the one active zone)");
+  CHECK (wr (d, 2 * ZS, BLK, 'h') == EOVERFLOW, "no room for a second");
+  CHECK (blkemu_disk_crash (d, err) == 0, "crash");
+  blkemu_disk_power_on (d);
+  z0 = zone_at (d, 0);
+  z1 = zone_at (d, ZS);
+  CHECK (z0.cond == BLKEMU_ZONE_COND_CLOSED && z0.wp == 2 * BLK,
+         "zone 0 closed at its FUA blocks");
+  CHECK (z1.cond == BLKEMU_ZONE_COND_FULL, "zone 1 finished by the device");
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + BLK, 0) == 0 &&
+         buf[0] == 'f', "zone 1 keeps its durable blocks");
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 2 * BLK, 0) == 0 &&
+         buf[0] == 0, "and reads zeroes where its lost writes were");
+  char *json = blkemu_disk_stats_json (d, false);
+  CHECK (json && strstr (json, "\"excursions\": 1"), "one excursion counted");
+  free (json);
+  blkemu_disk_close (d);
+}
+
 static void
 test_sidecar (void)
 {
@@ -495,6 +563,7 @@ main (void)
   test_limits ();
   test_capacity ();
   test_crash ();
+  test_crash_finish_excursion ();
   test_sidecar ();
   test_trace ();
   test_sigkill ();
