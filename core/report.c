@@ -486,6 +486,39 @@ summary_counters (struct strbuf *sb, const struct stats *st)
                                / (double) st->rw_requests : 0.0);
 }
 
+/* A zoned disk: its zones by condition, commands and what was refused. */
+static void
+summary_zones (struct strbuf *sb, struct blkemu_disk *disk)
+{
+  pthread_mutex_lock (&disk->lock);
+  const struct zones *z = &disk->zones;
+  if (zones_on (z)) {
+    uint64_t c[16];
+    zones_count (z, c);
+    sb_printf (sb, "zones: %llu (%llu conventional): %llu empty, %llu open "
+               "(peak %llu), %llu closed, %llu full; %llu resets, %llu "
+               "finishes, %llu appends; refused: %llu off the write "
+               "pointer, %llu past a zone's end, %llu into full zones, %llu "
+               "for open/active limits\n",
+               (unsigned long long) z->nr, (unsigned long long) z->nr_conv,
+               (unsigned long long) c[BLKEMU_ZONE_COND_EMPTY],
+               (unsigned long long) (c[BLKEMU_ZONE_COND_IMP_OPEN] +
+                                     c[BLKEMU_ZONE_COND_EXP_OPEN]),
+               (unsigned long long) z->open_peak,
+               (unsigned long long) c[BLKEMU_ZONE_COND_CLOSED],
+               (unsigned long long) c[BLKEMU_ZONE_COND_FULL],
+               (unsigned long long) (z->cmds[BLKEMU_ZONE_RESET] +
+                                     z->cmds[BLKEMU_ZONE_RESET_ALL]),
+               (unsigned long long) z->cmds[BLKEMU_ZONE_FINISH],
+               (unsigned long long) z->appends,
+               (unsigned long long) z->wp_violations,
+               (unsigned long long) z->boundary_violations,
+               (unsigned long long) z->full_violations,
+               (unsigned long long) (z->open_refused + z->active_refused));
+  }
+  pthread_mutex_unlock (&disk->lock);
+}
+
 char *
 blkemu_disk_summary_text (struct blkemu_disk *disk)
 {
@@ -515,6 +548,7 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
              "oversize=%s\n", name, secs, total, mt, pol);
   summary_table (&sb, st, secs);
   summary_counters (&sb, st);
+  summary_zones (&sb, disk);
   summary_histogram (&sb, "read", &st->op[BLKEMU_OP_READ], slots);
   summary_histogram (&sb, "write", &st->op[BLKEMU_OP_WRITE], slots);
   free (slots);

@@ -167,7 +167,13 @@ test_write_pointer (void)
   CHECK (blkemu_zone_report (d, 16 * (uint64_t) ZS, all, 16) == 0,
          "report past the end");
 
-  /* Stats. */
+  /* The summary's line, and the stats. */
+  char *text = blkemu_disk_summary_text (d);
+  CHECK (text && strstr (text, "zones: 16 (2 conventional): 14 empty, 0 open "
+                               "(peak 1), 0 closed, 0 full; 2 resets, 1 "
+                               "finishes, 1 appends; refused: 3 off the write "
+                               "pointer"), "summary: %s", text ? text : "");
+  free (text);
   char *json = blkemu_disk_stats_json (d, false);
   CHECK (json && strstr (json, "\"zones\": {\"count\": 16"), "stats zones");
   CHECK (json && strstr (json, "\"reset\": 1, \"reset_all\": 1"),
