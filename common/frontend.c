@@ -19,7 +19,7 @@ frontend_open_disks (const char *prog, enum blkemu_frontend frontend,
     return -1;
   }
   for (size_t i = 0; i < n; i++) {
-    disks[i] = blkemu_disk_open_spec (specs[i], i, err);
+    disks[i] = blkemu_disk_open_spec (specs[i], i, err, sizeof err);
     if (!disks[i]) {
       fprintf (stderr, "%s: --disk '%s': %s\n", prog, specs[i], err);
       frontend_close_disks (disks, i);
@@ -36,7 +36,8 @@ frontend_open_disks (const char *prog, enum blkemu_frontend frontend,
                  name);
         clash = true;
       }
-    if (!clash && blkemu_disk_check_frontend (disks[i], frontend, err)) {
+    if (!clash && blkemu_disk_check_frontend (disks[i], frontend, err,
+                                              sizeof err)) {
       fprintf (stderr, "%s: --disk '%s': %s\n", prog, specs[i], err);
       clash = true;
     }

@@ -84,16 +84,18 @@ static const char *const frontend_names[] = { "NBD", "FUSE", "ublk" };
 
 int
 blkemu_disk_check_frontend (struct blkemu_disk *disk,
-                            enum blkemu_frontend frontend, char *err)
+                            enum blkemu_frontend frontend, char *err,
+                            size_t errlen)
 {
   pthread_mutex_lock (&disk->lock);
   bool zoned = disk->cfg.num[K_ZONED] != 0;
   pthread_mutex_unlock (&disk->lock);
   if (zoned && !(carriage_of (K_ZONED, frontend) & T)) {
-    set_err (err, "zoned=host-managed: %s has no zone commands, zone "
+    char e[BLKEMU_ERR_MAX];
+    set_err (e, "zoned=host-managed: %s has no zone commands, zone "
              "reports or zone append; serve a zoned disk with blkemu-ublk",
              frontend_names[frontend]);
-    return -1;
+    return err_result (-1, e, err, errlen);
   }
   return 0;
 }

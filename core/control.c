@@ -124,7 +124,7 @@ cmd_get (struct blkemu_disk *disk, char **save, struct strbuf *sb)
   char err[BLKEMU_ERR_MAX], v[CONFIG_TEXT_MAX];
   char *key = strtok_r (NULL, " \t", save);
   if (key) {
-    if (blkemu_disk_get (disk, key, v, sizeof v, err) == -1)
+    if (blkemu_disk_get (disk, key, v, sizeof v, err, sizeof err) == -1)
       sb_printf (sb, "error: %s\n", err);
     else
       sb_printf (sb, "ok %s\n", v);
@@ -132,7 +132,8 @@ cmd_get (struct blkemu_disk *disk, char **save, struct strbuf *sb)
   }
   sb_printf (sb, "ok");
   for (size_t i = 0; blkemu_key_name (i); i++) {
-    blkemu_disk_get (disk, blkemu_key_name (i), v, sizeof v, err);
+    blkemu_disk_get (disk, blkemu_key_name (i), v, sizeof v, err,
+                     sizeof err);
     sb_printf (sb, " %s=%s", blkemu_key_name (i), v);
   }
   sb_printf (sb, "\n");
@@ -187,7 +188,7 @@ cmd_dump (struct blkemu_disk *disk, char **save, struct strbuf *sb)
 {
   (void) save;
   char err[BLKEMU_ERR_MAX];
-  if (blkemu_disk_write_stats (disk, err) == -1)
+  if (blkemu_disk_write_stats (disk, err, sizeof err) == -1)
     sb_printf (sb, "error: %s\n", err);
   else
     sb_printf (sb, "ok %s\n", disk->cfg.str[K_STATS]);
@@ -198,7 +199,7 @@ cmd_crash (struct blkemu_disk *disk, char **save, struct strbuf *sb)
 {
   (void) save;
   char err[BLKEMU_ERR_MAX];
-  reply_result (sb, blkemu_disk_crash (disk, err), err);
+  reply_result (sb, blkemu_disk_crash (disk, err, sizeof err), err);
 }
 
 static void
@@ -266,12 +267,12 @@ cmd_zones (struct blkemu_disk *disk, char **save, struct strbuf *sb)
         wp[0] = '+';
         blkemu_format_size (z[i].wp - z[i].start, wp + 1, sizeof wp - 1);
       }
+      const char *cond = zone_cond_names[z[i].cond & 15];
       sb_printf (sb, "%6llu %12s %8s %8s %12s %-4s %s\n",
                  (unsigned long long) (z[i].start / zg.zone_size), start, len,
                  cap, wp,
                  z[i].type == BLKEMU_ZONE_TYPE_CONVENTIONAL ? "conv" : "seq",
-                 zone_cond_names[z[i].cond & 15] ? zone_cond_names[z[i].cond & 15]
-                                                 : "?");
+                 cond ? cond : "?");
     }
     n -= got;
     off = z[got - 1].start + z[got - 1].len;
@@ -527,7 +528,8 @@ service_main (void *arg)
     uint64_t gen = __atomic_load_n (&usr1_generation, __ATOMIC_RELAXED);
     if (gen != sv->usr1_seen) {
       sv->usr1_seen = gen;
-      if (disk->cfg.str[K_STATS] && blkemu_disk_write_stats (disk, err) == -1)
+      if (disk->cfg.str[K_STATS] &&
+          blkemu_disk_write_stats (disk, err, sizeof err) == -1)
         fprintf (stderr, "blkemu: %s\n", err);
     }
     if (r < 0)

@@ -436,7 +436,8 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
   uint64_t zi = req->offset / disk->zones.zone_size;
   if (zi < disk->zones.nr)
     req->finish_from = disk->zones.z[zi].wp;
-  int r = zones_command (&disk->zones, (enum blkemu_zone_op) (req->zone_cmd - 1),
+  int r = zones_command (&disk->zones,
+                         (enum blkemu_zone_op) (req->zone_cmd - 1),
                          req->offset);
   if (r)
     return r;
@@ -1026,11 +1027,12 @@ blkemu_extents (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
 
 int
 blkemu_disk_get (struct blkemu_disk *disk, const char *key, char *out,
-                 size_t outlen, char *err)
+                 size_t outlen, char *err, size_t errlen)
 {
   int id = config_key_lookup (key);
   if (id < 0) {
-    set_err (err, "unknown key '%s'", key);
+    if (err && errlen)
+      snprintf (err, errlen, "unknown key '%s'", key);
     return -1;
   }
   pthread_mutex_lock (&disk->lock);
@@ -1082,18 +1084,19 @@ disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs, char *err)
 
 int
 blkemu_disk_set (struct blkemu_disk *disk, const char *key, const char *value,
-                 char *err)
+                 char *err, size_t errlen)
 {
+  char e[BLKEMU_ERR_MAX];
   size_t n = strlen (key) + strlen (value) + 2;
   char *pair = malloc (n);
   if (!pair) {
-    set_err (err, "out of memory");
-    return -1;
+    set_err (e, "out of memory");
+    return err_result (-1, e, err, errlen);
   }
   snprintf (pair, n, "%s=%s", key, value);
-  int r = disk_set_pairs (disk, &pair, 1, err);
+  int r = disk_set_pairs (disk, &pair, 1, e);
   free (pair);
-  return r;
+  return err_result (r, e, err, errlen);
 }
 
 static void
@@ -1113,8 +1116,8 @@ crash_finished (void *arg, uint64_t from, uint64_t len)
     backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL, len, from, 0);
 }
 
-int
-blkemu_disk_crash (struct blkemu_disk *disk, char *err)
+static int
+disk_crash (struct blkemu_disk *disk, char *err)
 {
   uint64_t writes = 0, bytes = 0;
   /* Under the disk lock (before the cache's: never the other way), so
@@ -1140,6 +1143,13 @@ blkemu_disk_crash (struct blkemu_disk *disk, char *err)
     return -1;
   }
   return 0;
+}
+
+int
+blkemu_disk_crash (struct blkemu_disk *disk, char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  return err_result (disk_crash (disk, e), e, err, errlen);
 }
 
 void

@@ -13,3 +13,19 @@ set_err (char *err, const char *fmt, ...)
   vsnprintf (err, BLKEMU_ERR_MAX, fmt, ap);
   va_end (ap);
 }
+
+int
+err_result (int r, const char *e, char *err, size_t errlen)
+{
+  if (r == -1 && err && errlen)
+    snprintf (err, errlen, "%s", e);
+  return r;
+}
+
+void *
+err_result_ptr (void *p, const char *e, char *err, size_t errlen)
+{
+  if (!p && err && errlen)
+    snprintf (err, errlen, "%s", e);
+  return p;
+}

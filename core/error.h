@@ -11,4 +11,12 @@
 void set_err (char *err, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 
+/* The public API takes the caller's buffer with its size: the core fills
+ * one of BLKEMU_ERR_MAX (E) and these copy it out, cut to ERRLEN.
+ * err_result returns R; err_result_ptr returns P.
+ */
+#include <stddef.h>
+int err_result (int r, const char *e, char *err, size_t errlen);
+void *err_result_ptr (void *p, const char *e, char *err, size_t errlen);
+
 #endif

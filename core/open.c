@@ -13,8 +13,8 @@
 #include "disk.h"
 #include "error.h"
 
-struct blkemu_disk *
-blkemu_disk_open (const struct blkemu_spec *spec, char *err)
+static struct blkemu_disk *
+disk_open (const struct blkemu_spec *spec, char *err)
 {
   struct blkemu_disk *disk = disk_create (spec, err);
   if (!disk)
@@ -30,7 +30,14 @@ blkemu_disk_open (const struct blkemu_spec *spec, char *err)
 }
 
 struct blkemu_disk *
-blkemu_disk_open_spec (const char *list, size_t index, char *err)
+blkemu_disk_open (const struct blkemu_spec *spec, char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  return err_result_ptr (disk_open (spec, e), e, err, errlen);
+}
+
+static struct blkemu_disk *
+disk_open_spec (const char *list, size_t index, char *err)
 {
   struct blkemu_spec *spec = blkemu_spec_new ();
   if (!spec) {
@@ -38,13 +45,13 @@ blkemu_disk_open_spec (const char *list, size_t index, char *err)
     return NULL;
   }
   struct blkemu_disk *disk = NULL;
-  if (blkemu_spec_set_list (spec, list, err) == -1)
+  if (blkemu_spec_set_list (spec, list, err, BLKEMU_ERR_MAX) == -1)
     goto out;
   const char *name = blkemu_spec_get (spec, "name");
   char defname[32];
   if (!name) {
     snprintf (defname, sizeof defname, "d%zu", index);
-    if (blkemu_spec_set (spec, "name", defname, err) == -1)
+    if (blkemu_spec_set (spec, "name", defname, err, BLKEMU_ERR_MAX) == -1)
       goto out;
     name = defname;
   }
@@ -55,16 +62,25 @@ blkemu_disk_open_spec (const char *list, size_t index, char *err)
              name);
     goto out;
   }
-  disk = blkemu_disk_open (spec, err);
+  disk = disk_open (spec, err);
 out:
   blkemu_spec_free (spec);
   return disk;
 }
 
-int
-blkemu_disk_start (struct blkemu_disk *disk, char *err)
+struct blkemu_disk *
+blkemu_disk_open_spec (const char *list, size_t index, char *err,
+                       size_t errlen)
 {
-  return service_start (disk, err);
+  char e[BLKEMU_ERR_MAX];
+  return err_result_ptr (disk_open_spec (list, index, e), e, err, errlen);
+}
+
+int
+blkemu_disk_start (struct blkemu_disk *disk, char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  return err_result (service_start (disk, e), e, err, errlen);
 }
 
 void
@@ -75,7 +91,8 @@ blkemu_disk_close (struct blkemu_disk *disk)
     return;
   blkemu_disk_cancel (disk);
   service_stop (disk);
-  if (disk->cfg.str[K_STATS] && blkemu_disk_write_stats (disk, err) == -1)
+  if (disk->cfg.str[K_STATS] &&
+      blkemu_disk_write_stats (disk, err, sizeof err) == -1)
     fprintf (stderr, "blkemu: %s\n", err);
   if (disk->cfg.num[K_SUMMARY])
     disk_write_summary (disk, stderr);

@@ -354,8 +354,8 @@ blkemu_write_file_atomic (const char *path, const char *text)
   return 0;
 }
 
-int
-blkemu_disk_write_stats (struct blkemu_disk *disk, char *err)
+static int
+write_stats (struct blkemu_disk *disk, char *err)
 {
   const char *path = disk->cfg.str[K_STATS];
   if (!path) {
@@ -374,6 +374,13 @@ blkemu_disk_write_stats (struct blkemu_disk *disk, char *err)
     set_err (err, "stats=%s: %s", path, strerrordesc_np (errno));
   free (json);
   return r;
+}
+
+int
+blkemu_disk_write_stats (struct blkemu_disk *disk, char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  return err_result (write_stats (disk, e), e, err, errlen);
 }
 
 /* ---- the human summary ------------------------------------------- */

@@ -177,9 +177,9 @@ blkemu_spec_free (struct blkemu_spec *spec)
   free (spec);
 }
 
-int
-blkemu_spec_set (struct blkemu_spec *spec, const char *key, const char *value,
-                 char *err)
+static int
+spec_set (struct blkemu_spec *spec, const char *key, const char *value,
+          char *err)
 {
   int id = config_key_lookup (key);
   uint64_t num;
@@ -215,7 +215,15 @@ split_pair (char *pair, char **key, char **value, char *err)
 }
 
 int
-blkemu_spec_set_list (struct blkemu_spec *spec, const char *list, char *err)
+blkemu_spec_set (struct blkemu_spec *spec, const char *key, const char *value,
+                 char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  return err_result (spec_set (spec, key, value, e), e, err, errlen);
+}
+
+static int
+spec_set_list (struct blkemu_spec *spec, const char *list, char *err)
 {
   char *copy = strdup (list), *save = NULL;
   int r = 0;
@@ -228,10 +236,18 @@ blkemu_spec_set_list (struct blkemu_spec *spec, const char *list, char *err)
     char *key, *value;
     r = split_pair (tok, &key, &value, err);
     if (r == 0)
-      r = blkemu_spec_set (spec, key, value, err);
+      r = spec_set (spec, key, value, err);
   }
   free (copy);
   return r;
+}
+
+int
+blkemu_spec_set_list (struct blkemu_spec *spec, const char *list, char *err,
+                      size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  return err_result (spec_set_list (spec, list, e), e, err, errlen);
 }
 
 const char *

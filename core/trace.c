@@ -334,9 +334,9 @@ errno_from_name (const char *s)
   return EIO;
 }
 
-int
-blkemu_trace_convert (FILE *in, const char *in_name, FILE *out,
-                      const char *format, const char *disk_name, char *err)
+static int
+trace_convert (FILE *in, const char *in_name, FILE *out, const char *format,
+               const char *disk_name, char *err)
 {
   enum trace_format f;
   if (!strcmp (format, "blktrace"))
@@ -410,4 +410,14 @@ blkemu_trace_convert (FILE *in, const char *in_name, FILE *out,
   }
   free (t.name);
   return r;
+}
+
+int
+blkemu_trace_convert (FILE *in, const char *in_name, FILE *out,
+                      const char *format, const char *disk_name, char *err,
+                      size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  return err_result (trace_convert (in, in_name, out, format, disk_name, e),
+                     e, err, errlen);
 }

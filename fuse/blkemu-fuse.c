@@ -411,7 +411,8 @@ attr_text (size_t d, unsigned attr)
   case ATTR_RESET: return strdup ("");
   default:
     /* one byte kept for the newline */
-    if (blkemu_disk_get (emu, attr_name (attr), v, sizeof v - 1, err) == -1)
+    if (blkemu_disk_get (emu, attr_name (attr), v, sizeof v - 1, err,
+                         sizeof err) == -1)
       return NULL;
     strcat (v, "\n");
     return strdup (v);
@@ -526,7 +527,8 @@ attr_write (size_t d, unsigned attr, const char *data, size_t size)
              attr_name (attr));
     return EINVAL;
   }
-  if (blkemu_disk_set (disks[d].emu, attr_name (attr), value, err) == -1) {
+  if (blkemu_disk_set (disks[d].emu, attr_name (attr), value, err,
+                       sizeof err) == -1) {
     fprintf (stderr, "blkemu-fuse: %s: %s\n", disks[d].name, err);
     return EINVAL;
   }
@@ -830,7 +832,7 @@ main (int argc, char **argv)
   /* Service threads (control sockets, SIGUSR1) start after the fork. */
   char err[BLKEMU_ERR_MAX];
   for (size_t i = 0; i < ndisks; i++)
-    if (blkemu_disk_start (disks[i].emu, err) == -1) {
+    if (blkemu_disk_start (disks[i].emu, err, sizeof err) == -1) {
       fprintf (stderr, "blkemu-fuse: disk %s: %s\n", disks[i].name, err);
       goto out_unmount;
     }

@@ -20,7 +20,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     return 0;
   char err[BLKEMU_ERR_MAX];
   struct blkemu_disk *disk =
-    blkemu_disk_open_spec ("size=16M,write-cache=yes,cache-size=1M", 0, err);
+    blkemu_disk_open_spec ("size=16M,write-cache=yes,cache-size=1M", 0, err,
+                           sizeof err);
   if (!disk)
     abort ();
   for (char *line = text, *next; line; line = next) {
@@ -47,7 +48,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
    * byte block: no max-transfer the input may set is below it.
    */
   char buf[512];
-  blkemu_disk_set (disk, "error-mode", "off", err);
+  blkemu_disk_set (disk, "error-mode", "off", err, sizeof err);
   int r = blkemu_io (disk, BLKEMU_OP_READ, buf, sizeof buf, 0, 0);
   if (r != 0 && r != EIO && r != BLKEMU_ERR_DROP)
     abort ();

@@ -18,7 +18,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   char err[BLKEMU_ERR_MAX];
   struct blkemu_spec *spec = blkemu_spec_new ();
   struct blkemu_config cfg;
-  blkemu_spec_set (spec, "size", "1G", err);
+  blkemu_spec_set (spec, "size", "1G", err, sizeof err);
   if (config_build (&cfg, spec, err) != 0)
     abort ();
   if (config_apply_profile_text (&cfg, "fuzz.conf", text, err) == 0)

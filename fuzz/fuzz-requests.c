@@ -164,7 +164,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
               (unsigned long long) (take (&in, 16) * lbs), take (&in, 101),
               take (&in, 4));
   }
-  struct blkemu_disk *disk = blkemu_disk_open_spec (spec, 0, err);
+  struct blkemu_disk *disk = blkemu_disk_open_spec (spec, 0, err, sizeof err);
   if (!disk) {
     fprintf (stderr, "%s: %s\n", spec, err);
     abort ();
@@ -244,7 +244,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       break;
     case 7:                            /* crash, power on, check */
       inside_crash = 1;
-      if (blkemu_disk_crash (disk, err) != 0)
+      if (blkemu_disk_crash (disk, err, sizeof err) != 0)
         abort ();
       inside_crash = 0;
       offline = true;
@@ -252,7 +252,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         abort ();
       blkemu_disk_power_on (disk);
       offline = false;
-      if (blkemu_disk_set (disk, "error-mode", "off", err) != 0)
+      if (blkemu_disk_set (disk, "error-mode", "off", err, sizeof err) != 0)
         abort ();
       faults = 0;
       for (uint64_t i = 0; check_data && i < BLOCKS; i++) {
@@ -279,7 +279,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         { "latency-dist", "lognormal" }, { "latency-jitter", "50us" },
       };
       unsigned k = take (&in, sizeof sets / sizeof sets[0]);
-      if (blkemu_disk_set (disk, sets[k][0], sets[k][1], err) == 0) {
+      if (blkemu_disk_set (disk, sets[k][0], sets[k][1], err,
+                           sizeof err) == 0) {
         if (k == 0 || k == 1)
           max_rw = disk->cfg.num[K_MAX_TRANSFER];
         if (k == 2 && max_rw)

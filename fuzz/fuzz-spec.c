@@ -39,14 +39,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   /* The whole list, and a disk when it is valid. */
   struct blkemu_spec *spec = blkemu_spec_new ();
-  if (blkemu_spec_set_list (spec, list, err) == 0) {
+  if (blkemu_spec_set_list (spec, list, err, sizeof err) == 0) {
     const char *sz = blkemu_spec_get (spec, "size");
     struct blkemu_config probe;
     if (config_build (&probe, spec, err) == 0) {
       if (probe.num[K_SIZE] > (1ull << 40))
-        blkemu_spec_set (spec, "backend", "null", err);
+        blkemu_spec_set (spec, "backend", "null", err, sizeof err);
       config_free (&probe);
-      struct blkemu_disk *disk = blkemu_disk_open (spec, err);
+      struct blkemu_disk *disk = blkemu_disk_open (spec, err, sizeof err);
       if (disk) {
         struct blkemu_geometry geo;
         blkemu_disk_geometry (disk, &geo);

@@ -214,7 +214,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             "cache-size=16M,latency-zone=1ms,latency-write=10us",
             nzones * ZS, ZS, cap_blocks * BLK, nconv, max_open, max_active,
             cache ? "yes" : "no");
-  struct blkemu_disk *d = blkemu_disk_open_spec (spec, 0, err);
+  struct blkemu_disk *d = blkemu_disk_open_spec (spec, 0, err, sizeof err);
   if (!d) {
     fprintf (stderr, "%s: %s\n", spec, err);
     abort ();
@@ -291,7 +291,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     case 10:                         /* crash and power on */
       if (!cache)
         break;
-      if (blkemu_disk_crash (d, err))
+      if (blkemu_disk_crash (d, err, sizeof err))
         fail ("crash failed", 0, 0, 0);
       blkemu_disk_power_on (d);
       for (unsigned i = nconv; i < nzones; i++) {

@@ -47,7 +47,7 @@ static int
 plugin_config (const char *key, const char *value)
 {
   char err[BLKEMU_ERR_MAX];
-  if (blkemu_spec_set (spec, key, value, err) == -1) {
+  if (blkemu_spec_set (spec, key, value, err, sizeof err) == -1) {
     nbdkit_error ("%s", err);
     return -1;
   }
@@ -69,12 +69,13 @@ static int
 plugin_config_complete (void)
 {
   char err[BLKEMU_ERR_MAX];
-  disk = blkemu_disk_open (spec, err);
+  disk = blkemu_disk_open (spec, err, sizeof err);
   if (!disk) {
     nbdkit_error ("%s", err);
     return -1;
   }
-  if (blkemu_disk_check_frontend (disk, BLKEMU_FRONTEND_NBD, err) == -1) {
+  if (blkemu_disk_check_frontend (disk, BLKEMU_FRONTEND_NBD, err,
+                                  sizeof err) == -1) {
     nbdkit_error ("%s", err);
     blkemu_disk_close (disk);
     disk = NULL;
@@ -93,7 +94,7 @@ static int
 plugin_after_fork (void)
 {
   char err[BLKEMU_ERR_MAX];
-  if (blkemu_disk_start (disk, err) == -1) {
+  if (blkemu_disk_start (disk, err, sizeof err) == -1) {
     nbdkit_error ("%s", err);
     return -1;
   }
@@ -188,7 +189,7 @@ static void
 drop_client_connections (void *handle)
 {
   char control[4096] = "", err[BLKEMU_ERR_MAX];
-  blkemu_disk_get (handle, "control", control, sizeof control, err);
+  blkemu_disk_get (handle, "control", control, sizeof control, err, sizeof err);
   DIR *dir = opendir ("/proc/self/fd");
   if (!dir)
     return;

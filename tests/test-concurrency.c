@@ -90,7 +90,7 @@ controller (void *arg)
   };
   unsigned i = 0;
   while (!__atomic_load_n (&stop_control, __ATOMIC_ACQUIRE)) {
-    blkemu_disk_set (disk, sets[i % 9][0], sets[i % 9][1], err);
+    blkemu_disk_set (disk, sets[i % 9][0], sets[i % 9][1], err, sizeof err);
     free (blkemu_disk_stats_json (disk, i % 2));
     free (blkemu_disk_summary_text (disk));
     if (i % 10 == 9) {
@@ -99,7 +99,7 @@ controller (void *arg)
        */
       pthread_rwlock_wrlock (&crash_lock);
       __atomic_add_fetch (&crash_count, 1, __ATOMIC_ACQ_REL);
-      CHECK (blkemu_disk_crash (disk, err) == 0, "crash: %s", err);
+      CHECK (blkemu_disk_crash (disk, err, sizeof err) == 0, "crash: %s", err);
       crashes_done++;
       blkemu_disk_power_on (disk);
       pthread_rwlock_unlock (&crash_lock);
@@ -114,7 +114,7 @@ static void
 run (const char *spec)
 {
   char err[BLKEMU_ERR_MAX];
-  disk = blkemu_disk_open_spec (spec, 0, err);
+  disk = blkemu_disk_open_spec (spec, 0, err, sizeof err);
   CHECK (disk != NULL, "open %s: %s", spec, err);
   if (!disk)
     return;
@@ -131,9 +131,9 @@ run (const char *spec)
   /* Crash with everything flushed: nothing may change. */
   unsigned char *before = malloc (SHARED), *after = malloc (SHARED);
   CHECK (blkemu_io (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0) == 0, "flush");
-  blkemu_disk_set (disk, "max-transfer", "32M", err);
+  blkemu_disk_set (disk, "max-transfer", "32M", err, sizeof err);
   CHECK (blkemu_io (disk, BLKEMU_OP_READ, before, SHARED, 0, 0) == 0, "read");
-  CHECK (blkemu_disk_crash (disk, err) == 0, "crash: %s", err);
+  CHECK (blkemu_disk_crash (disk, err, sizeof err) == 0, "crash: %s", err);
   blkemu_disk_power_on (disk);
   CHECK (blkemu_io (disk, BLKEMU_OP_READ, after, SHARED, 0, 0) == 0,
          "read after power-on");

@@ -28,8 +28,8 @@ open_disk (const char *list)
   char err[BLKEMU_ERR_MAX];
   struct blkemu_spec *spec = blkemu_spec_new ();
   struct blkemu_disk *d = NULL;
-  if (blkemu_spec_set_list (spec, list, err) == 0)
-    d = blkemu_disk_open (spec, err);
+  if (blkemu_spec_set_list (spec, list, err, sizeof err) == 0)
+    d = blkemu_disk_open (spec, err, sizeof err);
   blkemu_spec_free (spec);
   CHECK (d, "open %s: %s", list, err);
   return d;
@@ -42,8 +42,8 @@ open_error (const char *list)
   struct blkemu_spec *spec = blkemu_spec_new ();
   struct blkemu_disk *d = NULL;
   err[0] = 0;
-  if (blkemu_spec_set_list (spec, list, err) == 0)
-    d = blkemu_disk_open (spec, err);
+  if (blkemu_spec_set_list (spec, list, err, sizeof err) == 0)
+    d = blkemu_disk_open (spec, err, sizeof err);
   blkemu_spec_free (spec);
   if (d) {
     blkemu_disk_close (d);
@@ -266,7 +266,7 @@ test_crash (void)
   memset (one, 'd', sizeof one);
   CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, BLK, 2 * ZS, BLKEMU_FLAG_FUA)
          == 0, "zone 2: a FUA block");
-  CHECK (blkemu_disk_crash (d, err) == 0, "crash: %s", err);
+  CHECK (blkemu_disk_crash (d, err, sizeof err) == 0, "crash: %s", err);
   blkemu_disk_power_on (d);
   struct blkemu_zone z0 = zone_at (d, 0), z1 = zone_at (d, ZS),
                      z2 = zone_at (d, 2 * ZS);
@@ -306,7 +306,7 @@ test_crash_finish_excursion (void)
   memset (fua, 'd', sizeof fua);
   CHECK (blkemu_io (d, BLKEMU_OP_WRITE, fua, BLK, 2 * ZS + 2 * BLK,
                     BLKEMU_FLAG_FUA) == 0, "zone 2: then a FUA block");
-  CHECK (blkemu_disk_crash (d, err) == 0, "crash");
+  CHECK (blkemu_disk_crash (d, err, sizeof err) == 0, "crash");
   blkemu_disk_power_on (d);
   struct blkemu_zone z0 = zone_at (d, 0), z1 = zone_at (d, ZS),
                      z2 = zone_at (d, 2 * ZS);
@@ -339,7 +339,7 @@ test_crash_finish_excursion (void)
   CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, 2 * BLK, 0, BLKEMU_FLAG_FUA)
          == 0, "zone 0: 2 FUA blocks (the one active zone)");
   CHECK (wr (d, 2 * ZS, BLK, 'h') == EOVERFLOW, "no room for a second");
-  CHECK (blkemu_disk_crash (d, err) == 0, "crash");
+  CHECK (blkemu_disk_crash (d, err, sizeof err) == 0, "crash");
   blkemu_disk_power_on (d);
   z0 = zone_at (d, 0);
   z1 = zone_at (d, ZS);
@@ -555,6 +555,12 @@ test_bad_specs (void)
     { "size=4M,zone-size=1M", "zone-size=1M: only for a zoned disk" },
     { "size=4M,zoned=yes", "zoned" },
   };
+  /* The caller's buffer size is respected: the message is cut to fit. */
+  char small[16];
+  memset (small, 'x', sizeof small);
+  CHECK (!blkemu_disk_open_spec ("size=4M,zone-size=1M", 0, small, 12) &&
+         !strcmp (small, "zone-size=1") && small[12] == 'x' &&
+         small[15] == 'x', "a 12-byte error buffer: \"%.11s\"", small);
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     const char *e = open_error (bad[i].spec);
     CHECK (e && strstr (e, bad[i].want), "%s: want \"%s\", got \"%s\"",

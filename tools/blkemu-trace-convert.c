@@ -74,7 +74,7 @@ main (int argc, char **argv)
     return 1;
   }
   char err[BLKEMU_ERR_MAX];
-  int r = blkemu_trace_convert (in, inpath, out, to, name, err);
+  int r = blkemu_trace_convert (in, inpath, out, to, name, err, sizeof err);
   if (r == -1)
     fprintf (stderr, "blkemu-trace-convert: %s\n", err);
   if (out != stdout && fclose (out) != 0 && r == 0) {

@@ -387,7 +387,7 @@ main (int argc, char **argv)
   for (size_t i = 0; i < ndisks; i++) {
     if (start_disk (&disks[i]) == -1)
       goto out;
-    if (blkemu_disk_start (disks[i].emu, err) == -1) {
+    if (blkemu_disk_start (disks[i].emu, err, sizeof err) == -1) {
       fprintf (stderr, "blkemu-ublk: %s: %s\n", disks[i].name, err);
       goto out;
     }

@@ -155,7 +155,7 @@ report_missing_type (const struct udisk *d, size_t t)
   size_t n = 0;
   for (int k = 0; k < 3 && newer_types[t].keys[k]; k++) {
     const char *key = newer_types[t].keys[k];
-    if (blkemu_disk_get (d->emu, key, v, sizeof v, err) == -1 ||
+    if (blkemu_disk_get (d->emu, key, v, sizeof v, err, sizeof err) == -1 ||
         !strcmp (v, "0"))
       continue;
     n += (size_t) snprintf (used + n, sizeof used - n, "%s%s=%s",

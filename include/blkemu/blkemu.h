@@ -34,7 +34,10 @@ enum blkemu_op {
  */
 #define BLKEMU_ERR_DROP 0x10000
 
-/* Size of the error buffers the API fills: one message, key=value: rule. */
+/* Functions that can fail with a message fill ERR (ERRLEN bytes, the
+ * message cut to fit) with one line, "key=value: rule".  A buffer of
+ * BLKEMU_ERR_MAX holds any message whole.
+ */
 #define BLKEMU_ERR_MAX 512
 /* Room for any value blkemu_disk_get writes (a path, with its NUL). */
 #define BLKEMU_VALUE_MAX 4200
@@ -51,11 +54,11 @@ void blkemu_spec_free (struct blkemu_spec *spec);
  * naming the key, the value and the rule.  Returns 0 or -1.
  */
 int blkemu_spec_set (struct blkemu_spec *spec, const char *key,
-                     const char *value, char *err);
+                     const char *value, char *err, size_t errlen);
 
 /* Parse "key=value,key=value" (the --disk syntax).  Returns 0 or -1. */
 int blkemu_spec_set_list (struct blkemu_spec *spec, const char *list,
-                          char *err);
+                          char *err, size_t errlen);
 
 /* The value set for KEY, or NULL (the frontends use this for name=). */
 const char *blkemu_spec_get (const struct blkemu_spec *spec, const char *key);
@@ -75,17 +78,17 @@ int blkemu_profiles_print (FILE *fp);
  * blkemu_disk_start() from the process that will serve.
  */
 struct blkemu_disk *blkemu_disk_open (const struct blkemu_spec *spec,
-                                      char *err);
+                                      char *err, size_t errlen);
 /* Open the disk of a frontend's --disk SPEC ("name=d0,key=value,..."):
  * name= defaults to dINDEX and must be a plain file name.  Returns NULL
  * with ERR filled.
  */
 struct blkemu_disk *blkemu_disk_open_spec (const char *list, size_t index,
-                                           char *err);
+                                           char *err, size_t errlen);
 /* The disk's name=. */
 const char *blkemu_disk_name (const struct blkemu_disk *disk);
 /* Start the service thread (control socket, SIGUSR1 stats dumps). */
-int blkemu_disk_start (struct blkemu_disk *disk, char *err);
+int blkemu_disk_start (struct blkemu_disk *disk, char *err, size_t errlen);
 /* Stop the service thread, write stats= and the summary, free the disk. */
 void blkemu_disk_close (struct blkemu_disk *disk);
 
@@ -241,7 +244,8 @@ enum blkemu_frontend { BLKEMU_FRONTEND_NBD, BLKEMU_FRONTEND_FUSE,
  * Returns 0 or -1 with ERR filled.
  */
 int blkemu_disk_check_frontend (struct blkemu_disk *disk,
-                                enum blkemu_frontend frontend, char *err);
+                                enum blkemu_frontend frontend, char *err,
+                                size_t errlen);
 /* Print the table of the keys some frontend does not simply leave to the
  * device: "key nbd fuse ublk", each column told+device, told, device or
  * not-carried (blkemu-ctl carriage; the man pages' tables).
@@ -266,15 +270,15 @@ void blkemu_disk_set_transport (struct blkemu_disk *disk, const char *key,
  * files.  Each returns 0 or -1 with ERR filled.
  */
 int blkemu_disk_get (struct blkemu_disk *disk, const char *key, char *out,
-                     size_t outlen, char *err);
+                     size_t outlen, char *err, size_t errlen);
 int blkemu_disk_set (struct blkemu_disk *disk, const char *key,
-                     const char *value, char *err);
+                     const char *value, char *err, size_t errlen);
 void blkemu_disk_reset_stats (struct blkemu_disk *disk);
 /* Power loss: with write-cache=yes the writes not yet flushed, FUA'd or
  * destaged are undone; every request fails with EIO until power-on.  A
  * flush in progress fails.  Returns 0 or -1 with ERR filled.
  */
-int blkemu_disk_crash (struct blkemu_disk *disk, char *err);
+int blkemu_disk_crash (struct blkemu_disk *disk, char *err, size_t errlen);
 void blkemu_disk_power_on (struct blkemu_disk *disk);
 /* The next request gets BLKEMU_ERR_DROP: its frontend drops the link. */
 void blkemu_disk_drop (struct blkemu_disk *disk);
@@ -283,7 +287,8 @@ char *blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty);
 /* The human summary (iostat-style totals, size histograms), malloc'd. */
 char *blkemu_disk_summary_text (struct blkemu_disk *disk);
 /* Write stats= now.  Returns 0 or -1 with ERR filled. */
-int blkemu_disk_write_stats (struct blkemu_disk *disk, char *err);
+int blkemu_disk_write_stats (struct blkemu_disk *disk, char *err,
+                             size_t errlen);
 /* Write TEXT to PATH whole or not at all (PATH.tmp.PID, then rename), so
  * readers never see half a file.  Returns 0, or -1 with errno set.
  */
@@ -296,7 +301,7 @@ int blkemu_write_file_atomic (const char *path, const char *text);
  */
 int blkemu_trace_convert (FILE *in, const char *in_name, FILE *out,
                           const char *format, const char *disk_name,
-                          char *err);
+                          char *err, size_t errlen);
 
 /* Shortest exact spelling, as the spec keys take them: 131072 -> "128K",
  * 1000000 ns -> "1ms".
