@@ -899,7 +899,7 @@ blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
 }
 
 void
-blkemu_submit_append (struct blkemu_disk *disk, void *buf, uint64_t len,
+blkemu_submit_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
                       uint64_t zone_offset, unsigned flags,
                       uint64_t *written_at, blkemu_done_cb done, void *cookie)
 {
@@ -914,7 +914,7 @@ blkemu_submit_append (struct blkemu_disk *disk, void *buf, uint64_t len,
     .offset = zone_offset, .arrival = arrival, .done = done, .cookie = cookie,
     .append_at = written_at,
   };
-  submit_request (req, buf);
+  submit_request (req, (void *) buf);   /* read only: a write */
 }
 
 void
@@ -956,7 +956,7 @@ blkemu_zone_command (struct blkemu_disk *disk, enum blkemu_zone_op op,
 }
 
 int
-blkemu_zone_append (struct blkemu_disk *disk, void *buf, uint64_t len,
+blkemu_zone_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
                     uint64_t zone_offset, unsigned flags,
                     uint64_t *written_at)
 {
@@ -965,7 +965,10 @@ blkemu_zone_append (struct blkemu_disk *disk, void *buf, uint64_t len,
     .offset = zone_offset, .arrival = clock_now_ns (),
     .append_at = written_at,
   };
-  int r = request_begin (&req, buf, false);
+  /* A write: the backend only reads BUF (request_begin is shared with
+   * reads, hence the cast).
+   */
+  int r = request_begin (&req, (void *) buf, false);
   if (r)
     return r;
   return request_end (&req, wait_deadline (disk, req.entry.deadline_ns));

@@ -92,7 +92,9 @@ int blkemu_disk_start (struct blkemu_disk *disk, char *err, size_t errlen);
 /* Stop the service thread, write stats= and the summary, free the disk. */
 void blkemu_disk_close (struct blkemu_disk *disk);
 
-/* Serve one request.  BUF holds LEN bytes for read/write, NULL otherwise.
+/* Serve one request.  BUF holds LEN bytes for read/write, NULL otherwise;
+ * a write only reads it (one pointer type serves both: a const buffer
+ * may be cast; the write-only calls below take const void *).
  * Returns 0, a positive errno (EINVAL for a limit violation, EIO ...;
  * ESHUTDOWN once blkemu_disk_cancel was called) or BLKEMU_ERR_DROP.
  * Blocks until the request's modelled completion time: the blocking form
@@ -219,11 +221,13 @@ int blkemu_zone_command (struct blkemu_disk *disk, enum blkemu_zone_op op,
  * at ZONE_OFFSET; *WRITTEN_AT (set before DONE is called) is where they
  * went.  Otherwise as blkemu_submit with BLKEMU_OP_WRITE.
  */
-void blkemu_submit_append (struct blkemu_disk *disk, void *buf, uint64_t len,
+void blkemu_submit_append (struct blkemu_disk *disk, const void *buf,
+                           uint64_t len,
                            uint64_t zone_offset, unsigned flags,
                            uint64_t *written_at, blkemu_done_cb done,
                            void *cookie);
-int blkemu_zone_append (struct blkemu_disk *disk, void *buf, uint64_t len,
+int blkemu_zone_append (struct blkemu_disk *disk, const void *buf,
+                        uint64_t len,
                         uint64_t zone_offset, unsigned flags,
                         uint64_t *written_at);
 /* Up to NR zones from the one holding OFFSET into OUT; returns how many
