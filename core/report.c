@@ -196,6 +196,20 @@ json_trace_cache (const struct json_out *j, struct blkemu_disk *disk)
              (unsigned long long) wc_bytes, j->nl);
 }
 
+/* "NAME": {"KEY": VALUE, ...} on one line of JSON, and a comma. */
+static void
+json_counts (const struct json_out *j, const char *indent, const char *name,
+             const char *const *keys, const uint64_t *vals, size_t n)
+{
+  sb_printf (j->sb, "%s\"%s\": {", indent, name);
+  for (size_t i = 0; i < n; i++)
+    sb_printf (j->sb, "%s\"%s\": %llu", i ? ", " : "", keys[i],
+               (unsigned long long) vals[i]);
+  sb_printf (j->sb, "},%s", j->nl);
+}
+
+#define NCOUNTS(a) (sizeof (a) / sizeof (a)[0])
+
 /* zones: null unless zoned=host-managed. */
 static void
 json_zones (const struct json_out *j, struct blkemu_disk *disk,
@@ -219,41 +233,38 @@ json_zones (const struct json_out *j, struct blkemu_disk *disk,
              (unsigned long long) z->capacity,
              (unsigned long long) z->max_open,
              (unsigned long long) z->max_active, j->nl);
-  sb_printf (sb, "%s\"conditions\": {\"not_wp\": %llu, \"empty\": %llu, "
-             "\"implicit_open\": %llu, \"explicit_open\": %llu, "
-             "\"closed\": %llu, \"full\": %llu},%s", j->in2,
-             (unsigned long long) c[BLKEMU_ZONE_COND_NOT_WP],
-             (unsigned long long) c[BLKEMU_ZONE_COND_EMPTY],
-             (unsigned long long) c[BLKEMU_ZONE_COND_IMP_OPEN],
-             (unsigned long long) c[BLKEMU_ZONE_COND_EXP_OPEN],
-             (unsigned long long) c[BLKEMU_ZONE_COND_CLOSED],
-             (unsigned long long) c[BLKEMU_ZONE_COND_FULL], j->nl);
+  static const char *const cond_keys[] = {
+    "not_wp", "empty", "implicit_open", "explicit_open", "closed", "full",
+  };
+  const uint64_t conds[] = {
+    c[BLKEMU_ZONE_COND_NOT_WP], c[BLKEMU_ZONE_COND_EMPTY],
+    c[BLKEMU_ZONE_COND_IMP_OPEN], c[BLKEMU_ZONE_COND_EXP_OPEN],
+    c[BLKEMU_ZONE_COND_CLOSED], c[BLKEMU_ZONE_COND_FULL],
+  };
+  json_counts (j, j->in2, "conditions", cond_keys, conds, NCOUNTS (conds));
   sb_printf (sb, "%s\"open_peak\": %llu, \"active_peak\": %llu, "
              "\"excursions\": %llu,%s", j->in2,
              (unsigned long long) z->open_peak,
              (unsigned long long) z->active_peak,
              (unsigned long long) z->excursions, j->nl);
-  sb_printf (sb, "%s\"commands\": {\"open\": %llu, \"close\": %llu, "
-             "\"finish\": %llu, \"reset\": %llu, \"reset_all\": %llu},%s",
-             j->in2, (unsigned long long) z->cmds[BLKEMU_ZONE_OPEN],
-             (unsigned long long) z->cmds[BLKEMU_ZONE_CLOSE],
-             (unsigned long long) z->cmds[BLKEMU_ZONE_FINISH],
-             (unsigned long long) z->cmds[BLKEMU_ZONE_RESET],
-             (unsigned long long) z->cmds[BLKEMU_ZONE_RESET_ALL], j->nl);
-  sb_printf (sb, "%s\"writes\": {\"sequential\": %llu, \"conventional\": "
-             "%llu, \"appends\": %llu},%s", j->in2,
-             (unsigned long long) z->writes_seq,
-             (unsigned long long) z->writes_conv,
-             (unsigned long long) z->appends, j->nl);
-  sb_printf (sb, "%s\"violations\": {\"write_pointer\": %llu, "
-             "\"zone_end\": %llu, \"full\": %llu, \"open_resources\": %llu, "
-             "\"active_resources\": %llu, \"condition\": %llu},%s", j->in2,
-             (unsigned long long) z->wp_violations,
-             (unsigned long long) z->boundary_violations,
-             (unsigned long long) z->full_violations,
-             (unsigned long long) z->open_refused,
-             (unsigned long long) z->active_refused,
-             (unsigned long long) z->cond_refused, j->nl);
+  static const char *const cmd_keys[BLKEMU_ZONE_OP_COUNT] = {
+    "open", "close", "finish", "reset", "reset_all",
+  };
+  json_counts (j, j->in2, "commands", cmd_keys, z->cmds, BLKEMU_ZONE_OP_COUNT);
+  static const char *const write_keys[] = {
+    "sequential", "conventional", "appends",
+  };
+  const uint64_t writes[] = { z->writes_seq, z->writes_conv, z->appends };
+  json_counts (j, j->in2, "writes", write_keys, writes, NCOUNTS (writes));
+  static const char *const viol_keys[] = {
+    "write_pointer", "zone_end", "full", "open_resources",
+    "active_resources", "condition",
+  };
+  const uint64_t viol[] = {
+    z->wp_violations, z->boundary_violations, z->full_violations,
+    z->open_refused, z->active_refused, z->cond_refused,
+  };
+  json_counts (j, j->in2, "violations", viol_keys, viol, NCOUNTS (viol));
   pthread_mutex_unlock (&disk->lock);
   sb_printf (sb, "%s\"refused\": %llu},%s", j->in2,
              (unsigned long long) st->zone_refused, j->nl);

@@ -356,11 +356,33 @@ test_crash_finish_excursion (void)
   blkemu_disk_close (d);
 }
 
+/* A scratch directory for file-backed disks and traces, and its removal
+ * with the files named.
+ */
+static char *
+scratch_dir (void)
+{
+  static char dir[64];
+  snprintf (dir, sizeof dir, "/tmp/test-zones.XXXXXX");
+  CHECK (mkdtemp (dir), "mkdtemp");
+  return dir;
+}
+
+static void
+scratch_remove (const char *dir, const char *const *files)
+{
+  char path[128];
+  for (; *files; files++) {
+    snprintf (path, sizeof path, "%s/%s", dir, *files);
+    unlink (path);
+  }
+  rmdir (dir);
+}
+
 static void
 test_sidecar (void)
 {
-  char dir[] = "/tmp/test-zones.XXXXXX";
-  CHECK (mkdtemp (dir), "mkdtemp");
+  const char *dir = scratch_dir ();
   char list[512];
   snprintf (list, sizeof list, "backend=file,file=%s/z.img,size=4M,"
             "zoned=host-managed,zone-size=1M", dir);
@@ -385,12 +407,7 @@ test_sidecar (void)
   const char *e = open_error (list);
   CHECK (e && strstr (e, "z.img.zones") && strstr (e, "delete it"),
          "geometry change refused: %s", e ? e : "(opened)");
-  char path[600];
-  snprintf (path, sizeof path, "%s/z.img.zones", dir);
-  unlink (path);
-  snprintf (path, sizeof path, "%s/z.img", dir);
-  unlink (path);
-  rmdir (dir);
+  scratch_remove (dir, (const char *const[]) { "z.img", "z.img.zones", NULL });
 }
 
 /* The trace of a zoned disk: the zone size in its header, resets as trims
@@ -399,8 +416,7 @@ test_sidecar (void)
 static void
 test_trace (void)
 {
-  char dir[] = "/tmp/test-zones.XXXXXX";
-  CHECK (mkdtemp (dir), "mkdtemp");
+  const char *dir = scratch_dir ();
   char list[768], path[128];
   snprintf (path, sizeof path, "%s/t.trace", dir);
   snprintf (list, sizeof list, "size=8M,zoned=host-managed,zone-size=1M,"
@@ -433,8 +449,7 @@ test_trace (void)
          "resets traced as trims of their zones (%d, %d)", resets, reset_all);
   CHECK (appends == 1, "the append traced where it landed, marked");
   CHECK (records == 4, "4 records (an open is not traced): %d", records);
-  unlink (path);
-  rmdir (dir);
+  scratch_remove (dir, (const char *const[]) { "t.trace", NULL });
 }
 
 /* SIGKILL right after a write: the sidecar's record is already in the
@@ -443,8 +458,7 @@ test_trace (void)
 static void
 test_sigkill (void)
 {
-  char dir[] = "/tmp/test-zones.XXXXXX";
-  CHECK (mkdtemp (dir), "mkdtemp");
+  const char *dir = scratch_dir ();
   char list[512];
   snprintf (list, sizeof list, "backend=file,file=%s/k.img,size=4M,"
             "zoned=host-managed,zone-size=1M", dir);
@@ -467,12 +481,7 @@ test_sigkill (void)
   CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 2 * ZS + 4 * BLK, 0) == 0 &&
          buf[0] == 'k', "the data is there too");
   blkemu_disk_close (d);
-  char path[600];
-  snprintf (path, sizeof path, "%s/k.img.zones", dir);
-  unlink (path);
-  snprintf (path, sizeof path, "%s/k.img", dir);
-  unlink (path);
-  rmdir (dir);
+  scratch_remove (dir, (const char *const[]) { "k.img", "k.img.zones", NULL });
 }
 
 /* The control commands: zones (a report) and zone OP OFFSET. */
