@@ -7,6 +7,7 @@
  * and the stats.  Standalone: exit 0 pass, 1 fail.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -534,6 +535,69 @@ test_control (void)
   blkemu_disk_close (d);
 }
 
+/* Zone appends from several threads into one zone, as a filesystem
+ * sends them: each lands on its own blocks, in one sequence, and the
+ * zone ends full with every block holding the append that claimed it.
+ */
+#define APPENDERS 4
+#define APPENDS   (ZS / BLK / APPENDERS)
+
+struct appender {
+  struct blkemu_disk *d;
+  unsigned id;
+  uint64_t at[APPENDS];
+  int err;
+};
+
+static void *
+append_loop (void *arg)
+{
+  struct appender *a = arg;
+  char buf[BLK];
+  for (unsigned i = 0; i < APPENDS && !a->err; i++) {
+    memset (buf, 'A' + (int) a->id, sizeof buf);
+    buf[1] = (char) i;
+    a->err = blkemu_zone_append (a->d, buf, BLK, ZS, 0, &a->at[i]);
+  }
+  return NULL;
+}
+
+static void
+test_concurrent_appends (void)
+{
+  struct blkemu_disk *d = open_disk ("size=4M,zoned=host-managed,"
+                                     "zone-size=1M,latency-write=50us");
+  struct appender a[APPENDERS];
+  pthread_t t[APPENDERS];
+  for (unsigned i = 0; i < APPENDERS; i++) {
+    a[i] = (struct appender) { .d = d, .id = i };
+    pthread_create (&t[i], NULL, append_loop, &a[i]);
+  }
+  for (unsigned i = 0; i < APPENDERS; i++)
+    pthread_join (t[i], NULL);
+  static unsigned char claimed[ZS / BLK];
+  memset (claimed, 0, sizeof claimed);
+  unsigned bad = 0;
+  for (unsigned i = 0; i < APPENDERS; i++) {
+    CHECK (a[i].err == 0, "appender %u: %d", i, a[i].err);
+    for (unsigned k = 0; k < APPENDS; k++) {
+      uint64_t b = (a[i].at[k] - ZS) / BLK;
+      if (a[i].at[k] < ZS || b >= ZS / BLK || claimed[b]++) {
+        bad++;
+        continue;
+      }
+      char buf[BLK];
+      if (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, a[i].at[k], 0) ||
+          buf[0] != 'A' + (int) i || buf[1] != (char) k)
+        bad++;
+    }
+  }
+  CHECK (bad == 0, "%u appends overlapped, strayed or lost their data", bad);
+  CHECK (zone_at (d, ZS).cond == BLKEMU_ZONE_COND_FULL,
+         "256 appends of 4K filled the zone");
+  blkemu_disk_close (d);
+}
+
 static void
 test_latency (void)
 {
@@ -589,6 +653,7 @@ main (void)
   test_trace ();
   test_sigkill ();
   test_control ();
+  test_concurrent_appends ();
   test_latency ();
   test_bad_specs ();
   if (failures) {
