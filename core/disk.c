@@ -401,8 +401,6 @@ request_check (struct request *req, struct fault_verdict *fv,
       if (r == 0 && req->append_at) {
         *req->append_at = req->offset;
         req->marks |= TRACE_APPEND;
-        req->free_lo = req->offset;
-        req->free_hi = req->offset + len;
       }
     }
     if (r) {
@@ -754,6 +752,20 @@ wait_deadline (struct blkemu_disk *disk, uint64_t deadline)
          ? 0 : ESHUTDOWN;
 }
 
+/* The blocking form: REQ (on the caller's stack) begun, waited out in
+ * the caller's thread, ended.  blkemu_io, blkemu_zone_command and
+ * blkemu_zone_append.
+ */
+static int
+request_run (struct request *req, void *buf)
+{
+  int r = request_begin (req, buf, false);
+  if (r)
+    return r;
+  return request_end (req, wait_deadline (req->disk,
+                                          req->entry.deadline_ns));
+}
+
 int
 blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
            uint64_t len, uint64_t offset, unsigned flags)
@@ -762,10 +774,7 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
     .arrival = clock_now_ns (),
   };
-  int r = request_begin (&req, buf, false);
-  if (r)
-    return r;
-  return request_end (&req, wait_deadline (disk, req.entry.deadline_ns));
+  return request_run (&req, buf);
 }
 
 static void
@@ -860,11 +869,26 @@ request_finish_async (struct request *req, int r)
   }
 }
 
-/* blkemu_submit's path for a request built by the caller. */
+/* The asynchronous form: a request allocated for a read, write,
+ * write-zeroes, trim or flush (APPEND_AT: a zone append), begun and
+ * queued on the engine, or completed at once.
+ */
 static void
-submit_request (struct request *req, void *buf)
+submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf, uint64_t len,
+        uint64_t offset, unsigned flags, uint64_t *append_at,
+        blkemu_done_cb done, void *cookie)
 {
-  struct blkemu_disk *disk = req->disk;
+  uint64_t arrival = clock_now_ns ();
+  struct request *req = malloc (sizeof *req);
+  if (!req) {
+    done (cookie, ENOMEM);
+    return;
+  }
+  *req = (struct request) {
+    .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
+    .arrival = arrival, .done = done, .cookie = cookie,
+    .append_at = append_at,
+  };
   bool defer = disk->backend.ops->blocking;
   int r = request_begin (req, buf, defer);
   /* Served from the page cache at once when nothing queued before it
@@ -885,17 +909,7 @@ blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                uint64_t len, uint64_t offset, unsigned flags,
                blkemu_done_cb done, void *cookie)
 {
-  uint64_t arrival = clock_now_ns ();
-  struct request *req = malloc (sizeof *req);
-  if (!req) {
-    done (cookie, ENOMEM);
-    return;
-  }
-  *req = (struct request) {
-    .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
-    .arrival = arrival, .done = done, .cookie = cookie,
-  };
-  submit_request (req, buf);
+  submit (disk, op, buf, len, offset, flags, NULL, done, cookie);
 }
 
 void
@@ -903,18 +917,9 @@ blkemu_submit_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
                       uint64_t zone_offset, unsigned flags,
                       uint64_t *written_at, blkemu_done_cb done, void *cookie)
 {
-  uint64_t arrival = clock_now_ns ();
-  struct request *req = malloc (sizeof *req);
-  if (!req) {
-    done (cookie, ENOMEM);
-    return;
-  }
-  *req = (struct request) {
-    .disk = disk, .op = BLKEMU_OP_WRITE, .flags = flags, .len = len,
-    .offset = zone_offset, .arrival = arrival, .done = done, .cookie = cookie,
-    .append_at = written_at,
-  };
-  submit_request (req, (void *) buf);   /* read only: a write */
+  /* A write: BUF is only read (the cast as in blkemu_zone_append). */
+  submit (disk, BLKEMU_OP_WRITE, (void *) buf, len, zone_offset, flags,
+          written_at, done, cookie);
 }
 
 void
@@ -949,10 +954,7 @@ blkemu_zone_command (struct blkemu_disk *disk, enum blkemu_zone_op op,
     .disk = disk, .op = BLKEMU_OP_TRIM, .offset = offset,
     .arrival = clock_now_ns (), .zone_cmd = (int) op + 1,
   };
-  int r = request_begin (&req, NULL, false);
-  if (r)
-    return r;
-  return request_end (&req, wait_deadline (disk, req.entry.deadline_ns));
+  return request_run (&req, NULL);
 }
 
 int
@@ -965,13 +967,10 @@ blkemu_zone_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
     .offset = zone_offset, .arrival = clock_now_ns (),
     .append_at = written_at,
   };
-  /* A write: the backend only reads BUF (request_begin is shared with
-   * reads, hence the cast).
+  /* A write: the backend only reads BUF (the path is shared with reads,
+   * hence the cast).
    */
-  int r = request_begin (&req, (void *) buf, false);
-  if (r)
-    return r;
-  return request_end (&req, wait_deadline (disk, req.entry.deadline_ns));
+  return request_run (&req, (void *) buf);
 }
 
 unsigned
