@@ -198,6 +198,7 @@ sidecar_open (struct zones *z, const char *file, char *err)
     close (fd);
     return -1;
   }
+  uint64_t active = 0;   /* closed after the power cycle below */
   for (uint64_t i = z->nr_conv; i < z->nr; i++) {
     struct sidecar_record r;
     off_t at = (off_t) (sizeof have + i * sizeof r);
@@ -214,18 +215,20 @@ sidecar_open (struct zones *z, const char *file, char *err)
     }
     z->z[i].wp = r.wp;
     z->z[i].cond = (uint8_t) r.cond;
+    active += r.cond != C_EMPTY && r.cond != C_FULL && r.wp > start;
+  }
+  /* Refused before anything is written back: the file stays as it was. */
+  if (z->max_active && active > z->max_active) {
+    set_err (err, "zoned: %s holds %llu active zones, more than "
+             "max-active-zones=%llu; raise it, or delete the file to start "
+             "with empty zones", path, (unsigned long long) active,
+             (unsigned long long) z->max_active);
+    close (fd);
+    return -1;
   }
   z->sidecar_fd = fd;
   /* A restart is a power cycle: open zones come back closed. */
   zones_power_cycle (z, NULL, NULL);
-  if (z->excursions) {
-    set_err (err, "zoned: %s holds more active zones than "
-             "max-active-zones=%llu; raise it, or delete the file to start "
-             "with empty zones", path, (unsigned long long) z->max_active);
-    z->sidecar_fd = -1;
-    close (fd);
-    return -1;
-  }
   return 0;
 }
 
@@ -321,11 +324,18 @@ set_cond (struct zones *z, uint64_t i, uint8_t cond)
   cond_enter (z, cond);
 }
 
-/* Closed (or empty, if nothing was written): what close does. */
+/* A zone neither open nor full: closed, or empty if nothing is written. */
+static uint8_t
+idle_cond (const struct zones *z, uint64_t i)
+{
+  return z->z[i].wp == zone_start (z, i) ? C_EMPTY : C_CLOSED;
+}
+
+/* What close does. */
 static void
 close_zone (struct zones *z, uint64_t i)
 {
-  set_cond (z, i, z->z[i].wp == zone_start (z, i) ? C_EMPTY : C_CLOSED);
+  set_cond (z, i, idle_cond (z, i));
   sidecar_put (z, i);
 }
 
@@ -548,11 +558,11 @@ zones_rollback (struct zones *z, uint64_t offset, uint64_t len)
   if (i < z->nr_conv || i >= z->nr || offset >= z->z[i].wp)
     return;
   z->z[i].wp = offset;
-  /* Rolled back below the end: no longer full. */
-  if (z->z[i].cond == C_FULL)
-    set_cond (z, i, C_CLOSED);
-  if (offset == zone_start (z, i))
-    set_cond (z, i, C_EMPTY);
+  /* Rolled back below the end: no longer full; to the start: empty.  An
+   * open zone stays open until the power cycle closes it.
+   */
+  if (z->z[i].cond == C_FULL || offset == zone_start (z, i))
+    set_cond (z, i, idle_cond (z, i));
   sidecar_put (z, i);
 }
 
@@ -566,7 +576,7 @@ zones_power_cycle (struct zones *z,
     struct zone *zn = &z->z[i];
     if (zn->cond == C_IMP_OPEN || zn->cond == C_EXP_OPEN ||
         zn->cond == C_CLOSED) {
-      uint8_t c = zn->wp == zone_start (z, i) ? C_EMPTY : C_CLOSED;
+      uint8_t c = idle_cond (z, i);
       if (c != zn->cond) {
         zn->cond = c;
         sidecar_put (z, i);

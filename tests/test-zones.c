@@ -401,11 +401,25 @@ test_sidecar (void)
   CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 2 * BLK, 0) == 0 &&
          buf[0] == 'a', "data kept");
   CHECK (wr (d, ZS + 3 * BLK, BLK, 'b') == 0, "write at the kept wp");
+  CHECK (wr (d, 3 * ZS, BLK, 'c') == 0, "zone 3: a second active zone");
+  blkemu_disk_close (d);
+  /* Two active zones in the file, one allowed: refused, and the file is
+   * left as it was (no zone finished to make room).
+   */
+  char strict[600];
+  snprintf (strict, sizeof strict, "%s,max-active-zones=1", list);
+  const char *e = open_error (strict);
+  CHECK (e && strstr (e, "holds 2 active zones, more than max-active-zones=1"),
+         "too many active zones refused: %s", e ? e : "(opened)");
+  d = open_disk (list);
+  CHECK (zone_at (d, 3 * ZS).cond == BLKEMU_ZONE_COND_CLOSED &&
+         zone_at (d, ZS).cond == BLKEMU_ZONE_COND_CLOSED,
+         "the refused open changed no zone");
   blkemu_disk_close (d);
   /* Another geometry over the same file: refused, naming the sidecar. */
   snprintf (list, sizeof list, "backend=file,file=%s/z.img,size=4M,"
             "zoned=host-managed,zone-size=512K", dir);
-  const char *e = open_error (list);
+  e = open_error (list);
   CHECK (e && strstr (e, "z.img.zones") && strstr (e, "delete it"),
          "geometry change refused: %s", e ? e : "(opened)");
   scratch_remove (dir, (const char *const[]) { "z.img", "z.img.zones", NULL });
