@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,12 +17,43 @@
 #include "error.h"
 #include "units.h"
 
+/* Key ids in name order, for a binary search: every spec, `get`, `set`
+ * and attribute file looks keys up by name, and `get` of all of them
+ * did K_COUNT linear scans.
+ */
+static int keys_by_name[K_COUNT];
+static pthread_once_t keys_by_name_once = PTHREAD_ONCE_INIT;
+
+static int
+cmp_key_id (const void *a, const void *b)
+{
+  return strcmp (config_keys[*(const int *) a].name,
+                 config_keys[*(const int *) b].name);
+}
+
+static void
+sort_keys_by_name (void)
+{
+  for (int i = 0; i < K_COUNT; i++)
+    keys_by_name[i] = i;
+  qsort (keys_by_name, K_COUNT, sizeof keys_by_name[0], cmp_key_id);
+}
+
 int
 config_key_lookup (const char *key)
 {
-  for (int i = 0; i < K_COUNT; i++)
-    if (strcmp (config_keys[i].name, key) == 0)
-      return i;
+  pthread_once (&keys_by_name_once, sort_keys_by_name);
+  size_t lo = 0, hi = K_COUNT;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = strcmp (key, config_keys[keys_by_name[mid]].name);
+    if (c == 0)
+      return keys_by_name[mid];
+    if (c < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
   return -1;
 }
 

@@ -77,6 +77,7 @@ struct stats {
   uint64_t last_done_ns;        /* arrival to last completion */
 };
 
+/* ST must be zeroed memory. */
 void stats_init (struct stats *st);
 void stats_destroy (struct stats *st);
 void stats_reset (struct stats *st);
