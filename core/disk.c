@@ -249,7 +249,7 @@ struct request {
   int err;                       /* injected or from the backend */
   bool injected, slowed;
   int zone_cmd;                  /* a zone command: 1 + enum blkemu_zone_op */
-  uint64_t finish_from;          /* a finish: the write pointer it moved */
+  struct zone_span zone_span;    /* a zone command: what it changed */
   uint64_t *append_at;           /* a zone append: where the data went */
   uint64_t *deadline;            /* per piece */
   uint64_t *cut;                 /* piece i is [cut[i], cut[i + 1]) */
@@ -431,22 +431,14 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
   *counter = &disk->stats.zone_refused;
   if (!zones_on (&disk->zones))
     return EOPNOTSUPP;
-  uint64_t zi = req->offset / disk->zones.zone_size;
-  if (zi < disk->zones.nr)
-    req->finish_from = disk->zones.z[zi].wp;
   int r = zones_command (&disk->zones,
                          (enum blkemu_zone_op) (req->zone_cmd - 1),
-                         req->offset);
+                         req->offset, &req->zone_span);
   if (r)
     return r;
   req->deadline = req->inline_deadline;
   req->cut = req->inline_cut;
   req->cut[0] = req->cut[1] = req->offset;
-  /* A reset's range, for its hole punch and the trace. */
-  const struct zones *z = &disk->zones;
-  bool all = req->zone_cmd - 1 == BLKEMU_ZONE_RESET_ALL;
-  req->free_lo = all ? z->nr_conv * z->zone_size : req->offset;
-  req->free_hi = all ? z->nr * z->zone_size : req->offset + z->zone_size;
   uint64_t lat = dist_sample (&disk->cfg, &disk->rng,
                               disk->cfg.num[K_LATENCY_ZONE]);
   req->deadline[0] = req->arrival + lat * disk->cfg.num[K_SLOWDOWN];
@@ -463,21 +455,20 @@ static void
 zone_cmd_transfer (struct request *req)
 {
   struct blkemu_disk *disk = req->disk;
-  enum blkemu_zone_op op = (enum blkemu_zone_op) (req->zone_cmd - 1);
-  bool reset = op == BLKEMU_ZONE_RESET || op == BLKEMU_ZONE_RESET_ALL;
-  if (req->err || (!reset && op != BLKEMU_ZONE_FINISH))
+  const struct zone_span *span = &req->zone_span;
+  if (req->err || span->lo == span->hi)
     return;
   /* The zone's state is durable at once; so are its writes (finish), or
    * they are gone (reset): no crash may bring back what came before.
    */
-  wcache_settle (&disk->wcache, req->free_lo, req->free_hi - req->free_lo);
-  /* A finished zone reads zeroes where it was never written: whatever an
-   * earlier crash left past the write pointer goes.
+  wcache_settle (&disk->wcache, span->lo, span->hi - span->lo);
+  /* What reads as never written holds zeroes on the medium too: a reset's
+   * blocks, and whatever an earlier crash left past a finished zone's
+   * write pointer.
    */
-  uint64_t lo = reset ? req->free_lo : req->finish_from;
-  if (disk->backend.ops->can_trim && lo < req->free_hi)
+  if (disk->backend.ops->can_trim && span->unwritten < span->hi)
     req->err = backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL,
-                           req->free_hi - lo, lo, 0);
+                           span->hi - span->unwritten, span->unwritten, 0);
 }
 
 /* Under the disk lock: every piece scheduled as the device would queue
@@ -665,9 +656,9 @@ request_end (struct request *req, int cancel_err)
     /* A reset frees its zones' data: traced as a trim of them. */
     enum blkemu_zone_op zop = (enum blkemu_zone_op) (req->zone_cmd - 1);
     if (zop == BLKEMU_ZONE_RESET || zop == BLKEMU_ZONE_RESET_ALL)
-      trace_record (&disk->trace, req->arrival, BLKEMU_OP_TRIM, req->free_lo,
-                    req->free_hi - req->free_lo, done - req->arrival, req->qd,
-                    err, TRACE_ZONE_RESET);
+      trace_record (&disk->trace, req->arrival, BLKEMU_OP_TRIM,
+                    req->zone_span.lo, req->zone_span.hi - req->zone_span.lo,
+                    done - req->arrival, req->qd, err, TRACE_ZONE_RESET);
     return err;
   }
   /* A zoned disk reads zeroes past a write pointer, whatever the medium

@@ -451,13 +451,17 @@ reset_zone (struct zones *z, uint64_t i)
 }
 
 int
-zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset)
+zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset,
+               struct zone_span *span)
 {
+  span->lo = span->hi = span->unwritten = offset;
   if (op == BLKEMU_ZONE_RESET_ALL) {
     for (uint64_t i = z->nr_conv; i < z->nr; i++)
       if (z->z[i].cond != C_EMPTY)
         reset_zone (z, i);
     z->cmds[op]++;
+    span->lo = span->unwritten = zone_start (z, z->nr_conv);
+    span->hi = zone_start (z, z->nr);
     return 0;
   }
   uint64_t i = offset / z->zone_size;
@@ -469,6 +473,7 @@ zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset)
   }
   struct zone *zn = &z->z[i];
   int r = 0;
+  span->lo = span->hi = span->unwritten = zone_start (z, i);
   switch (op) {
   case BLKEMU_ZONE_OPEN:
     if (zn->cond == C_EXP_OPEN)
@@ -489,6 +494,8 @@ zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset)
       r = EIO;
     break;
   case BLKEMU_ZONE_FINISH:
+    span->unwritten = zn->wp;     /* a full zone's writes settle too */
+    span->hi = zone_start (z, i + 1);
     if (zn->cond == C_FULL)
       break;
     if ((r = check_active (z, i)) != 0)
@@ -499,6 +506,7 @@ zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset)
     break;
   case BLKEMU_ZONE_RESET:
     reset_zone (z, i);
+    span->hi = zone_start (z, i + 1);
     break;
   default:
     r = EINVAL;

@@ -77,8 +77,19 @@ int zones_write (struct zones *z, uint64_t *offset, uint64_t len,
  * reset frees.
  */
 int zones_trim (struct zones *z, uint64_t offset, uint64_t len);
-/* A zone command on the zone holding OFFSET (ignored by reset-all). */
-int zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset);
+/* What a zone command changed on the medium: the zones [lo, hi) whose
+ * blocks are now settled, and from `unwritten` to hi what reads as never
+ * written (a reset: all of it; a finish: past the old write pointer).
+ * Empty (lo == hi) for open and close.
+ */
+struct zone_span {
+  uint64_t lo, hi, unwritten;
+};
+/* A zone command on the zone holding OFFSET (ignored by reset-all);
+ * fills *SPAN on success.
+ */
+int zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset,
+                   struct zone_span *span);
 /* Zero what BUF (LEN bytes read at OFFSET) holds past write pointers. */
 void zones_mask_read (const struct zones *z, void *buf, uint64_t len,
                       uint64_t offset);

@@ -380,13 +380,20 @@ scratch_remove (const char *dir, const char *const *files)
   rmdir (dir);
 }
 
+/* A 4M file-backed disk of 1M zones, its image NAME in DIR. */
+static void
+file_zoned_spec (char *list, size_t n, const char *dir, const char *name)
+{
+  snprintf (list, n, "backend=file,file=%s/%s,size=4M,"
+            "zoned=host-managed,zone-size=1M", dir, name);
+}
+
 static void
 test_sidecar (void)
 {
   const char *dir = scratch_dir ();
   char list[512];
-  snprintf (list, sizeof list, "backend=file,file=%s/z.img,size=4M,"
-            "zoned=host-managed,zone-size=1M", dir);
+  file_zoned_spec (list, sizeof list, dir, "z.img");
   struct blkemu_disk *d = open_disk (list);
   CHECK (wr (d, ZS, 3 * BLK, 'a') == 0, "write to zone 1");
   CHECK (blkemu_zone_command (d, BLKEMU_ZONE_FINISH, 2 * ZS) == 0, "finish 2");
@@ -475,8 +482,7 @@ test_sigkill (void)
 {
   const char *dir = scratch_dir ();
   char list[512];
-  snprintf (list, sizeof list, "backend=file,file=%s/k.img,size=4M,"
-            "zoned=host-managed,zone-size=1M", dir);
+  file_zoned_spec (list, sizeof list, dir, "k.img");
   pid_t pid = fork ();
   if (pid == 0) {
     struct blkemu_disk *d = open_disk (list);
