@@ -82,6 +82,45 @@ futex_wait_abs (uint32_t *word, uint64_t t_ns)
            NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
+/* Spinning: sched_yield lets our own threads run while we wait, and on
+ * a machine with a free CPU it returns in a microsecond.  When another
+ * process's busy thread holds the CPU, a yield hands it the rest of its
+ * timeslice: the spinner comes back milliseconds late (test-engine saw
+ * 1-2 ms mean lateness beside two CPU-bound processes, where a plain
+ * sleeper was 0.1-0.25 ms late).  A yield that took longer than
+ * YIELD_LOST_NS shows that; for the next NO_YIELD_NS every spinner
+ * spins in place instead, no longer than the learned margin (at most
+ * SPIN_MAX_NS).
+ */
+#define YIELD_LOST_NS 20000
+#define NO_YIELD_NS 1000000000ull
+static uint64_t no_yield_until_ns;
+
+static inline void
+cpu_relax (void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause ();
+#elif defined(__aarch64__)
+  __asm__ __volatile__ ("yield");
+#endif
+}
+
+uint64_t
+clock_spin_step (uint64_t now_ns)
+{
+  if (now_ns < __atomic_load_n (&no_yield_until_ns, __ATOMIC_RELAXED)) {
+    cpu_relax ();
+    return clock_now_ns ();
+  }
+  sched_yield ();
+  uint64_t after = clock_now_ns ();
+  if (after - now_ns > YIELD_LOST_NS)
+    __atomic_store_n (&no_yield_until_ns, after + NO_YIELD_NS,
+                      __ATOMIC_RELAXED);
+  return after;
+}
+
 int
 clock_wait_until_or_cancel (uint64_t deadline_ns, uint32_t *cancel)
 {
@@ -100,11 +139,10 @@ clock_wait_until_or_cancel (uint64_t deadline_ns, uint32_t *cancel)
       break;
     }
   }
-  while (clock_now_ns () < deadline_ns) {
+  for (uint64_t now = clock_now_ns (); now < deadline_ns;
+       now = clock_spin_step (now))
     if (__atomic_load_n (cancel, __ATOMIC_ACQUIRE))
       return -1;
-    sched_yield ();
-  }
   return 0;
 }
 

@@ -25,5 +25,10 @@ void clock_cancel (uint32_t *cancel);
 uint64_t clock_sleep_target (uint64_t deadline_ns, uint64_t now_ns);
 void clock_learn_wake (uint64_t target_ns, uint64_t woke_ns);
 void clock_thread_init (void);
+/* One step of a spin towards a deadline, NOW_NS the time before it:
+ * yields the CPU unless yields have lately been costing timeslices, then
+ * spins in place.  Returns the time after it.
+ */
+uint64_t clock_spin_step (uint64_t now_ns);
 
 #endif

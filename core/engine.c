@@ -120,9 +120,11 @@ engine_thread (void *arg)
      * earliest by then (an add may bring the head forward).
      */
     pthread_mutex_unlock (&e->lock);
-    while (clock_now_ns () < __atomic_load_n (&e->head_ns, __ATOMIC_ACQUIRE)
-           && !__atomic_load_n (&e->stop_err, __ATOMIC_RELAXED))
-      sched_yield ();
+    for (uint64_t t = clock_now_ns ();
+         t < __atomic_load_n (&e->head_ns, __ATOMIC_ACQUIRE) &&
+         !__atomic_load_n (&e->stop_err, __ATOMIC_RELAXED);
+         t = clock_spin_step (t))
+      ;
     pthread_mutex_lock (&e->lock);
   }
   pthread_mutex_unlock (&e->lock);
