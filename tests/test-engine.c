@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "blkemu/blkemu.h"
@@ -24,7 +25,7 @@
 
 struct item {
   struct engine_entry entry;    /* first: the fire callback casts */
-  uint64_t fired_ns;
+  uint64_t added_ns, fired_ns;
   int err;
   unsigned fires;
 };
@@ -51,8 +52,34 @@ static void *
 adder (void *arg)
 {
   unsigned id = (unsigned) (uintptr_t) arg;
-  for (unsigned i = id; i < ENTRIES; i += ADDERS)
+  for (unsigned i = id; i < ENTRIES; i += ADDERS) {
+    items[i].added_ns = clock_now_ns ();
     CHECK (engine_add (&eng, &items[i].entry) == 0, "engine_add %u", i);
+  }
+  return NULL;
+}
+
+/* The machine's own lateness over the same window: a plain thread
+ * sleeping to absolute deadlines every 0.5 ms.  On a loaded machine the
+ * scheduler makes any thread late; the engine is held to that, not to
+ * an idle machine's figure.
+ */
+#define SLEEPS 200
+static uint64_t sleeper_base, sleeper_late_sum;
+
+static void *
+sleeper (void *arg)
+{
+  (void) arg;
+  for (unsigned i = 0; i < SLEEPS; i++) {
+    uint64_t due = sleeper_base + i * 500000ull;
+    struct timespec ts = { .tv_sec = (time_t) (due / 1000000000u),
+                           .tv_nsec = (long) (due % 1000000000u) };
+    while (clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+      ;
+    uint64_t now = clock_now_ns ();
+    sleeper_late_sum += now > due ? now - due : 0;
+  }
   return NULL;
 }
 
@@ -63,12 +90,14 @@ static void
 test_order (void)
 {
   engine_init (&eng, fire);
-  uint64_t base = clock_now_ns () + 20000000;
+  uint64_t base = clock_now_ns () + 50000000;
   unsigned seed = 7;
   for (unsigned i = 0; i < ENTRIES; i++)
     items[i].entry.deadline_ns =
       base + (i % 4 == 0 ? 50000000 : (uint64_t) (rand_r (&seed) % 100000) * 1000);
-  pthread_t t[ADDERS];
+  pthread_t t[ADDERS], sleeping;
+  sleeper_base = base;
+  pthread_create (&sleeping, NULL, sleeper, NULL);
   for (unsigned i = 0; i < ADDERS; i++)
     pthread_create (&t[i], NULL, adder, (void *) (uintptr_t) i);
   for (unsigned i = 0; i < ADDERS; i++)
@@ -77,6 +106,8 @@ test_order (void)
          clock_now_ns () < base + 5000000000ull)
     usleep (1000);
   engine_stop (&eng, ESHUTDOWN);
+  pthread_join (sleeping, NULL);
+  uint64_t sleep_late = sleeper_late_sum / SLEEPS;
 
   CHECK (nfired == ENTRIES, "fired %u of %u", nfired, ENTRIES);
   uint64_t late_sum = 0, late_max = 0;
@@ -91,7 +122,12 @@ test_order (void)
       disorder += a->deadline_ns > b->deadline_ns ||
                   (a->deadline_ns == b->deadline_ns && a->seq > b->seq);
     }
-    uint64_t late = it->fired_ns - it->entry.deadline_ns;
+    /* Late from when the engine could have fired it: an adder starved
+     * on a loaded machine may add an entry past its deadline.
+     */
+    uint64_t due = it->entry.deadline_ns > it->added_ns
+                   ? it->entry.deadline_ns : it->added_ns;
+    uint64_t late = it->fired_ns - due;
     late_sum += late;
     late_max = late > late_max ? late : late_max;
   }
@@ -99,11 +135,16 @@ test_order (void)
   CHECK (twice == 0, "%u entries fired more or less than once", twice);
   CHECK (disorder == 0, "%u completions out of deadline order", disorder);
   CHECK (errors == 0, "%u on-time completions carried an error", errors);
-  /* Honest on a shared machine: the figure is in bench/. */
-  CHECK (late_sum / ENTRIES < 2000000, "mean lateness %llu ns",
-         (unsigned long long) (late_sum / ENTRIES));
-  printf ("order: %u completions, mean lateness %.1f us, max %.1f us\n",
-          nfired, late_sum / ENTRIES / 1e3, late_max / 1e3);
+  /* Honest on a shared machine (the accuracy figure is in bench/): 2 ms,
+   * plus twice what the scheduler did to a plain sleeper meanwhile.
+   */
+  CHECK (late_sum / ENTRIES < 2000000 + 2 * sleep_late,
+         "mean lateness %llu ns (a plain sleeper's: %llu ns)",
+         (unsigned long long) (late_sum / ENTRIES),
+         (unsigned long long) sleep_late);
+  printf ("order: %u completions, mean lateness %.1f us, max %.1f us; "
+          "a plain sleeper's mean lateness %.1f us\n",
+          nfired, late_sum / ENTRIES / 1e3, late_max / 1e3, sleep_late / 1e3);
   engine_destroy (&eng);
 }
 
