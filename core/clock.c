@@ -48,12 +48,34 @@ clock_thread_init (void)
   pthread_setspecific (slack_key, &slack_key);
 }
 
+/* The last stretch of a wait is spun, yielding: sched_yield lets our own
+ * threads run meanwhile and, with a CPU free, returns in a microsecond.
+ * When other processes keep every CPU busy, a yield hands one of them
+ * the rest of its timeslice and the spinner comes back milliseconds late
+ * (a 1 ms latency served 3.7 ms beside two CPU-bound processes; a plain
+ * sleeper was 0.1-0.25 ms late).  A yield that took longer than
+ * YIELD_LOST_NS shows it: for the next NO_YIELD_NS waiters sleep right
+ * up to their deadlines (a waking sleeper is scheduled ahead of busy
+ * processes) and spin in place for whatever is left.
+ */
+#define YIELD_LOST_NS 20000
+#define NO_YIELD_NS 1000000000ull
+static uint64_t no_yield_until_ns;
+
+static bool
+contended (uint64_t now_ns)
+{
+  return now_ns < __atomic_load_n (&no_yield_until_ns, __ATOMIC_RELAXED);
+}
+
 uint64_t
 clock_sleep_target (uint64_t deadline_ns, uint64_t now_ns)
 {
   uint64_t margin = __atomic_load_n (&wake_late_ns, __ATOMIC_RELAXED);
   if (margin > SPIN_MAX_NS)
     margin = SPIN_MAX_NS;
+  if (contended (now_ns))
+    margin = 0;
   return deadline_ns > now_ns && deadline_ns - now_ns > margin
          ? deadline_ns - margin : 0;
 }
@@ -82,20 +104,6 @@ futex_wait_abs (uint32_t *word, uint64_t t_ns)
            NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
-/* Spinning: sched_yield lets our own threads run while we wait, and on
- * a machine with a free CPU it returns in a microsecond.  When another
- * process's busy thread holds the CPU, a yield hands it the rest of its
- * timeslice: the spinner comes back milliseconds late (test-engine saw
- * 1-2 ms mean lateness beside two CPU-bound processes, where a plain
- * sleeper was 0.1-0.25 ms late).  A yield that took longer than
- * YIELD_LOST_NS shows that; for the next NO_YIELD_NS every spinner
- * spins in place instead, no longer than the learned margin (at most
- * SPIN_MAX_NS).
- */
-#define YIELD_LOST_NS 20000
-#define NO_YIELD_NS 1000000000ull
-static uint64_t no_yield_until_ns;
-
 static inline void
 cpu_relax (void)
 {
@@ -109,7 +117,7 @@ cpu_relax (void)
 uint64_t
 clock_spin_step (uint64_t now_ns)
 {
-  if (now_ns < __atomic_load_n (&no_yield_until_ns, __ATOMIC_RELAXED)) {
+  if (contended (now_ns)) {
     cpu_relax ();
     return clock_now_ns ();
   }

@@ -10,7 +10,9 @@ uint64_t clock_now_ns (void);
  * non-zero: returns 0 at the deadline, -1 if cancelled.  Sleeps on a futex
  * with an absolute timeout and 1 ns timer slack (the default 50 us slack
  * is most of the overshoot of relative sleeps); spins the last stretch,
- * whose length adapts to the wake-up lateness this machine shows.
+ * whose length adapts to the wake-up lateness this machine shows, unless
+ * busy processes have lately made spinning cost timeslices (then it
+ * sleeps to the deadline: clock.c).
  * clock_cancel sets the word and wakes every thread waiting on it (no
  * lock, no condition variable).
  */
