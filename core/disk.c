@@ -203,17 +203,20 @@ refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
 /* Data movement, through the volatile cache's undo log when there is one.
  * A flush always goes through it (a log left from before write-cache was
  * turned off still needs its flush); CRASH_GEN is the cache's generation
- * when the request arrived.
+ * when the request arrived.  HOST_LEN is the whole request's length, of
+ * which this may be a piece: a write larger than the cache goes through
+ * to the medium, all of its pieces (blkemu-robustness(7)).
  */
 static int
 serve_data (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
-            uint64_t len, uint64_t offset, unsigned flags, bool cache,
-            uint64_t cache_size, uint64_t crash_gen)
+            uint64_t len, uint64_t offset, unsigned flags, uint64_t host_len,
+            bool cache, uint64_t cache_size, uint64_t crash_gen)
 {
   if (op == BLKEMU_OP_FLUSH)
     return wcache_flush_run (&disk->wcache, crash_gen);
   if (cache && model_is_write (op))
     return wcache_write (&disk->wcache, op, buf, len, offset, flags,
+                         (flags & BLKEMU_FLAG_FUA) || host_len > cache_size,
                          cache_size);
   return backend_io (&disk->backend, op, buf, len, offset, flags);
 }
@@ -444,6 +447,7 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
   req->deadline[0] = req->arrival + lat * disk->cfg.num[K_SLOWDOWN];
   req->entry.deadline_ns = req->deadline[0];
   req->qd = __atomic_add_fetch (&disk->in_flight, 1, __ATOMIC_RELAXED);
+  req->crash_gen = wcache_generation (&disk->wcache);
   return 0;
 }
 
@@ -535,7 +539,7 @@ request_transfer (struct request *req)
     req->err = serve_data (disk, req->op,
                            req->buf ? (char *) req->buf + (lo - req->offset)
                                     : NULL,
-                           hi - lo, lo, req->flags, req->cache,
+                           hi - lo, lo, req->flags, req->len, req->cache,
                            req->cache_size, req->crash_gen);
   }
 }
@@ -652,6 +656,18 @@ request_end (struct request *req, int cancel_err)
   uint64_t npieces = req->npieces, last = req->entry.deadline_ns;
   int err = req->err ? req->err : cancel_err;
   __atomic_sub_fetch (&disk->in_flight, npieces, __ATOMIC_RELAXED);
+  /* The power went while the request was in the device: it never
+   * completed.  Whatever it left on the medium counts as unflushed (a
+   * later crash may take it); acknowledging it would promise data that
+   * the crash may already have rolled back.
+   */
+  if (err == 0 && wcache_generation (&disk->wcache) != req->crash_gen) {
+    err = req->err = EIO;
+    req->marks |= TRACE_CRASHED;
+    pthread_mutex_lock (&st->lock);
+    st->faults.crash_aborted++;
+    pthread_mutex_unlock (&st->lock);
+  }
   if (req->zone_cmd) {
     /* A reset frees its zones' data: traced as a trim of them. */
     enum blkemu_zone_op zop = (enum blkemu_zone_op) (req->zone_cmd - 1);

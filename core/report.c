@@ -164,14 +164,15 @@ json_counters (const struct json_out *j, const struct stats *st)
   sb_printf (j->sb, "%s\"faults\": {\"errors\": %llu, \"spikes\": %llu, "
              "\"stalled\": %llu, \"slowed\": %llu, \"dropped\": %llu, "
              "\"offline\": %llu, \"crashes\": %llu, \"lost_writes\": %llu, "
-             "\"lost_bytes\": %llu},%s", j->in1,
+             "\"lost_bytes\": %llu, \"crash_aborted\": %llu},%s", j->in1,
              (unsigned long long) fc->errors, (unsigned long long) fc->spikes,
              (unsigned long long) fc->stalled, (unsigned long long) fc->slowed,
              (unsigned long long) fc->dropped,
              (unsigned long long) fc->offline,
              (unsigned long long) fc->crashes,
              (unsigned long long) fc->lost_writes,
-             (unsigned long long) fc->lost_bytes, j->nl);
+             (unsigned long long) fc->lost_bytes,
+             (unsigned long long) fc->crash_aborted, j->nl);
 }
 
 /* trace (with trace= only), write_cache. */
@@ -487,7 +488,8 @@ summary_counters (struct strbuf *sb, const struct stats *st)
       fc->offline || fc->crashes)
     sb_printf (sb, "faults: %llu errors injected, %llu spikes, %llu stalled, "
                "%llu slowed, %llu connections dropped, %llu refused offline; "
-               "%llu crashes lost %llu unflushed writes (%.1f MiB)\n",
+               "%llu crashes lost %llu unflushed writes (%.1f MiB) and "
+               "failed %llu requests in flight\n",
                (unsigned long long) fc->errors,
                (unsigned long long) fc->spikes,
                (unsigned long long) fc->stalled,
@@ -496,7 +498,8 @@ summary_counters (struct strbuf *sb, const struct stats *st)
                (unsigned long long) fc->offline,
                (unsigned long long) fc->crashes,
                (unsigned long long) fc->lost_writes,
-               (double) fc->lost_bytes / 1048576.0);
+               (double) fc->lost_bytes / 1048576.0,
+               (unsigned long long) fc->crash_aborted);
   sb_printf (sb, "queue depth at arrival: max %llu, mean %.2f; "
              "sequential %.1f%%\n", (unsigned long long) st->qd_max,
              qd_mean (st),

@@ -48,6 +48,7 @@ struct fault_counts {
   uint64_t crashes;       /* power losses */
   uint64_t lost_writes;   /* unflushed writes a crash discarded */
   uint64_t lost_bytes;
+  uint64_t crash_aborted; /* in flight at a crash: failed with EIO */
 };
 
 struct stats {

@@ -15,7 +15,10 @@ static const char op_letter[BLKEMU_OP_COUNT] = { 'R', 'W', 'F', 'T', 'Z' };
 static const char *const mark_names[] = { "split", "oversize", "fua", "fault",
                                           "spike", "stall", "offline", "drop",
                                           "cached", "slow", "boundary",
-                                          "zone-reset", "append" };
+                                          "zone-reset", "append",
+                                          "crashed" };
+_Static_assert (sizeof mark_names / sizeof mark_names[0] == TRACE_MARK_COUNT,
+                "a name for every trace mark");
 
 /* The device number blktrace records carry: 254:0, as a ublk or dm
  * device might be (the kernel's MKDEV layout, 20 bits of minor).

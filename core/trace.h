@@ -52,6 +52,8 @@ struct trace_counts {
 #define TRACE_BOUNDARY (1u << 10) /* crossed boundary= (refused, split, allowed) */
 #define TRACE_ZONE_RESET (1u << 11) /* a zone reset, recorded as a trim */
 #define TRACE_APPEND   (1u << 12) /* a zone append (at the write pointer) */
+#define TRACE_CRASHED  (1u << 13) /* in flight at a crash: failed with EIO */
+#define TRACE_MARK_COUNT 14
 
 /* Open PATH (NULL: no trace) for at most MAX_BYTES (0: unlimited),
  * writing FORMAT; NAME is the disk's.

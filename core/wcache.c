@@ -140,9 +140,10 @@ all_zero (const unsigned char *p, uint64_t len)
 
 int
 wcache_write (struct wcache *w, enum blkemu_op op, void *buf, uint64_t len,
-              uint64_t offset, unsigned flags, uint64_t limit)
+              uint64_t offset, unsigned flags, bool write_through,
+              uint64_t limit)
 {
-  bool durable = (flags & BLKEMU_FLAG_FUA) || len > limit;
+  bool durable = write_through || len > limit;
   struct undo *u = NULL;
   if (!durable) {
     u = malloc (sizeof *u + len);

@@ -21,6 +21,7 @@
 #define BLKEMU_WCACHE_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "backend.h"
@@ -41,13 +42,16 @@ struct wcache {
 void wcache_init (struct wcache *w, const struct backend *backend);
 void wcache_destroy (struct wcache *w);
 
-/* Serve a write, write-zeroes or trim through the cache: saves the old
- * contents (unless FUA or larger than LIMIT), then does the I/O.  Returns
- * 0 or an errno.
+/* Serve a write, write-zeroes or trim (or one piece of one) through the
+ * cache: saves the old contents unless WRITE_THROUGH, then does the I/O,
+ * keeping at most LIMIT bytes of old data.  The caller decides
+ * WRITE_THROUGH for the whole host request (FUA, or larger than the
+ * cache), so every piece of a split request shares one fate.  Returns 0
+ * or an errno.
  */
 int wcache_write (struct wcache *w, enum blkemu_op op, void *buf,
                   uint64_t len, uint64_t offset, unsigned flags,
-                  uint64_t limit);
+                  bool write_through, uint64_t limit);
 
 /* [OFFSET, OFFSET + LEN) is settled on the medium, whatever the log
  * holds for it: a zone finish (its writes made durable) or reset (its
