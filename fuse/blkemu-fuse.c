@@ -18,6 +18,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -34,7 +35,9 @@
 #include "frontend.h"
 
 /* Inode layout: the root, one file per disk, the .blkemu directory, and
- * per disk a directory with ATTR_SLOTS attribute files.
+ * per disk a directory with attr_slots () inodes: the directory, the
+ * fixed files and one per spec key (sized from the key table: a fixed 64
+ * slots once made d0's last keys d1's first ones).
  */
 #define FUSE_WORKERS   8         /* libfuse workers: they only submit */
 #define MAX_DISKS      64
@@ -42,7 +45,6 @@
 #define INO_DISK0      2
 #define INO_CTLDIR     (INO_DISK0 + MAX_DISKS)
 #define INO_ATTR_BASE  1024
-#define ATTR_SLOTS     64
 #define CTLDIR_NAME    ".blkemu"
 
 /* Attribute files: three fixed, then one per spec key. */
@@ -70,18 +72,29 @@ static struct fuse_conn_info *conn_info;
 static struct timespec mount_time;
 static pthread_once_t transport_once = PTHREAD_ONCE_INIT;
 
-static fuse_ino_t
-disk_ino (size_t i) { return INO_DISK0 + i; }
-static fuse_ino_t
-attr_ino (size_t i, unsigned attr) { return INO_ATTR_BASE + i * ATTR_SLOTS + attr; }
+/* Spec keys: counted once in main, before the session's threads start. */
+static size_t key_count;
 
 static size_t
 nkeys (void)
 {
-  size_t n = 0;
-  while (blkemu_key_name (n))
-    n++;
-  return n;
+  return key_count;
+}
+
+/* Inodes per disk under .blkemu. */
+static uint64_t
+attr_slots (void)
+{
+  return ATTR_KEY0 + nkeys ();
+}
+
+static fuse_ino_t
+disk_ino (size_t i) { return INO_DISK0 + i; }
+static fuse_ino_t
+attr_ino (size_t i, unsigned attr)
+{
+  assert (attr < attr_slots ());
+  return INO_ATTR_BASE + i * attr_slots () + attr;
 }
 
 static const char *
@@ -114,11 +127,9 @@ attr_decode (fuse_ino_t ino, size_t *disk, unsigned *attr)
 {
   if (ino < INO_ATTR_BASE)
     return false;
-  *disk = (ino - INO_ATTR_BASE) / ATTR_SLOTS;
-  *attr = (unsigned) ((ino - INO_ATTR_BASE) % ATTR_SLOTS);
-  return *disk < ndisks &&
-         (*attr <= ATTR_RESET || *attr - ATTR_KEY0 < nkeys ()) &&
-         attr_listed (*attr);
+  *disk = (ino - INO_ATTR_BASE) / attr_slots ();
+  *attr = (unsigned) ((ino - INO_ATTR_BASE) % attr_slots ());
+  return *disk < ndisks && attr_listed (*attr);
 }
 
 /* The FUSE transport cap, as negotiated, goes into every disk's stats. */
@@ -815,6 +826,8 @@ main (int argc, char **argv)
     goto out_args;
   }
   clock_gettime (CLOCK_REALTIME, &mount_time);
+  while (blkemu_key_name (key_count))
+    key_count++;
   if (check_mountpoint (fo.mountpoint) == -1 || open_disks (&o) == -1)
     goto out_disks;
 
