@@ -731,6 +731,38 @@ service_prepare (struct blkemu_disk *disk, char *err)
   return 0;
 }
 
+void
+service_abandon (struct blkemu_disk *disk)
+{
+  struct service *sv = disk->service;
+  if (!sv || sv->listen_fd < 0)
+    return;
+  const char *path = disk->cfg.str[K_CONTROL];
+  struct stat st;
+  if (lstat (path, &st) == -1 || st.st_dev != sv->sock_dev ||
+      st.st_ino != sv->sock_ino)
+    return;                     /* gone, or a successor's */
+  if (sv->running && sv->owner == getpid ()) {
+    unlink (path);              /* served here, and here it ends */
+    return;
+  }
+  /* Bound here, never served here: a forked child (nbdkit's daemon, its
+   * captive nbdkit) may hold the socket and serve it.  With our copy
+   * closed, a connection is refused only if nobody holds it.
+   */
+  close (sv->listen_fd);
+  sv->listen_fd = -1;
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  snprintf (sa.sun_path, sizeof sa.sun_path, "%s", path);
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd == -1)
+    return;
+  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) == -1 &&
+      errno == ECONNREFUSED)
+    unlink (path);
+  close (fd);
+}
+
 int
 service_start (struct blkemu_disk *disk, char *err)
 {

@@ -20,6 +20,10 @@ void control_run_command (struct blkemu_disk *disk, char *line,
 int service_prepare (struct blkemu_disk *disk, char *err);
 /* Start the service thread (after the fork).  0 or -1 with ERR. */
 int service_start (struct blkemu_disk *disk, char *err);
+/* The process exits without service_stop: remove the socket unless a
+ * forked process still holds it.  Frees nothing.
+ */
+void service_abandon (struct blkemu_disk *disk);
 /* Stop the thread, close every connection, remove our socket. */
 void service_stop (struct blkemu_disk *disk);
 

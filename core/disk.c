@@ -444,7 +444,8 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
   req->cut[0] = req->cut[1] = req->offset;
   uint64_t lat = dist_sample (&disk->cfg, &disk->rng,
                               disk->cfg.num[K_LATENCY_ZONE]);
-  req->deadline[0] = req->arrival + lat * disk->cfg.num[K_SLOWDOWN];
+  req->deadline[0] = model_add (req->arrival,
+                               model_mul (lat, disk->cfg.num[K_SLOWDOWN]));
   req->entry.deadline_ns = req->deadline[0];
   req->qd = __atomic_add_fetch (&disk->in_flight, 1, __ATOMIC_RELAXED);
   req->crash_gen = wcache_generation (&disk->wcache);
@@ -736,25 +737,15 @@ request_end (struct request *req, int cancel_err)
   return err;
 }
 
-/* A wait longer than this goes to the frontend's sleep (all but its last
- * SLEEP_HOOK_TAIL); shorter ones and the tail to the precise futex wait,
- * whose lateness the clock learns (nbdkit_nanosleep's ppoll measured
- * +5% server-side at QD32 where the futex gave +2.6%).
- */
-#define SLEEP_HOOK_MIN  (10 * 1000000ull)
-#define SLEEP_HOOK_TAIL (5 * 1000000ull)
-
-/* The blocking wait of blkemu_io: a futex the disk's cancel wakes, the
- * last microseconds spun; a long wait first in the frontend's sleep if it
- * has one (nbdkit's returns on shutdown).  Returns 0 or ESHUTDOWN.
+/* The blocking wait of blkemu_io: a futex that blkemu_disk_cancel and
+ * blkemu_disk_interrupt wake, the last microseconds spun.  Returns 0 or
+ * ESHUTDOWN.  (nbdkit_nanosleep, used for long waits before, asserted
+ * when nbdkit's captive --run parent took a SIGTERM: it shares the quit
+ * pipe, and the sleeper woke to a quit that nbdkit had not seen.)
  */
 static int
 wait_deadline (struct blkemu_disk *disk, uint64_t deadline)
 {
-  uint64_t now = clock_now_ns ();
-  if (disk->sleep && deadline > now + SLEEP_HOOK_MIN &&
-      disk->sleep (deadline - now - SLEEP_HOOK_TAIL) == -1)
-    return ESHUTDOWN;
   return clock_wait_until_or_cancel (deadline, &disk->cancelled) == 0
          ? 0 : ESHUTDOWN;
 }
@@ -1015,9 +1006,10 @@ blkemu_disk_cancel (struct blkemu_disk *disk)
 }
 
 void
-blkemu_disk_set_sleep (struct blkemu_disk *disk, blkemu_sleep_fn sleep)
+blkemu_disk_interrupt (struct blkemu_disk *disk)
 {
-  disk->sleep = sleep;
+  /* An atomic store and a futex wake: both async-signal-safe. */
+  clock_cancel (&disk->cancelled);
 }
 
 int

@@ -43,8 +43,8 @@ struct blkemu_disk {
 
   struct engine engine;         /* completes blkemu_submit's requests */
   struct iowork iowork;         /* their transfers, for a blocking backend */
-  uint32_t cancelled;           /* futex word: blkemu_disk_cancel was called */
-  blkemu_sleep_fn sleep;        /* the frontend's sleep for blkemu_io */
+  uint32_t cancelled;           /* futex word: blkemu_disk_cancel or
+                                   blkemu_disk_interrupt was called */
 
   struct {
     char *key, *value;

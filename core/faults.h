@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "dist.h"
+#include "model.h"
 
 struct faults {
   uint64_t matched;         /* requests the error rule matched since set */
@@ -50,8 +51,8 @@ faults_to_device_time (const struct faults *f, uint64_t n, uint64_t t)
 static inline uint64_t
 faults_to_wall_time (const struct faults *f, uint64_t n, uint64_t t)
 {
-  return n > 1 && t > f->slow_base_ns ? f->slow_base_ns + (t - f->slow_base_ns) * n
-                                      : t;
+  return n > 1 && t > f->slow_base_ns
+         ? model_add (f->slow_base_ns, model_mul (t - f->slow_base_ns, n)) : t;
 }
 
 /* KEY was just set at runtime: re-arm the error rule, start a stall, or

@@ -111,13 +111,41 @@ double hdd_rate (const struct blkemu_config *cfg, uint64_t offset);
 uint64_t hdd_rotation_wait_ns (const struct blkemu_config *cfg, uint64_t t,
                                uint64_t offset);
 
+/* Times saturate at MODEL_NEVER: a 32 MiB read at bandwidth=1 and
+ * slowdown=1000 is 10^10 s away, past what 64 bits of nanoseconds hold;
+ * it must wait (until the disk stops), not wrap into the past.
+ */
+#define MODEL_NEVER UINT64_MAX
+
+static inline uint64_t
+model_add (uint64_t a, uint64_t b)
+{
+  return a > MODEL_NEVER - b ? MODEL_NEVER : a + b;
+}
+
+static inline uint64_t
+model_mul (uint64_t a, uint64_t b)
+{
+  uint64_t r;
+  return __builtin_mul_overflow (a, b, &r) ? MODEL_NEVER : r;
+}
+
+/* Nanoseconds from a double, saturating (the cast is undefined above). */
+static inline uint64_t
+model_ns_from_double (double ns)
+{
+  return ns >= 18446744073709551615.0 ? MODEL_NEVER
+         : ns > 0 ? (uint64_t) ns : 0;
+}
+
 /* Transfer time of LEN bytes at BYTES_PER_S (0: instant). */
 static inline uint64_t
 model_transfer_ns (uint64_t len, uint64_t bytes_per_s)
 {
   if (bytes_per_s == 0)
     return 0;
-  return (uint64_t) ((unsigned __int128) len * 1000000000u / bytes_per_s);
+  unsigned __int128 ns = (unsigned __int128) len * 1000000000u / bytes_per_s;
+  return ns > MODEL_NEVER ? MODEL_NEVER : (uint64_t) ns;
 }
 
 #endif

@@ -53,8 +53,8 @@ array_schedule (void *state, const struct blkemu_config *cfg,
 {
   struct array_state *s = state;
   unsigned slot = model_earliest (s->slot_free_ns, model_service_slots (cfg));
-  uint64_t t = model_max (req->arrival_ns, s->slot_free_ns[slot])
-               + req->latency_ns;
+  uint64_t t = model_add (model_max (req->arrival_ns, s->slot_free_ns[slot]),
+                         req->latency_ns);
 
   if (req->op == BLKEMU_OP_FLUSH) {
     t = model_max (t, s->writes_done_ns);
@@ -62,7 +62,8 @@ array_schedule (void *state, const struct blkemu_config *cfg,
       cache_drain (s, cfg, t);
       uint64_t rate = destage_rate (cfg);
       if (rate && s->cache_bytes > 0)
-        t += (uint64_t) (s->cache_bytes * 1e9 / (double) rate);
+        t = model_add (t, model_ns_from_double (s->cache_bytes * 1e9
+                                                / (double) rate));
       cache_drain (s, cfg, t);
     }
   }
@@ -71,10 +72,10 @@ array_schedule (void *state, const struct blkemu_config *cfg,
     uint64_t bw = cfg_bandwidth (cfg, req->op);
     for (uint64_t done = 0; done < req->len; done += stripe) {
       uint64_t piece = req->len - done < stripe ? req->len - done : stripe;
-      t += cfg->num[K_PIECE_OVERHEAD];
+      t = model_add (t, cfg->num[K_PIECE_OVERHEAD]);
       uint64_t xfer = model_transfer_ns (piece, bw);
       if (xfer) {
-        s->media_free_ns = model_max (t, s->media_free_ns) + xfer;
+        s->media_free_ns = model_add (model_max (t, s->media_free_ns), xfer);
         t = s->media_free_ns;
       }
     }
@@ -84,7 +85,7 @@ array_schedule (void *state, const struct blkemu_config *cfg,
       double over = s->cache_bytes - (double) cfg->num[K_CACHE_SIZE];
       uint64_t rate = destage_rate (cfg);
       if (over > 0 && rate) {
-        t += (uint64_t) (over * 1e9 / (double) rate);
+        t = model_add (t, model_ns_from_double (over * 1e9 / (double) rate));
         cache_drain (s, cfg, t);
       }
     }

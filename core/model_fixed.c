@@ -26,11 +26,11 @@ fixed_schedule (void *state, const struct blkemu_config *cfg,
   if (has_payload) {
     uint64_t xfer = model_transfer_ns (req->len, cfg_bandwidth (cfg, req->op));
     if (xfer) {
-      s->media_free_ns = model_max (start, s->media_free_ns) + xfer;
+      s->media_free_ns = model_add (model_max (start, s->media_free_ns), xfer);
       done = s->media_free_ns;
     }
   }
-  done += req->latency_ns;
+  done = model_add (done, req->latency_ns);
 
   if (req->op == BLKEMU_OP_FLUSH)
     done = model_max (done, s->writes_done_ns);

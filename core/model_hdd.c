@@ -106,28 +106,30 @@ hdd_schedule (void *state, const struct blkemu_config *cfg,
 
   switch (req->op) {
   case BLKEMU_OP_TRIM:
-    return req->arrival_ns + req->latency_ns;
+    return model_add (req->arrival_ns, req->latency_ns);
   case BLKEMU_OP_FLUSH:
-    return model_max (req->arrival_ns, s->head_free_ns) + req->latency_ns;
+    return model_add (model_max (req->arrival_ns, s->head_free_ns),
+                      req->latency_ns);
   default:
     break;
   }
 
   /* Controller overhead, then position, then transfer. */
-  uint64_t t = model_max (req->arrival_ns, s->head_free_ns) + req->latency_ns;
+  uint64_t t = model_add (model_max (req->arrival_ns, s->head_free_ns),
+                         req->latency_ns);
   if (req->offset != s->head_pos) {
-    t += hdd_seek_ns (cfg, s->head_pos, req->offset);
-    t += hdd_rotation_wait_ns (cfg, t, req->offset);
+    t = model_add (t, hdd_seek_ns (cfg, s->head_pos, req->offset));
+    t = model_add (t, hdd_rotation_wait_ns (cfg, t, req->offset));
   }
   double rate = hdd_rate (cfg, req->offset);
-  t += (uint64_t) ((double) req->len * 1e9 / rate);
+  t = model_add (t, model_ns_from_double ((double) req->len * 1e9 / rate));
   uint64_t seg = cfg->num[K_COMMAND_BUFFER];
   bool over_buffer = seg && req->op == BLKEMU_OP_WRITE && req->len > seg;
   if (over_buffer) {
     uint64_t stall = cfg->num[K_BUFFER_STALL]
                      ? cfg->num[K_BUFFER_STALL]
                      : (uint64_t) revolution_ns (cfg);
-    t += (req->len - 1) / seg * stall;
+    t = model_add (t, model_mul ((req->len - 1) / seg, stall));
   }
   s->head_pos = req->offset + req->len;
   s->head_free_ns = t;
@@ -135,9 +137,9 @@ hdd_schedule (void *state, const struct blkemu_config *cfg,
   if (!model_write_cached (cfg, req))
     return t;
   /* The host interface is one pipe shared by all requests. */
-  s->host_free_ns = model_max (req->arrival_ns + req->latency_ns,
-                               s->host_free_ns)
-                    + model_transfer_ns (req->len, cfg->num[K_BANDWIDTH]);
+  s->host_free_ns = model_add (
+    model_max (model_add (req->arrival_ns, req->latency_ns), s->host_free_ns),
+    model_transfer_ns (req->len, cfg->num[K_BANDWIDTH]));
   uint64_t done = s->host_free_ns;
   /* Forget writes already on media by then, and wait (in order) for
    * older ones until this one fits.

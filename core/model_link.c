@@ -73,20 +73,20 @@ link_schedule (void *state, const struct blkemu_config *cfg,
   uint64_t there = rtt / 2, back = rtt - there;
 
   if (req->op == BLKEMU_OP_WRITE) {
-    s->up_free_ns = model_max (t, s->up_free_ns)
-                    + model_transfer_ns (req->len, bw);
+    s->up_free_ns = model_add (model_max (t, s->up_free_ns),
+                               model_transfer_ns (req->len, bw));
     t = s->up_free_ns;
   }
   struct model_req at_device = *req;
-  at_device.arrival_ns = t + there;
+  at_device.arrival_ns = model_add (t, there);
   t = s->device->schedule (s->device_state, cfg, &at_device);
 
   if (req->op == BLKEMU_OP_READ) {
-    s->down_free_ns = model_max (t, s->down_free_ns)
-                      + model_transfer_ns (req->len, bw);
+    s->down_free_ns = model_add (model_max (t, s->down_free_ns),
+                                 model_transfer_ns (req->len, bw));
     t = s->down_free_ns;
   }
-  t += back;
+  t = model_add (t, back);
   if (window)
     s->window_free_ns[slot] = t;
   return t;

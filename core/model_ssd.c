@@ -32,7 +32,8 @@ ssd_schedule (void *state, const struct blkemu_config *cfg,
     units = BLKEMU_MAX_CHANNELS;
 
   if (req->op == BLKEMU_OP_FLUSH)
-    return model_max (req->arrival_ns, s->programs_done_ns) + req->latency_ns;
+    return model_add (model_max (req->arrival_ns, s->programs_done_ns),
+                      req->latency_ns);
 
   unsigned u = model_earliest (s->unit_free_ns, (unsigned) units);
   uint64_t *bus = &s->bus_free_ns[u % channels]; /* interleaved */
@@ -44,13 +45,13 @@ ssd_schedule (void *state, const struct blkemu_config *cfg,
   uint64_t done, reply;
 
   if (req->op == BLKEMU_OP_READ) {
-    uint64_t sensed = start + req->latency_ns;
-    *bus = model_max (sensed, *bus) + xfer;
+    uint64_t sensed = model_add (start, req->latency_ns);
+    *bus = model_add (model_max (sensed, *bus), xfer);
     done = reply = *bus;
   }
   else {
-    *bus = model_max (start, *bus) + xfer;
-    done = *bus + req->latency_ns;
+    *bus = model_add (model_max (start, *bus), xfer);
+    done = model_add (*bus, req->latency_ns);
     reply = model_write_cached (cfg, req) ? *bus : done;
     s->programs_done_ns = model_max (s->programs_done_ns, done);
   }

@@ -76,6 +76,12 @@ blkemu_disk_open_spec (const char *list, size_t index, char *err,
   return err_result_ptr (disk_open_spec (list, index, e), e, err, errlen);
 }
 
+void
+blkemu_disk_abandon (struct blkemu_disk *disk)
+{
+  service_abandon (disk);
+}
+
 int
 blkemu_disk_start (struct blkemu_disk *disk, char *err, size_t errlen)
 {

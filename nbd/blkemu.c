@@ -7,6 +7,9 @@
 #include <nbdkit-plugin.h>
 
 #include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,53 @@ static struct blkemu_disk *disk;
 /* Its geometry, fixed at start-up: what every client is told. */
 static struct blkemu_geometry geo;
 
+/* nbdkit stops on these (its handlers set its quit flag).  Ours, put in
+ * front of them once nbdkit has installed them, first ends every wait in
+ * the disk, so a stall=3600s does not hold the shutdown for an hour.
+ * Waiting in nbdkit_nanosleep instead asserted under a captive --run
+ * (see core/disk.c, wait_deadline).
+ */
+static const int stop_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+static struct sigaction nbdkit_handler[NSIG];
+static bool signals_chained;
+
+static void
+on_stop_signal (int sig, siginfo_t *info, void *context)
+{
+  int saved_errno = errno;
+  struct blkemu_disk *d = __atomic_load_n (&disk, __ATOMIC_SEQ_CST);
+  if (d)
+    blkemu_disk_interrupt (d);
+  const struct sigaction *next = &nbdkit_handler[sig];
+  if (next->sa_flags & SA_SIGINFO)
+    next->sa_sigaction (sig, info, context);
+  else if (next->sa_handler == SIG_DFL) {
+    signal (sig, SIG_DFL);
+    raise (sig);
+  }
+  else if (next->sa_handler != SIG_IGN)
+    next->sa_handler (sig);
+  errno = saved_errno;
+}
+
+static int
+chain_stop_signals (void)
+{
+  for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++) {
+    int sig = stop_signals[i];
+    struct sigaction sa = { .sa_sigaction = on_stop_signal,
+                            .sa_flags = SA_SIGINFO | SA_RESTART };
+    sigfillset (&sa.sa_mask);
+    if (sigaction (sig, NULL, &nbdkit_handler[sig]) == -1 ||
+        sigaction (sig, &sa, NULL) == -1) {
+      nbdkit_error ("sigaction: %m");
+      return -1;
+    }
+  }
+  signals_chained = true;
+  return 0;
+}
+
 static void
 plugin_load (void)
 {
@@ -39,7 +89,13 @@ plugin_load (void)
 static void
 plugin_unload (void)
 {
-  blkemu_disk_close (disk);
+  /* nbdkit's handlers back first: ours must not reach a closed disk. */
+  if (signals_chained)
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+      sigaction (stop_signals[i], &nbdkit_handler[stop_signals[i]], NULL);
+  struct blkemu_disk *d = disk;
+  __atomic_store_n (&disk, NULL, __ATOMIC_SEQ_CST);
+  blkemu_disk_close (d);
   blkemu_spec_free (spec);
 }
 
@@ -54,15 +110,16 @@ plugin_config (const char *key, const char *value)
   return 0;
 }
 
-/* Long waits (a stall=3600s) go to nbdkit_nanosleep, which returns
- * early when nbdkit shuts down or the client disconnects: SIGTERM is not
- * held for an hour.
+/* nbdkit exits without unloading the plugin when it fails after
+ * .config_complete (its -U path in use, say): the control socket bound
+ * there would be left behind.  Unload clears DISK, so this does nothing
+ * after a clean stop.
  */
-static int
-plugin_sleep (uint64_t ns)
+static void
+abandon_disk_at_exit (void)
 {
-  return nbdkit_nanosleep ((unsigned) (ns / 1000000000u),
-                           (unsigned) (ns % 1000000000u));
+  if (disk)
+    blkemu_disk_abandon (disk);
 }
 
 static int
@@ -85,7 +142,7 @@ plugin_config_complete (void)
   blkemu_disk_set_transport (disk, "frontend", "nbd");
   blkemu_disk_warn_uncarried (disk, BLKEMU_FRONTEND_NBD, "nbdkit-blkemu-plugin",
                               stderr);
-  blkemu_disk_set_sleep (disk, plugin_sleep);
+  atexit (abandon_disk_at_exit);
   return 0;
 }
 
@@ -98,7 +155,7 @@ plugin_after_fork (void)
     nbdkit_error ("%s", err);
     return -1;
   }
-  return 0;
+  return chain_stop_signals ();
 }
 
 static void

@@ -53,3 +53,30 @@ expect_eq "requests after reset" "$(jqr "$tmp/after-reset.json" .ops.write.reque
 expect_eq "final reads" "$(jqr "$tmp/s.json" .ops.read.requests)" 9
 expect_eq "final writes" "$(jqr "$tmp/s.json" .ops.write.requests)" 0
 expect_eq "socket removed at exit" "$(test -e "$sock" && echo yes || echo no)" no
+
+# nbdkit failing after the plugin bound its control socket (here: its own
+# -U path is in use) exits without unloading the plugin; the control
+# socket was left behind.  It must go, and a daemonized nbdkit's must
+# stay (its parent exits as soon as it has forked).
+busy=$tmp/busy.sock
+nbdkit -f -U "$busy" "$PLUGIN" size=1M 2> /dev/null &
+busy_pid=$!
+cleanup_hooks+=("kill $busy_pid 2>/dev/null")
+for i in $(seq 100); do [ -S "$busy" ] && break; sleep 0.05; done
+if nbdkit -f -U "$busy" "$PLUGIN" size=1M control="$tmp/left.sock" \
+     2> "$tmp/busy.err"; then
+  fail "nbdkit served on a socket in use"
+fi
+[ -e "$tmp/left.sock" ] && fail "nbdkit failed on -U ($(head -1 "$tmp/busy.err")) and left control= behind"
+echo "ok: nbdkit failing after the open removes the control socket"
+kill $busy_pid
+nbdkit -U "$tmp/daemon.sock" -P "$tmp/daemon.pid" "$PLUGIN" size=1M \
+  control="$tmp/daemon.ctl"
+daemon=$(cat "$tmp/daemon.pid")
+cleanup_hooks+=("kill $daemon 2>/dev/null")
+expect_eq "daemonized nbdkit: control socket serves" \
+  "$("$BLKEMU_CTL" "$tmp/daemon.ctl" get size)" 1M
+kill $daemon
+for i in $(seq 100); do kill -0 $daemon 2>/dev/null || break; sleep 0.05; done
+[ -e "$tmp/daemon.ctl" ] && fail "daemon's control socket left after SIGTERM"
+echo "ok: daemon's control socket removed at its exit"

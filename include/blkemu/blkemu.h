@@ -91,6 +91,12 @@ const char *blkemu_disk_name (const struct blkemu_disk *disk);
 int blkemu_disk_start (struct blkemu_disk *disk, char *err, size_t errlen);
 /* Stop the service thread, write stats= and the summary, free the disk. */
 void blkemu_disk_close (struct blkemu_disk *disk);
+/* The process is exiting without blkemu_disk_close (its host failed after
+ * the open, before serving): remove what the disk put in the file system
+ * — its control socket, unless a forked process still holds it to serve.
+ * Frees nothing; call nothing on DISK after it.  From an atexit handler.
+ */
+void blkemu_disk_abandon (struct blkemu_disk *disk);
 
 /* Serve one request.  BUF holds LEN bytes for read/write, NULL otherwise;
  * a write only reads it (one pointer type serves both: a const buffer
@@ -130,14 +136,14 @@ void blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
  */
 void blkemu_disk_cancel (struct blkemu_disk *disk);
 
-/* How blkemu_io sleeps through a long wait (over 10 ms: all but its last
- * 5 ms, which the core waits precisely): SLEEP(NS) returns 0 after NS
- * nanoseconds, or -1 early if the frontend is shutting down or the client
- * went away (the request then fails with ESHUTDOWN).  nbdkit's
- * nbdkit_nanosleep is one.  Every wait also ends at blkemu_disk_cancel.
+/* From a signal handler (async-signal-safe, nothing else is): every
+ * blocking wait (blkemu_io, blkemu_zone_command, blkemu_zone_append)
+ * returns now with ESHUTDOWN and later requests are refused with it.
+ * For a frontend whose host stops on a signal while its threads wait in
+ * the core (nbdkit); blkemu_disk_cancel or blkemu_disk_close must still
+ * follow, outside the handler, for the rest.
  */
-typedef int (*blkemu_sleep_fn) (uint64_t ns);
-void blkemu_disk_set_sleep (struct blkemu_disk *disk, blkemu_sleep_fn sleep);
+void blkemu_disk_interrupt (struct blkemu_disk *disk);
 
 /* Report allocated/hole ranges from OFFSET for up to LEN bytes.  CB returns
  * 0 to continue, -1 to stop.  Returns 0 or a positive errno.
