@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "paths.h"
 
 struct file {
   int fd;
@@ -51,6 +52,12 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
 
   if (want)
     flags |= O_CREAT;
+  /* /proc/self/status opened read-write "worked" as a disk. */
+  if (path_is_kernel_interface (path)) {
+    set_err (err, "file=%s: is a kernel interface (/proc, /sys ...), not "
+             "storage", path);
+    return -1;
+  }
   int fd = open (path, flags, 0644);
   if (fd == -1) {
     set_err (err, "file=%s: %s%s", path, strerrordesc_np (errno),

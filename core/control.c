@@ -44,6 +44,7 @@
 #include "units.h"
 #include "disk.h"
 #include "error.h"
+#include "paths.h"
 #include "strbuf.h"
 
 #define CONTROL_MAX_CLIENTS 32
@@ -646,38 +647,6 @@ listen_unix (struct service *sv, const char *path, unsigned mode, char *err)
   return fd;
 }
 
-/* stats=PATH must be writable now, not only when the server exits. */
-static int
-check_stats_path (const char *path, char *err)
-{
-  struct stat st;
-  if (stat (path, &st) == 0) {
-    if (!S_ISREG (st.st_mode)) {
-      set_err (err, "stats=%s: exists and is not a regular file", path);
-      return -1;
-    }
-    if (access (path, W_OK) == -1) {
-      set_err (err, "stats=%s: %s", path, strerrordesc_np (errno));
-      return -1;
-    }
-    return 0;
-  }
-  char dir[4096];
-  const char *slash = strrchr (path, '/');
-  if (!slash)
-    snprintf (dir, sizeof dir, ".");
-  else if (slash == path)
-    snprintf (dir, sizeof dir, "/");
-  else
-    snprintf (dir, sizeof dir, "%.*s", (int) (slash - path), path);
-  if (access (dir, W_OK) == -1) {
-    set_err (err, "stats=%s: cannot write in %s: %s", path, dir,
-             strerrordesc_np (errno));
-    return -1;
-  }
-  return 0;
-}
-
 /* Close what service_prepare opened (the thread, if any, has stopped). */
 static void
 service_free (struct blkemu_disk *disk, struct service *sv)
@@ -702,8 +671,11 @@ service_prepare (struct blkemu_disk *disk, char *err)
 {
   if (!disk->cfg.str[K_CONTROL] && !disk->cfg.str[K_STATS])
     return 0;
-  if (disk->cfg.str[K_STATS] && check_stats_path (disk->cfg.str[K_STATS],
-                                                  err) == -1)
+  /* stats=PATH must be writable now, not only when the server exits;
+   * a regular file only (it is replaced by rename).
+   */
+  if (disk->cfg.str[K_STATS] &&
+      path_check_output ("stats", disk->cfg.str[K_STATS], false, err) == -1)
     return -1;
   struct service *sv = calloc (1, sizeof *sv);
   if (!sv) {

@@ -4,14 +4,17 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <unistd.h>
 #include <linux/blktrace_api.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "paths.h"
 #include "stats.h"
 
-static const char op_letter[BLKEMU_OP_COUNT] = { 'R', 'W', 'F', 'T', 'Z' };
+const char trace_op_letter[BLKEMU_OP_COUNT] = { 'R', 'W', 'F', 'T', 'Z' };
 static const char *const mark_names[] = { "split", "oversize", "fua", "fault",
                                           "spike", "stall", "offline", "drop",
                                           "cached", "slow", "boundary",
@@ -19,6 +22,12 @@ static const char *const mark_names[] = { "split", "oversize", "fua", "fault",
                                           "crashed" };
 _Static_assert (sizeof mark_names / sizeof mark_names[0] == TRACE_MARK_COUNT,
                 "a name for every trace mark");
+
+const char *
+blkemu_trace_mark_name (unsigned i)
+{
+  return i < TRACE_MARK_COUNT ? mark_names[i] : NULL;
+}
 
 /* The device number blktrace records carry: 254:0, as a ublk or dm
  * device might be (the kernel's MKDEV layout, 20 bits of minor).
@@ -58,7 +67,7 @@ encode_blkemu (struct trace *t, const struct request_rec *r, char *out)
                     "%llu.%06llu %c %llu %llu %llu.%03llu %llu %s %s\n",
                     (unsigned long long) (r->arrival_ns / 1000000000u),
                     (unsigned long long) (r->arrival_ns / 1000 % 1000000),
-                    op_letter[r->op], (unsigned long long) r->offset,
+                    trace_op_letter[r->op], (unsigned long long) r->offset,
                     (unsigned long long) r->len,
                     (unsigned long long) (r->latency_ns / 1000),
                     (unsigned long long) (r->latency_ns % 1000),
@@ -141,18 +150,145 @@ encode (struct trace *t, const struct request_rec *r, char *out)
   }
 }
 
+/* ---- the file ----------------------------------------------------
+ * Records go into BUF and reach the file with write(2) when it fills,
+ * on trace_flush and at the end.  BYTES is what the file holds plus
+ * what BUF holds: after a write error it drops to what the file got, so
+ * stats' trace.bytes is the file's size, whatever happened.
+ */
+#define TRACE_BUF_SIZE (1u << 20)
+
+/* Write out BUF.  Returns 0, or the errno of a failed write: the file
+ * then keeps the records that reached it whole (a torn last one is cut
+ * off where the file allows), the rest of BUF and its records are
+ * dropped, and BYTES and RECORDS say what the file holds.
+ */
+static int
+drain (struct trace *t)
+{
+  size_t done = 0;
+  int e = 0;
+  while (done < t->used) {
+    ssize_t n = write (t->fd, t->buf + done, t->used - done);
+    if (n > 0) {
+      done += (size_t) n;
+      continue;
+    }
+    if (n == -1 && errno == EINTR)
+      continue;
+    e = n == 0 ? EIO : errno;
+    break;
+  }
+  if (e) {
+    /* The records that ended within what was written. */
+    size_t whole = 0;
+    while (whole < t->nends && t->ends[whole] <= done)
+      whole++;
+    /* Bytes before the first record are the header: kept as written. */
+    size_t keep = whole ? t->ends[whole - 1]
+                  : t->nends && t->first_at < done ? t->first_at : done;
+    if (done > keep &&
+        ftruncate (t->fd, (off_t) (t->file_bytes + keep)) == 0)
+      done = keep;
+    t->records -= t->nends - whole;
+    t->dropped += t->nends - whole;
+  }
+  t->file_bytes += done;
+  t->bytes = t->file_bytes;
+  t->used = 0;
+  t->nends = 0;
+  return e;
+}
+
+/* BUF's record ends grow with it (records are at least a few bytes). */
+static int
+note_record_end (struct trace *t, size_t n)
+{
+  if (t->nends == 0)
+    t->first_at = t->used - n;
+  if (t->nends == t->ends_cap) {
+    size_t cap = t->ends_cap ? t->ends_cap * 2 : 1024;
+    uint32_t *ends = realloc (t->ends, cap * sizeof *ends);
+    if (!ends)
+      return ENOMEM;
+    t->ends = ends;
+    t->ends_cap = cap;
+  }
+  t->ends[t->nends++] = (uint32_t) t->used;
+  return 0;
+}
+
+/* Append N bytes of DATA.  Returns 0 or an errno (from drain). */
+static int
+emit (struct trace *t, const void *data, size_t n)
+{
+  if (t->used + n > TRACE_BUF_SIZE) {
+    int e = drain (t);
+    if (e)
+      return e;
+  }
+  memcpy (t->buf + t->used, data, n);
+  t->used += n;
+  t->bytes = t->file_bytes + t->used;
+  return 0;
+}
+
+static int
+emit_text (struct trace *t, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+static int
+emit_text (struct trace *t, const char *fmt, ...)
+{
+  char line[RECORD_MAX];
+  va_list ap;
+  va_start (ap, fmt);
+  int n = vsnprintf (line, sizeof line, fmt, ap);
+  va_end (ap);
+  if (n < 0)
+    return EIO;
+  return emit (t, line, (size_t) n < sizeof line ? (size_t) n
+                                                 : sizeof line - 1);
+}
+
+/* What the file ends with when the cap stops the trace or the disk
+ * closes; the cap keeps room for it.
+ */
+static const char capped_trailer[] = "# trace stopped: trace-max-size reached\n";
+
+static size_t
+trailer_room (const struct trace *t)
+{
+  switch (t->format) {
+  case TRACE_FMT_BLKEMU: return sizeof capped_trailer - 1;
+  case TRACE_FMT_IOLOG: return 20 + 1 + strlen (t->name) + sizeof " close\n";
+  default: return 0;
+  }
+}
+
+/* Write the end of the file: the cap's note (CAPPED) or iolog's close. */
+static int
+emit_trailer (struct trace *t, bool capped)
+{
+  if (capped && t->format == TRACE_FMT_BLKEMU)
+    return emit (t, capped_trailer, sizeof capped_trailer - 1);
+  if (t->format == TRACE_FMT_IOLOG)
+    return emit_text (t, "%llu %s close\n", (unsigned long long) t->last_ms,
+                      t->name);
+  return 0;
+}
+
 /* What a file of FORMAT starts with. */
 static int
 write_header (struct trace *t)
 {
-  int n = 0;
   if (t->format == TRACE_FMT_BLKEMU)
-    n = fprintf (t->fp, "# blkemu trace v1\n"
-                 "# time_s op offset length latency_us qd result marks\n");
-  else if (t->format == TRACE_FMT_IOLOG)
-    n = fprintf (t->fp, "fio version 3 iolog\n0 %s add\n0 %s open\n",
-                 t->name, t->name);
-  else if (t->format == TRACE_FMT_BLKTRACE) {
+    return emit_text (t, "# blkemu trace v1\n"
+                      "# time_s op offset length latency_us qd result "
+                      "marks\n");
+  if (t->format == TRACE_FMT_IOLOG)
+    return emit_text (t, "fio version 3 iolog\n0 %s add\n0 %s open\n",
+                      t->name, t->name);
+  if (t->format == TRACE_FMT_BLKTRACE) {
     /* A notify record naming the process, so blkparse prints [blkemu]. */
     struct blk_io_trace ev = {
       .magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION,
@@ -162,14 +298,10 @@ write_header (struct trace *t)
       .device = TRACE_BLKTRACE_DEV,
       .pdu_len = sizeof TRACE_BLKTRACE_COMM,
     };
-    if (fwrite (&ev, sizeof ev, 1, t->fp) == 1 &&
-        fwrite (TRACE_BLKTRACE_COMM, sizeof TRACE_BLKTRACE_COMM, 1, t->fp) == 1)
-      n = (int) (sizeof ev + sizeof TRACE_BLKTRACE_COMM);
-    else
-      n = -1;
+    int e = emit (t, &ev, sizeof ev);
+    return e ? e : emit (t, TRACE_BLKTRACE_COMM, sizeof TRACE_BLKTRACE_COMM);
   }
-  t->bytes = n > 0 ? (uint64_t) n : 0;
-  return n < 0 ? -1 : 0;
+  return 0;
 }
 
 int
@@ -179,6 +311,7 @@ trace_open (struct trace *t, const char *path, enum trace_format format,
 {
   memset (t, 0, sizeof *t);
   pthread_mutex_init (&t->lock, NULL);
+  t->fd = -1;
   t->start_ns = start_ns;
   t->max_bytes = max_bytes;
   t->format = format;
@@ -186,78 +319,76 @@ trace_open (struct trace *t, const char *path, enum trace_format format,
     return 0;
   t->path = strdup (path);
   t->name = strdup (name && *name ? name : "disk0");
+  t->buf = malloc (TRACE_BUF_SIZE);
+  if (!t->path || !t->name || !t->buf) {
+    set_err (err, "trace=%s: out of memory", path);
+    goto fail;
+  }
   /* iolog names the file on every line: no blanks in it. */
-  for (char *c = t->name; c && *c; c++)
+  for (char *c = t->name; *c; c++)
     if (*c == ' ' || *c == '\t' || *c == '\n')
       *c = '_';
-  t->fp = fopen (path, "w");
-  if (!t->fp || !t->path || !t->name) {
-    set_err (err, "trace=%s: %s", path, strerrordesc_np (t->fp ? ENOMEM
-                                                               : errno));
-    if (t->fp)
-      fclose (t->fp);
-    free (t->path);
-    free (t->name);
-    t->fp = NULL;
-    t->path = t->name = NULL;
-    return -1;
-  }
-  /* A large buffer keeps the cost per record to a formatted memcpy. */
-  setvbuf (t->fp, NULL, _IOFBF, 1 << 20);
+  /* A FIFO, a socket or /proc is refused, not opened (a FIFO with no
+   * reader blocked start-up forever); /dev/null is fine.
+   */
+  t->fd = path_open_output ("trace", path, true, err);
+  if (t->fd == -1)
+    goto fail;
   write_header (t);
   return 0;
+
+fail:
+  free (t->path);
+  free (t->name);
+  free (t->buf);
+  t->path = t->name = t->buf = NULL;
+  return -1;
 }
 
 void
 trace_note_zone_size (struct trace *t, uint64_t zone_size)
 {
-  if (!t->fp || t->format != TRACE_FMT_BLKEMU)
+  if (t->fd == -1 || t->format != TRACE_FMT_BLKEMU)
     return;
-  int n = fprintf (t->fp, "# zone_size %llu\n", (unsigned long long) zone_size);
-  if (n > 0)
-    t->bytes += (uint64_t) n;
+  emit_text (t, "# zone_size %llu\n", (unsigned long long) zone_size);
 }
 
-/* Stop tracing for good, saying why once on stderr.  Under LOCK. */
+/* End the file: the trailer (CAPPED: the cap's note), the last bytes
+ * out, closed.  ERROR is the errno that stops it, if any (no trailer
+ * then).  Says why once on stderr.  Under LOCK.
+ */
 static void
-stop (struct trace *t, int error)
+finish (struct trace *t, bool capped, int error)
 {
-  if (!t->fp)
+  if (t->fd == -1)
     return;
-  if (error) {
+  if (!error)
+    error = emit_trailer (t, capped);
+  if (!error)
+    error = drain (t);
+  if (close (t->fd) == -1 && !error && errno != EINTR)
+    error = errno;
+  t->fd = -1;
+  if (error && !t->write_error) {
     t->write_error = error;
     fprintf (stderr, "blkemu: trace=%s: %s: tracing stopped (the disk "
              "serves on; stats count the requests not traced)\n", t->path,
              strerrordesc_np (error));
   }
-  else if (t->format == TRACE_FMT_BLKEMU)
-    fprintf (t->fp, "# trace stopped: trace-max-size reached\n");
-  else if (t->format == TRACE_FMT_IOLOG)
-    fprintf (t->fp, "%llu %s close\n", (unsigned long long) t->last_ms,
-             t->name);
-  if (fclose (t->fp) != 0 && !t->write_error) {
-    t->write_error = errno;
-    fprintf (stderr, "blkemu: trace=%s: %s\n", t->path,
-             strerrordesc_np (errno));
-  }
-  t->fp = NULL;
 }
 
 void
 trace_close (struct trace *t)
 {
   pthread_mutex_lock (&t->lock);
-  if (t->fp && t->format == TRACE_FMT_IOLOG)
-    fprintf (t->fp, "%llu %s close\n", (unsigned long long) t->last_ms,
-             t->name);
-  if (t->fp && fclose (t->fp) != 0)
-    fprintf (stderr, "blkemu: trace=%s: %s\n", t->path,
-             strerrordesc_np (errno));
-  t->fp = NULL;
+  finish (t, false, 0);
   pthread_mutex_unlock (&t->lock);
   free (t->path);
   free (t->name);
-  t->path = t->name = NULL;
+  free (t->buf);
+  free (t->ends);
+  t->path = t->name = t->buf = NULL;
+  t->ends = NULL;
   pthread_mutex_destroy (&t->lock);
 }
 
@@ -265,8 +396,11 @@ void
 trace_flush (struct trace *t)
 {
   pthread_mutex_lock (&t->lock);
-  if (t->fp && fflush (t->fp) != 0)
-    stop (t, errno);
+  if (t->fd != -1) {
+    int e = drain (t);
+    if (e)
+      finish (t, false, e);
+  }
   pthread_mutex_unlock (&t->lock);
 }
 
@@ -286,25 +420,27 @@ static void
 put (struct trace *t, const struct request_rec *r)
 {
   char rec[RECORD_MAX];
-  if (!t->fp) {
+  if (t->fd == -1) {
     t->dropped++;
     return;
   }
   size_t n = encode (t, r, rec);
   if (n == 0)
     return;                       /* not a record in this format */
-  if (t->max_bytes && t->bytes + n > t->max_bytes) {
+  if (t->max_bytes && t->bytes + n + trailer_room (t) > t->max_bytes) {
     t->dropped++;
-    stop (t, 0);
+    finish (t, true, 0);
+    return;
   }
-  else if (fwrite (rec, 1, n, t->fp) != n) {
+  int e = emit (t, rec, n);
+  if (e == 0)
+    e = note_record_end (t, n);
+  if (e) {
     t->dropped++;
-    stop (t, errno ? errno : EIO);
+    finish (t, false, e);
+    return;
   }
-  else {
-    t->bytes += n;
-    t->records++;
-  }
+  t->records++;
 }
 
 void
@@ -327,17 +463,6 @@ trace_record (struct trace *t, uint64_t arrival_ns, enum blkemu_op op,
 /* ---- converting recorded traces ------------------------------------ */
 
 static int
-errno_from_name (const char *s)
-{
-  for (int e = 1; e < 134; e++) {
-    const char *n = strerrorname_np (e);
-    if (n && strcmp (n, s) == 0)
-      return e;
-  }
-  return EIO;
-}
-
-static int
 trace_convert (FILE *in, const char *in_name, FILE *out, const char *format,
                const char *disk_name, char *err)
 {
@@ -353,65 +478,50 @@ trace_convert (FILE *in, const char *in_name, FILE *out, const char *format,
              format);
     return -1;
   }
-  struct trace t = { .format = f, .fp = out, .path = (char *) "-",
-                     .name = strdup (disk_name ? disk_name : "disk0") };
-  if (!t.name) {
-    set_err (err, "out of memory");
-    return -1;
+  /* The live trace's encoders and buffer, on OUT's descriptor; the cap
+   * is not the caller's.
+   */
+  struct trace t = { .format = f, .path = (char *) "-",
+                     .name = strdup (disk_name ? disk_name : "disk0"),
+                     .buf = malloc (TRACE_BUF_SIZE) };
+  struct blkemu_trace_reader *rd = blkemu_trace_reader_new (in, in_name);
+  int r = -1;
+  if (!t.name || !t.buf || !rd || fflush (out) != 0) {
+    set_err (err, "%s", t.name && t.buf && rd ? strerrordesc_np (errno)
+                                              : "out of memory");
+    goto out;
   }
-  write_header (&t);
-  char line[512], op[8], result[32], marks[200];
-  size_t lineno = 0;
-  int r = 0;
-  while (r == 0 && fgets (line, sizeof line, in)) {
-    lineno++;
-    if (line[0] == '#' || line[0] == '\n')
-      continue;
-    unsigned long long sec, usec, off, len, lat_us, lat_ns, qd;
-    int o = -1;
-    if (sscanf (line, "%llu.%llu %7s %llu %llu %llu.%llu %llu %31s %199s",
-                &sec, &usec, op, &off, &len, &lat_us, &lat_ns, &qd, result,
-                marks) == 10 && op[1] == '\0')
-      for (int i = 0; i < BLKEMU_OP_COUNT; i++)
-        if (op[0] == op_letter[i])
-          o = i;
-    if (o < 0 || usec >= 1000000 || lat_ns >= 1000 ||
-        sec > UINT64_MAX / 1000000000u - 1) {
-      line[strcspn (line, "\n")] = '\0';
-      set_err (err, "%s:%zu: not a blkemu trace line: %.60s", in_name,
-               lineno, line);
-      r = -1;
-      break;
-    }
-    struct request_rec rec = {
-      .arrival_ns = sec * 1000000000u + usec * 1000u, .op = o, .offset = off,
-      .len = len, .latency_ns = lat_us * 1000u + lat_ns, .qd = qd,
-      .err = strcmp (result, "ok") ? errno_from_name (result) : 0,
+  t.fd = fileno (out);
+  int e = write_header (&t);
+  struct blkemu_trace_rec rec;
+  int got;
+  while (e == 0 &&
+         (got = blkemu_trace_read (rd, &rec, err, BLKEMU_ERR_MAX)) == 1) {
+    struct request_rec rr = {
+      .arrival_ns = rec.arrival_ns, .op = rec.op, .offset = rec.offset,
+      .len = rec.len, .latency_ns = rec.latency_ns, .qd = rec.qd,
+      .err = rec.err, .marks = rec.marks,
     };
-    for (size_t i = 0; i < sizeof mark_names / sizeof mark_names[0]; i++) {
-      const char *m = strstr (marks, mark_names[i]);
-      size_t ml = strlen (mark_names[i]);
-      if (m && (m == marks || m[-1] == ',') && (m[ml] == ',' || !m[ml]))
-        rec.marks |= 1u << i;
-    }
-    /* Straight to OUT: the live trace's cap and stop() (which closes its
-     * file) are not the caller's.
-     */
     char buf[RECORD_MAX];
-    size_t n = encode (&t, &rec, buf);
-    if (n && fwrite (buf, 1, n, out) != n) {
-      set_err (err, "writing: %s", strerrordesc_np (errno));
-      r = -1;
-    }
+    size_t n = encode (&t, &rr, buf);
+    if (n)
+      e = emit (&t, buf, n);
   }
-  if (r == 0 && f == TRACE_FMT_IOLOG)
-    fprintf (out, "%llu %s close\n", (unsigned long long) t.last_ms, t.name);
-  if (r == 0 && (ferror (in) || fflush (out) != 0)) {
-    set_err (err, "%s: %s", ferror (in) ? in_name : "output",
-             strerrordesc_np (errno));
-    r = -1;
+  if (e == 0 && got == -1)
+    goto out;                     /* ERR says which line */
+  if (e == 0)
+    e = emit_trailer (&t, false);
+  if (e == 0)
+    e = drain (&t);
+  if (e) {
+    set_err (err, "writing: %s", strerrordesc_np (e));
+    goto out;
   }
+  r = 0;
+out:
+  blkemu_trace_reader_free (rd);
   free (t.name);
+  free (t.buf);
   return r;
 }
 

@@ -15,6 +15,9 @@
 
 enum trace_format { TRACE_FMT_BLKEMU, TRACE_FMT_BLKTRACE, TRACE_FMT_IOLOG };
 
+/* A request's op as a trace line writes it: R W F T Z. */
+extern const char trace_op_letter[BLKEMU_OP_COUNT];
+
 /* Everything below LOCK is guarded by it; any thread may call in. */
 struct trace {
   pthread_mutex_t lock;
@@ -22,11 +25,17 @@ struct trace {
   char *name;          /* the disk's name: iolog's file name */
   uint32_t sequence;   /* blktrace: event number */
   uint64_t last_ms;    /* iolog: the latest time written, for "close" */
-  FILE *fp;            /* NULL: tracing off, or stopped */
+  int fd;              /* -1: tracing off, or stopped */
+  char *buf;           /* records not yet written out */
+  size_t used;
+  uint32_t *ends;      /* where each record in BUF ends */
+  size_t nends, ends_cap;
+  size_t first_at;     /* where the first record in BUF starts */
+  uint64_t file_bytes; /* in the file */
   char *path;
   uint64_t start_ns;
   uint64_t max_bytes;  /* trace-max-size: 0 unlimited */
-  uint64_t bytes;      /* written so far */
+  uint64_t bytes;      /* the file's size once BUF is written out */
   uint64_t records;    /* request lines written */
   uint64_t dropped;    /* requests not written: cap reached or write error */
   int write_error;     /* the errno that stopped the trace, or 0 */

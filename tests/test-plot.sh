@@ -60,9 +60,9 @@ bad () {
 }
 bad "nope: No such file or directory" "$tmp/nope"
 { head -3 "$tmp/t"; echo "0.5 Q 0 4096 1.0 1 ok -"; } > "$tmp/badop"
-bad "badop:4: not a trace line" "$tmp/badop"
+bad "badop:4: not a blkemu trace line (op is not one of R W F T Z" "$tmp/badop"
 echo "hello" > "$tmp/notrace"
-bad "notrace:1: not a trace line" "$tmp/notrace"
+bad "notrace:1: not a blkemu trace line" "$tmp/notrace"
 : > "$tmp/empty"
 bad "not a blkemu trace" "$tmp/empty"
 bad "usage: blkemu-plot" 
@@ -72,16 +72,38 @@ bad "usage: blkemu-plot"
 # bounded output, control characters in a title still give valid XML.
 for v in nan inf -inf 1e308; do
   { head -2 "$tmp/t"; echo "$v R 0 4096 10.0 1 ok -"; } > "$tmp/t-$v"
-  bad "t-$v:3: not a trace line" "$tmp/t-$v"
+  bad "t-$v:3: not a blkemu trace line (time_s is not a decimal" "$tmp/t-$v"
   { head -2 "$tmp/t"; echo "0.5 R 0 4096 $v 1 ok -"; } > "$tmp/l-$v"
-  bad "l-$v:3: not a trace line" "$tmp/l-$v"
+  bad "l-$v:3: not a blkemu trace line (latency_us is not a decimal" "$tmp/l-$v"
 done
-{ head -2 "$tmp/t"; echo "5e-324 R 0 4096 5e-324 1 ok -"
+{ head -2 "$tmp/t"; echo "5e-324 R 0 4096 1.0 1 ok -"; } > "$tmp/t-exp"
+bad "t-exp:3: not a blkemu trace line (time_s is not a decimal" "$tmp/t-exp"
+{ head -2 "$tmp/t"; echo "0.000000001 R 0 4096 0.001 1 ok -"
   echo "0 W 18446744073709551615 4096 1.0 1 ok -"; } > "$tmp/tiny"
 timeout 10 "$PLOT" -o "$tmp/tiny.svg" "$tmp/tiny" 2>/dev/null ||
-  fail "a 5e-324 time: the plotter failed or hung"
-between "SVG of a two-line trace with a 5e-324 time (bytes)" \
+  fail "a 1 ns time: the plotter failed or hung"
+between "SVG of a two-line trace with a 1 ns time (bytes)" \
   "$(stat -c %s "$tmp/tiny.svg")" 1000 200000
+
+# One reader for blkemu-plot and blkemu-trace-convert: the same lines
+# mean the same to both.  An over-long line is refused by its own line
+# number (a 3000-character line was "line 3" of a 2-line file: read in
+# 512-byte pieces), and binary input is quoted escaped, never echoed raw.
+{ head -1 "$tmp/t"; printf '0.1 R 0 4096 1.0 1 ok %03000d\n' 0; } > "$tmp/long"
+bad "long:2: longer than 1024 characters" "$tmp/long"
+"$BLKEMU_BUILD/tools/blkemu-trace-convert" --to iolog "$tmp/long" > /dev/null 2> "$tmp/conv.err" &&
+  fail "blkemu-trace-convert took the long line"
+grep -q "long:2: longer than 1024 characters" "$tmp/conv.err" ||
+  fail "blkemu-trace-convert: $(cat "$tmp/conv.err")"
+{ head -1 "$tmp/t"; printf '0.1 R 0 4096 \033[31m\001\377 1 ok -\n'; } > "$tmp/binary"
+bad 'binary:2: not text (byte 0x1b at column 14): 0.1 R 0 4096 \x1b[31m\x01\xff 1 ok -' "$tmp/binary"
+LC_ALL=C grep -q "$(printf '[\001\033\377]')" "$tmp/out" && fail "binary input reached the terminal"
+# A latency without a decimal point: one rule, taken by both.
+{ head -1 "$tmp/t"; echo "0.1 R 0 4096 5 1 ok -"; } > "$tmp/nopoint"
+"$PLOT" -o "$tmp/nopoint.svg" "$tmp/nopoint" || fail "plot refused a latency of 5"
+"$BLKEMU_BUILD/tools/blkemu-trace-convert" --to iolog "$tmp/nopoint" > /dev/null ||
+  fail "blkemu-trace-convert refused a latency of 5"
+echo "ok: plot and convert read the same lines the same way"
 "$PLOT" -o "$tmp/ctl.svg" --title "$(printf 'a\001b\033[31mc\177')" "$tmp/t" 2>/dev/null
 if command -v xmllint > /dev/null; then
   xmllint --noout "$tmp/ctl.svg" || fail "control characters in the title made invalid XML"

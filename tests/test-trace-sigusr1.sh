@@ -50,3 +50,53 @@ if [ -w /dev/full ]; then
   expect_eq "trace write error in stats" "$(jqr "$tmp/full.json" .trace.write_error)" ENOSPC
   between "requests not traced" "$(jqr "$tmp/full.json" .trace.dropped)" 1 2
 fi
+
+# trace.bytes is the trace file's size, in every format, at the cap and
+# on a full file system (it counted the cap's closing line out and bytes
+# that never left the buffer: 3009 for a 3000-byte cap, 65601 on a full
+# 64 KiB tmpfs).
+for fmt in blkemu iolog blktrace; do
+  nbdkit -U - "$PLUGIN" size=64M trace="$tmp/cap.$fmt" trace-format=$fmt \
+      trace-max-size=3000 stats="$tmp/cap-$fmt.json" --run '
+    fio --name=cap --ioengine=nbd --uri="$uri" --rw=randread --bs=4k \
+        --number_ios=500 --size=64M --output=/dev/null'
+  size=$(stat -c %s "$tmp/cap.$fmt")
+  expect_eq "$fmt: trace.bytes = the file's size at the cap" \
+    "$(jqr "$tmp/cap-$fmt.json" .trace.bytes)" "$size"
+  between "$fmt: capped file (bytes)" "$size" 2000 3000
+done
+[ "$(tail -1 "$tmp/cap.iolog" | awk '{ print $2, $3 }')" = "disk0 close" ] ||
+  fail "a capped iolog does not end with its close line"
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$tmp/small" &&
+   mount -t tmpfs -o size=64k tmpfs "$tmp/small" 2> /dev/null; then
+  cleanup_hooks+=("umount '$tmp/small'")
+  nbdkit -U - "$PLUGIN" size=64M trace="$tmp/small/t" stats="$tmp/small.json" \
+      --run 'fio --name=full --ioengine=nbd --uri="$uri" --rw=randread \
+             --bs=4k --number_ios=3000 --size=64M --output=/dev/null' 2> "$tmp/small.err"
+  expect_eq "full tmpfs: trace.bytes = the file's size" \
+    "$(jqr "$tmp/small.json" .trace.bytes)" "$(stat -c %s "$tmp/small/t")"
+  expect_eq "full tmpfs: the error" "$(jqr "$tmp/small.json" .trace.write_error)" ENOSPC
+  expect_eq "full tmpfs: records = lines" "$(jqr "$tmp/small.json" .trace.records)" \
+    "$(grep -vc '^#' "$tmp/small/t")"
+else
+  echo "skip: full-tmpfs case (needs root to mount a 64 KiB tmpfs)"
+fi
+
+# Output paths that cannot be files are refused at once: a FIFO with no
+# reader blocked start-up forever; /proc and /sys are kernel interfaces.
+mkfifo "$tmp/fifo"
+refused () {
+  local want=$1; shift
+  if timeout 10 nbdkit -U - "$PLUGIN" size=1M "$@" --run true 2> "$tmp/refused.err"; then
+    fail "[$*] accepted"
+  fi
+  [ $? != 124 ] || fail "[$*]: start-up hung"
+  grep -qF -- "$want" "$tmp/refused.err" || fail "[$*]: no '$want' in: $(cat "$tmp/refused.err")"
+  echo "ok: [$*] -> $want"
+}
+refused "trace=$tmp/fifo: exists and is not a regular file or a character device (a FIFO" trace="$tmp/fifo"
+refused "stats=$tmp/fifo: exists and is not a regular file (a FIFO" stats="$tmp/fifo"
+refused "trace=/proc/version: is a kernel interface" trace=/proc/version
+refused "stats=/proc/version: is a kernel interface" stats=/proc/version
+refused "file=/proc/self/status: is a kernel interface" backend=file file=/proc/self/status
+refused "trace=$tmp: exists and is not a regular file" trace="$tmp"

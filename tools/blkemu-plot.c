@@ -22,7 +22,6 @@
 #include "blkemu/blkemu.h"
 
 enum { OP_R, OP_W, OP_F, OP_T, OP_Z, NOPS };
-static const char op_letter[NOPS] = { 'R', 'W', 'F', 'T', 'Z' };
 static const char *const op_name[NOPS] = { "read", "write", "flush", "trim",
                                            "zero" };
 static const char *const op_color[NOPS] = { "#1f77b4", "#ff7f0e", "#2ca02c",
@@ -68,96 +67,100 @@ diag (void)
 #define LATENCY_MIN_US  0.001
 #define TIME_MIN_SPAN_S 1e-6   /* the time axis spans at least this */
 
-static int
-op_index (const char *s)
+_Static_assert ((int) OP_R == (int) BLKEMU_OP_READ &&
+                (int) OP_W == (int) BLKEMU_OP_WRITE &&
+                (int) OP_F == (int) BLKEMU_OP_FLUSH &&
+                (int) OP_T == (int) BLKEMU_OP_TRIM &&
+                (int) OP_Z == (int) BLKEMU_OP_ZERO,
+                "the plot's ops are the core's");
+
+/* The bit of the trace mark NAME in blkemu_trace_rec.marks. */
+static unsigned
+mark_bit (const char *name)
 {
-  for (int i = 0; i < NOPS; i++)
-    if (s[0] == op_letter[i] && s[1] == '\0')
-      return i;
-  return -1;
+  for (unsigned i = 0; blkemu_trace_mark_name (i); i++)
+    if (strcmp (blkemu_trace_mark_name (i), name) == 0)
+      return 1u << i;
+  return 0;
 }
 
-/* Read the trace from FP (PATH names it in messages) into TR.  The fuzz
- * harness (fuzz/fuzz-plot.c) calls this and plot() on any bytes.
+/* Read the trace from FP (PATH names it in messages) into TR, through
+ * the core's reader (the rules blkemu-trace-convert applies too).  The
+ * fuzz harness (fuzz/fuzz-plot.c) calls this and plot() on any bytes.
  */
 static int
 read_trace_fp (FILE *fp, const char *path, struct trace *tr)
 {
-  char line[512], op[8], result[32], marks[200];
-  unsigned long long off, len;
-  double t, lat;
-  unsigned qd;
-  size_t lineno = 0;
-  bool header = false;
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_trace_reader *rd = blkemu_trace_reader_new (fp, path);
+  if (!rd) {
+    fprintf (diag (), "blkemu-plot: out of memory\n");
+    return -1;
+  }
+  struct blkemu_trace_rec rec;
+  int got, r = -1;
   tr->lat_min = INFINITY;
-  while (fgets (line, sizeof line, fp)) {
-    lineno++;
-    if (line[0] == '#') {
-      header |= strstr (line, "blkemu trace") != NULL;
-      unsigned long long zs;
-      if (sscanf (line, "# zone_size %llu", &zs) == 1 && zs >= 4096 &&
-          zs <= (1ull << 40))
-        tr->zone_size = zs;
-      continue;
-    }
-    if (line[0] == '\n')
-      continue;
-    int o;
-    /* nan, inf and absurd magnitudes are not times: they would index
-     * outside the maps or make a tick step of zero.
-     */
-    marks[0] = '\0';
-    if (sscanf (line, "%lf %7s %llu %llu %lf %u %31s %199s", &t, op, &off,
-                &len, &lat, &qd, result, marks) < 7 ||
-        (o = op_index (op)) < 0 ||
-        !isfinite (t) || !isfinite (lat) || t < 0 || lat < 0 ||
-        t > TIME_MAX_S || lat > LATENCY_MAX_US) {
-      line[strcspn (line, "\n")] = '\0';
-      fprintf (diag (), "blkemu-plot: %s:%zu: not a trace line (want: time_s "
-               "op offset length latency_us qd result marks): %.60s\n",
-               path, lineno, line);
-      return -1;
+  while ((got = blkemu_trace_read (rd, &rec, err, sizeof err)) == 1) {
+    double t = (double) rec.arrival_ns / 1e9;
+    double lat = (double) rec.latency_ns / 1e3;
+    /* What a plot can draw: beyond these the maps and ticks break. */
+    if (t > TIME_MAX_S || lat > LATENCY_MAX_US) {
+      fprintf (diag (), "blkemu-plot: %s:%zu: cannot plot a %s beyond %s\n",
+               path, blkemu_trace_line (rd),
+               t > TIME_MAX_S ? "time" : "latency",
+               t > TIME_MAX_S ? "a year" : "a day");
+      goto out;
     }
     if (tr->n == tr->cap) {
       size_t cap = tr->cap ? tr->cap * 2 : 4096;
-      struct req *r = realloc (tr->r, cap * sizeof *r);
-      if (!r) {
-        fprintf (diag (), "blkemu-plot: out of memory at line %zu\n", lineno);
-        return -1;
+      struct req *q = realloc (tr->r, cap * sizeof *q);
+      if (!q) {
+        fprintf (diag (), "blkemu-plot: out of memory at line %zu\n",
+                 blkemu_trace_line (rd));
+        goto out;
       }
-      tr->r = r;
+      tr->r = q;
       tr->cap = cap;
     }
-    bool err = strcmp (result, "ok") != 0;
-    bool reset = strstr (marks, "zone-reset") != NULL;
-    tr->r[tr->n++] = (struct req) { .t = t, .lat_us = lat, .off = off,
-                                    .len = len, .op = (unsigned char) o,
-                                    .err = err, .reset = reset };
-    tr->resets += reset;
-    tr->count[o]++;
-    tr->errors += err;
-    if (t > tr->t_max)
-      tr->t_max = t;
-    uint64_t end = off + len < off ? UINT64_MAX : off + len;
-    if (o != OP_F && end > tr->end_max)   /* a flush has no place */
-      tr->end_max = end;
+    int o = (int) rec.op;
+    bool failed = rec.err != 0;
+    bool reset = (rec.marks & mark_bit ("zone-reset")) != 0;
     /* The trace has nanosecond resolution: a smaller latency is a zero
      * one as far as the log axis is concerned.
      */
     if (lat < LATENCY_MIN_US)
       lat = 0;
-    tr->r[tr->n - 1].lat_us = lat;
+    tr->r[tr->n++] = (struct req) { .t = t, .lat_us = lat, .off = rec.offset,
+                                    .len = rec.len, .op = (unsigned char) o,
+                                    .err = failed, .reset = reset };
+    tr->resets += reset;
+    tr->count[o]++;
+    tr->errors += failed;
+    if (t > tr->t_max)
+      tr->t_max = t;
+    uint64_t end = rec.offset + rec.len < rec.offset ? UINT64_MAX
+                                                     : rec.offset + rec.len;
+    if (o != OP_F && end > tr->end_max)   /* a flush has no place */
+      tr->end_max = end;
     if (lat > 0 && lat < tr->lat_min)
       tr->lat_min = lat;
     if (lat > tr->lat_max)
       tr->lat_max = lat;
   }
-  if (!header && tr->n == 0) {
+  if (got == -1) {
+    fprintf (diag (), "blkemu-plot: %s\n", err);
+    goto out;
+  }
+  if (!blkemu_trace_has_header (rd) && tr->n == 0) {
     fprintf (diag (), "blkemu-plot: %s: not a blkemu trace (no '# blkemu "
              "trace' header, no requests)\n", path);
-    return -1;
+    goto out;
   }
-  return 0;
+  tr->zone_size = blkemu_trace_zone_size (rd);
+  r = 0;
+out:
+  blkemu_trace_reader_free (rd);
+  return r;
 }
 
 /* ---- drawing helpers ------------------------------------------------- */

@@ -304,6 +304,50 @@ int blkemu_disk_write_stats (struct blkemu_disk *disk, char *err,
  */
 int blkemu_write_file_atomic (const char *path, const char *text);
 
+/* Reading a recorded trace (blkemu's text format, blkemu-trace(5)): the
+ * one reader that blkemu-plot and blkemu-trace-convert share, so a line
+ * means the same to both.  A line is "TIME OP OFFSET LENGTH LATENCY QD
+ * RESULT [MARKS]": TIME seconds and LATENCY microseconds as decimals
+ * (digits, optionally a point and at most 9 more), OP one of R W F T Z,
+ * RESULT "ok" or an errno name (unknown names read as EIO), MARKS "-" or
+ * known mark names joined by commas.  Lines starting with '#' are
+ * comments ("# blkemu trace" is the header, "# zone_size N" a zoned
+ * disk's zone size); blank lines are skipped.  A line longer than
+ * BLKEMU_TRACE_LINE_MAX, or bytes that are not text, are refused by
+ * their line number, and messages quote the line with non-printable
+ * bytes escaped.
+ */
+#define BLKEMU_TRACE_LINE_MAX 1024
+
+struct blkemu_trace_rec {
+  uint64_t arrival_ns;    /* since the trace started */
+  enum blkemu_op op;
+  uint64_t offset, len;
+  uint64_t latency_ns;
+  uint64_t qd;
+  int err;                /* 0: ok */
+  unsigned marks;         /* bit I: blkemu_trace_mark_name (I) */
+};
+
+struct blkemu_trace_reader;
+/* Read from IN; NAME (a path, or "-") starts every message. */
+struct blkemu_trace_reader *blkemu_trace_reader_new (FILE *in,
+                                                     const char *name);
+void blkemu_trace_reader_free (struct blkemu_trace_reader *r);
+/* The next request: 1 with *REC filled, 0 at the end, -1 with ERR filled
+ * ("NAME:LINE: what is wrong: the line").
+ */
+int blkemu_trace_read (struct blkemu_trace_reader *r,
+                       struct blkemu_trace_rec *rec, char *err,
+                       size_t errlen);
+/* What the comments said so far: the header, a zone size (0: none). */
+bool blkemu_trace_has_header (const struct blkemu_trace_reader *r);
+uint64_t blkemu_trace_zone_size (const struct blkemu_trace_reader *r);
+/* The line the last call read (1-based). */
+size_t blkemu_trace_line (const struct blkemu_trace_reader *r);
+/* Mark I's name ("split", "fua", ...), NULL past the last. */
+const char *blkemu_trace_mark_name (unsigned i);
+
 /* Convert a recorded trace (blkemu's text format, from IN) to FORMAT
  * ("blkemu", "blktrace" or "iolog", as trace-format= writes them) on OUT;
  * DISK_NAME names the file in an iolog.  Returns 0 or -1 with ERR filled
