@@ -50,13 +50,16 @@ frontend_open_disks (const char *prog, enum blkemu_frontend frontend,
   return 0;
 }
 
-void
+int
 frontend_close_disks (struct blkemu_disk **disks, size_t n)
 {
+  int r = 0;
   for (size_t i = 0; i < n; i++) {
-    blkemu_disk_close (disks[i]);
+    if (blkemu_disk_close (disks[i]) == -1)
+      r = -1;
     disks[i] = NULL;
   }
+  return r;
 }
 
 void

@@ -20,7 +20,8 @@
 int frontend_open_disks (const char *prog, enum blkemu_frontend frontend,
                          char *const *specs, size_t n, const char *reserved,
                          struct blkemu_disk **disks);
-void frontend_close_disks (struct blkemu_disk **disks, size_t n);
+/* Close them all; -1 if any stats= could not be written. */
+int frontend_close_disks (struct blkemu_disk **disks, size_t n);
 
 /* The options every frontend takes, for its --help. */
 void frontend_print_common_options (FILE *fp);

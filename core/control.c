@@ -299,7 +299,8 @@ cmd_zone (struct blkemu_disk *disk, char **save, struct strbuf *sb)
   uint64_t off = 0;
   const char *why = NULL;
   if (op < 0 || (op != BLKEMU_ZONE_RESET_ALL &&
-                 (!at || blkemu_parse_size (at, &off, &why) == -1))) {
+                 (!at || blkemu_parse_size (at, &off, &why) == -1)) ||
+      (op == BLKEMU_ZONE_RESET_ALL && at)) {
     sb_printf (sb, "error: zone needs open|close|finish|reset OFFSET or "
                "reset-all\n");
     return;
@@ -334,16 +335,44 @@ cmd_help (struct blkemu_disk *disk, char **save, struct strbuf *sb)
              "zone OP OFFSET | keys | help\n");
 }
 
+/* Each command with the most arguments it takes (-1: any number) and
+ * its usage, for the refusal of anything more ('crash now' crashed the
+ * disk, 'stats x' ran as 'stats').
+ */
 static const struct {
   const char *name;
   command_fn run;
+  int max_args;
+  const char *usage;
 } commands[] = {
-  { "get", cmd_get }, { "set", cmd_set }, { "stats", cmd_stats },
-  { "summary", cmd_summary }, { "reset", cmd_reset }, { "dump", cmd_dump },
-  { "crash", cmd_crash }, { "power-on", cmd_power_on }, { "drop", cmd_drop },
-  { "zones", cmd_zones }, { "zone", cmd_zone },
-  { "keys", cmd_keys }, { "help", cmd_help },
+  { "get", cmd_get, 1, "get [KEY]" },
+  { "set", cmd_set, -1, "set KEY=VALUE..." },
+  { "stats", cmd_stats, 0, "stats" },
+  { "summary", cmd_summary, 0, "summary" },
+  { "reset", cmd_reset, 0, "reset" },
+  { "dump", cmd_dump, 0, "dump" },
+  { "crash", cmd_crash, 0, "crash" },
+  { "power-on", cmd_power_on, 0, "power-on" },
+  { "drop", cmd_drop, 0, "drop" },
+  { "zones", cmd_zones, 2, "zones [FROM [COUNT]]" },
+  { "zone", cmd_zone, 2, "zone open|close|finish|reset OFFSET | zone reset-all" },
+  { "keys", cmd_keys, 0, "keys" },
+  { "help", cmd_help, 0, "help" },
 };
+
+/* Words left in S (blank-separated), not modifying it. */
+static int
+count_words (const char *s)
+{
+  int n = 0;
+  bool in_word = false;
+  for (; s && *s; s++) {
+    bool blank = *s == ' ' || *s == '\t';
+    n += !blank && !in_word;
+    in_word = !blank;
+  }
+  return n;
+}
 
 void
 control_run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
@@ -356,6 +385,14 @@ control_run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
   }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (!strcmp (cmd, commands[i].name)) {
+      int args = count_words (save);
+      if (commands[i].max_args >= 0 && args > commands[i].max_args) {
+        sb_printf (sb, "error: %s: takes %s%d argument%s, got %d (usage: "
+                   "%s)\n", cmd, commands[i].max_args ? "at most " : "",
+                   commands[i].max_args, commands[i].max_args == 1 ? "" : "s",
+                   args, commands[i].usage);
+        return;
+      }
       commands[i].run (disk, &save, sb);
       return;
     }
@@ -453,7 +490,15 @@ client_readable (struct blkemu_disk *disk, struct client *c)
   if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
     return;
   if (r <= 0) {
-    /* End of commands: send what is owed, best effort, then close. */
+    /* End of commands: a last one without its newline is still one
+     * (it used to get no reply); then send what is owed, best effort,
+     * and close.
+     */
+    if (r == 0 && c->have > 0 && c->have < sizeof c->in &&
+        c->in[c->have - 1] != '\n') {
+      c->in[c->have++] = '\n';
+      client_run_lines (disk, c);
+    }
     client_send (c);
     client_close (c);
     return;

@@ -628,7 +628,12 @@ request_begin (struct request *req, void *buf, bool defer)
   request_schedule (req, &fv);
   req->buf = buf;
   req->cache = disk->cfg.num[K_WRITE_CACHE] != 0;
-  req->cache_size = disk->cfg.num[K_CACHE_SIZE];
+  /* A cache larger than the disk holds at most the disk's size of old
+   * data: cache-size=1T on a 64M disk must not let repeated overwrites
+   * grow the undo log to a terabyte.
+   */
+  req->cache_size = disk->cfg.num[K_CACHE_SIZE] < disk->cfg.num[K_SIZE]
+                    ? disk->cfg.num[K_CACHE_SIZE] : disk->cfg.num[K_SIZE];
   req->qd = __atomic_add_fetch (&disk->in_flight, req->npieces,
                                 __ATOMIC_RELAXED);
   /* Read under the lock that blkemu_disk_crash takes to go offline: a crash

@@ -89,18 +89,22 @@ blkemu_disk_start (struct blkemu_disk *disk, char *err, size_t errlen)
   return err_result (service_start (disk, e), e, err, errlen);
 }
 
-void
+int
 blkemu_disk_close (struct blkemu_disk *disk)
 {
   char err[BLKEMU_ERR_MAX];
+  int r = 0;
   if (!disk)
-    return;
+    return 0;
   blkemu_disk_cancel (disk);
   service_stop (disk);
   if (disk->cfg.str[K_STATS] &&
-      blkemu_disk_write_stats (disk, err, sizeof err) == -1)
+      blkemu_disk_write_stats (disk, err, sizeof err) == -1) {
     fprintf (stderr, "blkemu: %s\n", err);
+    r = -1;
+  }
   if (disk->cfg.num[K_SUMMARY])
     disk_write_summary (disk, stderr);
   disk_destroy (disk);
+  return r;
 }

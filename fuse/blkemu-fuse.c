@@ -728,13 +728,16 @@ open_disks (struct options *o)
   return 0;
 }
 
-static void
+/* -1 if a disk's stats= could not be written (the exit status says so). */
+static int
 close_disks (void)
 {
-  for (size_t i = 0; i < ndisks; i++) {
-    blkemu_disk_close (disks[i].emu);
-  }
+  int r = 0;
+  for (size_t i = 0; i < ndisks; i++)
+    if (blkemu_disk_close (disks[i].emu) == -1)
+      r = -1;
   ndisks = 0;
+  return r;
 }
 
 /* A clear message for the mount point problems people hit most. */
@@ -867,7 +870,8 @@ out_signals:
 out_session:
   fuse_session_destroy (se);
 out_disks:
-  close_disks ();
+  if (close_disks () == -1 && status == 0)
+    status = 1;
   free (fo.mountpoint);
 out_args:
   for (size_t i = 0; i < o.ndisk_specs; i++)

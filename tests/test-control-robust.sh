@@ -118,3 +118,47 @@ for i in $(seq 30); do
     fail "run $i: blkemu-ctl found no socket when --run started"
 done
 echo "ok: 30 of 30 --run commands found the control socket"
+
+# --- the protocol's edges ------------------------------------------
+# A last command without its newline is a command (it got no reply), and
+# arguments a command does not take are refused with its usage ('crash
+# now' crashed the disk, 'stats x' ran as 'stats').
+nbdkit -U - "$PLUGIN" size=16M control="$sock" --run '
+  set -e
+  python3 - "$sock" > "$tmp/proto.out" <<PY
+import socket, sys
+def ask(line):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(line.encode())
+    s.shutdown(socket.SHUT_WR)
+    out = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        out += b
+    s.close()
+    print(repr(line), "->", out.decode().splitlines()[0] if out else "NO REPLY")
+for line in ["get size", "get size\n", "crash now\n", "stats x\n",
+             "get size extra\n", "zones 0 1 2\n", "zone reset-all 0\n",
+             "power-on again\n", "help me\n", "keys\n"]:
+    ask(line)
+PY
+  [ "$("$BLKEMU_CTL" "$sock" get size)" = 16M ]
+  "$NBD_IO" "$uri" read 0 4096 > /dev/null'
+cat "$tmp/proto.out"
+expect_eq "last command without a newline" "$(sed -n 1p "$tmp/proto.out")" "'get size' -> ok 16M"
+expect_eq "with its newline" "$(sed -n 2p "$tmp/proto.out")" "'get size\n' -> ok 16M"
+expect_eq "crash now" "$(sed -n 3p "$tmp/proto.out")" \
+  "'crash now\n' -> error: crash: takes 0 arguments, got 1 (usage: crash)"
+expect_eq "stats x" "$(sed -n 4p "$tmp/proto.out")" \
+  "'stats x\n' -> error: stats: takes 0 arguments, got 1 (usage: stats)"
+expect_eq "get size extra" "$(sed -n 5p "$tmp/proto.out")" \
+  "'get size extra\n' -> error: get: takes at most 1 argument, got 2 (usage: get [KEY])"
+expect_eq "zones 0 1 2" "$(sed -n 6p "$tmp/proto.out")" \
+  "'zones 0 1 2\n' -> error: zones: takes at most 2 arguments, got 3 (usage: zones [FROM [COUNT]])"
+grep -q "^'zone reset-all 0\\\\n' -> error: zone needs" "$tmp/proto.out" || fail "zone reset-all 0 accepted"
+grep -q "^'power-on again\\\\n' -> error: power-on: takes 0 arguments" "$tmp/proto.out" || fail "power-on again accepted"
+grep -q "^'keys\\\\n' -> ok " "$tmp/proto.out" || fail "keys refused"
+echo "ok: the disk never crashed: it served after 'crash now'"

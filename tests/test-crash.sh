@@ -170,3 +170,17 @@ nbdkit -U - "$PLUGIN" size=16M write-cache=yes cache-size=1M \
   "$NBD_IO" "$uri" read 0 8388608 5 > /dev/null
 ' || fail "a split write larger than cache-size lost data in a crash"
 echo "ok: a split write larger than cache-size survives a crash whole"
+
+# cache-size has no upper bound of its own, but the undo log never holds
+# more than the disk's size, however often the same blocks are rewritten
+# (cache-size=1T on a 16M disk would have let it grow to 1T).
+nbdkit -U - "$PLUGIN" size=16M write-cache=yes cache-size=1T \
+    control="$sock" --run '
+  set -e
+  for pass in 1 2 3; do
+    for i in 0 1; do "$NBD_IO" "$uri" write $((i * 8388608)) 8388608 $pass > /dev/null; done
+  done
+  "$BLKEMU_CTL" "$sock" stats > "$tmp/big-cache.json"
+' || fail "cache-size=1T run"
+between "undo bytes after 48M of writes on a 16M disk" \
+  "$(jqr "$tmp/big-cache.json" .write_cache.bytes)" 8388608 16777216

@@ -149,3 +149,20 @@ for rep in 1 2 3; do
   [ -s "$s" ] || fail "SIGTERM to the captive parent: no stats: $(cat "$tmp/parent.err")"
   expect_eq "SIGTERM to the captive parent #$rep: the read" "$(cat "$tmp/parent.out")" ok
 done
+
+# stats= that cannot be written at exit (a full file system) is an error
+# in the exit status, not only a message (blkemu-fuse exited 0).
+if [ -c /dev/fuse ] && command -v fusermount3 > /dev/null && [ "$(id -u)" -eq 0 ] &&
+   mkdir -p "$tmp/full" && mount -t tmpfs -o size=8k tmpfs "$tmp/full" 2> /dev/null; then
+  cleanup_hooks+=("umount '$tmp/full'")
+  mnt2=$tmp/mnt2
+  fuse_mount "$mnt2" --disk name=d0,size=1M,stats="$tmp/full/s.json"
+  head -c 16384 /dev/zero > "$tmp/full/filler" 2> /dev/null || true
+  kill -TERM "$fuse_pid"
+  status=0; wait "$fuse_pid" || status=$?
+  grep -q "stats=$tmp/full/s.json: No space left on device" "$mnt2.log" ||
+    fail "no message for the stats= write: $(cat "$mnt2.log")"
+  expect_eq "blkemu-fuse exit status when stats= could not be written" "$status" 1
+else
+  echo "skip: stats= on a full file system (needs root, FUSE and a tmpfs mount)"
+fi

@@ -157,7 +157,7 @@ start_disk (struct udisk *d)
 /* Stop (the driver aborts every tag, the queue threads return), then
  * delete; stats are written by blkemu_disk_close.
  */
-static void
+static int
 stop_disk (struct udisk *d)
 {
   /* The kernel's STOP_DEV waits for the requests it has handed us: end
@@ -183,7 +183,7 @@ stop_disk (struct udisk *d)
       fprintf (stderr, "blkemu-ublk: %s: deleting the device: %s\n", d->name,
                strerror (-r));
   }
-  blkemu_disk_close (d->emu);
+  return blkemu_disk_close (d->emu);
 }
 
 static void
@@ -406,7 +406,8 @@ main (int argc, char **argv)
 
 out:
   for (size_t i = ndisks; i-- > 0;)
-    stop_disk (&disks[i]);
+    if (stop_disk (&disks[i]) == -1 && status == 0)
+      status = 1;   /* stats= could not be written */
   ctrl_close ();
   if (o.ready_file)
     unlink (o.ready_file);

@@ -89,8 +89,11 @@ struct blkemu_disk *blkemu_disk_open_spec (const char *list, size_t index,
 const char *blkemu_disk_name (const struct blkemu_disk *disk);
 /* Start the service thread (control socket, SIGUSR1 stats dumps). */
 int blkemu_disk_start (struct blkemu_disk *disk, char *err, size_t errlen);
-/* Stop the service thread, write stats= and the summary, free the disk. */
-void blkemu_disk_close (struct blkemu_disk *disk);
+/* Stop the service thread, write stats= and the summary, free the disk.
+ * Returns 0, or -1 when stats= could not be written (said on stderr):
+ * a frontend's exit status should say so.
+ */
+int blkemu_disk_close (struct blkemu_disk *disk);
 /* The process is exiting without blkemu_disk_close (its host failed after
  * the open, before serving): remove what the disk put in the file system
  * — its control socket, unless a forked process still holds it to serve.
