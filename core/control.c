@@ -21,7 +21,11 @@
  * per-connection buffer, a client that stops reading is no longer read
  * from and is dropped when its buffer passes CONTROL_OUT_MAX, so a slow
  * or hostile client can delay neither other clients nor shutdown.  Idle
- * connections stay open (an interactive socat session is fine).
+ * connections stay open (an interactive socat session is fine).  It
+ * never waits for the disk either: a zone command (timed by
+ * latency-zone, up to a minute) is submitted, its client waits for the
+ * reply, and the reply comes back through the done pipe when the
+ * command completes; other clients are served meanwhile.
  *
  * The socket is bound when the disk is opened (before nbdkit forks or
  * blkemu-fuse mounts: a bad path fails the start, and the socket exists
@@ -60,6 +64,9 @@ struct client {
   size_t have;
   char *out;               /* replies not yet sent */
   size_t out_len, out_sent;
+  uint64_t ticket;         /* who holds the slot (deferred replies) */
+  bool waiting;            /* a deferred reply is due: run nothing else */
+  bool closing;            /* the client is done sending: close after it */
 };
 
 struct service {
@@ -70,6 +77,8 @@ struct service {
   dev_t sock_dev;          /* the bound socket, removed only if still ours */
   ino_t sock_ino;
   int stop_pipe[2];        /* written by service_stop */
+  int done_pipe[2];        /* struct deferral pointers, from completions */
+  uint64_t next_ticket;
   uint64_t usr1_seen;      /* SIGUSR1 generation already handled */
   struct client clients[CONTROL_MAX_CLIENTS];
 };
@@ -107,8 +116,9 @@ usr1_setup (void)
 /* The commands: each takes the rest of the line (tokenized with SAVE)
  * and appends its reply.
  */
+struct deferral;
 typedef void (*command_fn) (struct blkemu_disk *disk, char **save,
-                            struct strbuf *sb);
+                            struct strbuf *sb, struct deferral *later);
 
 static void
 reply_result (struct strbuf *sb, int r, const char *err)
@@ -120,8 +130,10 @@ reply_result (struct strbuf *sb, int r, const char *err)
 }
 
 static void
-cmd_get (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_get (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+         struct deferral *later)
 {
+  (void) later;
   char err[BLKEMU_ERR_MAX], v[CONFIG_TEXT_MAX];
   char *key = strtok_r (NULL, " \t", save);
   if (key) {
@@ -141,8 +153,10 @@ cmd_get (struct blkemu_disk *disk, char **save, struct strbuf *sb)
 }
 
 static void
-cmd_set (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_set (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+         struct deferral *later)
 {
+  (void) later;
   char err[BLKEMU_ERR_MAX];
   char *pairs[DISK_SET_MAX + 1];   /* one more: too many is an error */
   int npairs = 0;
@@ -156,8 +170,10 @@ cmd_set (struct blkemu_disk *disk, char **save, struct strbuf *sb)
 }
 
 static void
-cmd_stats (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_stats (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+           struct deferral *later)
 {
+  (void) later;
   (void) save;
   char *json = blkemu_disk_stats_json (disk, false);
   if (json)
@@ -168,8 +184,10 @@ cmd_stats (struct blkemu_disk *disk, char **save, struct strbuf *sb)
 }
 
 static void
-cmd_summary (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_summary (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+             struct deferral *later)
 {
+  (void) later;
   (void) save;
   char *text = blkemu_disk_summary_text (disk);
   sb_printf (sb, "ok\n%s.\n", text ? text : "");
@@ -177,16 +195,20 @@ cmd_summary (struct blkemu_disk *disk, char **save, struct strbuf *sb)
 }
 
 static void
-cmd_reset (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_reset (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+           struct deferral *later)
 {
+  (void) later;
   (void) save;
   blkemu_disk_reset_stats (disk);
   sb_printf (sb, "ok\n");
 }
 
 static void
-cmd_dump (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_dump (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+          struct deferral *later)
 {
+  (void) later;
   (void) save;
   char err[BLKEMU_ERR_MAX];
   if (blkemu_disk_write_stats (disk, err, sizeof err) == -1)
@@ -196,24 +218,30 @@ cmd_dump (struct blkemu_disk *disk, char **save, struct strbuf *sb)
 }
 
 static void
-cmd_crash (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_crash (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+           struct deferral *later)
 {
+  (void) later;
   (void) save;
   char err[BLKEMU_ERR_MAX];
   reply_result (sb, blkemu_disk_crash (disk, err, sizeof err), err);
 }
 
 static void
-cmd_power_on (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_power_on (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+              struct deferral *later)
 {
+  (void) later;
   (void) save;
   blkemu_disk_power_on (disk);
   sb_printf (sb, "ok\n");
 }
 
 static void
-cmd_drop (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_drop (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+          struct deferral *later)
 {
+  (void) later;
   (void) save;
   blkemu_disk_drop (disk);
   sb_printf (sb, "ok\n");
@@ -228,8 +256,10 @@ static const char *const zone_cond_names[16] = {
 
 /* zones [FROM [COUNT]]: a report like blkzone's, from the disk's side. */
 static void
-cmd_zones (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_zones (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+           struct deferral *later)
 {
+  (void) later;
   struct blkemu_zoned zg;
   blkemu_disk_zoned (disk, &zg);
   if (!zg.nr_zones) {
@@ -281,11 +311,38 @@ cmd_zones (struct blkemu_disk *disk, char **save, struct strbuf *sb)
   sb_printf (sb, ".\n");
 }
 
+/* A command whose reply comes later, from its completion: the service
+ * thread hands one to the command, and it comes back through the
+ * service's done pipe, to the client that sent it (if it is still the
+ * one in its slot: TICKET).
+ */
+struct deferral {
+  struct service *sv;
+  int slot;
+  uint64_t ticket;
+  bool used;           /* the command took it */
+  int result;
+  char what[80];       /* for the error message */
+};
+
+static void
+zone_reply (struct strbuf *sb, int r, const char *what, const char *at)
+{
+  if (r)
+    sb_printf (sb, "error: zone %s %s: %s\n", what, at ? at : "",
+               strerrordesc_np (r));
+  else
+    sb_printf (sb, "ok\n");
+}
+
+static void deferral_done (void *cookie, int result);
+
 /* zone open|close|finish|reset|reset-all OFFSET: a zone command, as the
  * host would send it (timed by latency-zone).
  */
 static void
-cmd_zone (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_zone (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+          struct deferral *later)
 {
   static const char *const ops[BLKEMU_ZONE_OP_COUNT] = {
     "open", "close", "finish", "reset", "reset-all",
@@ -305,17 +362,26 @@ cmd_zone (struct blkemu_disk *disk, char **save, struct strbuf *sb)
                "reset-all\n");
     return;
   }
-  int r = blkemu_zone_command (disk, (enum blkemu_zone_op) op, off);
-  if (r)
-    sb_printf (sb, "error: zone %s %s: %s\n", what, at ? at : "",
-               strerrordesc_np (r));
-  else
-    sb_printf (sb, "ok\n");
+  if (later) {
+    /* The service thread never waits out latency-zone: the reply goes
+     * out when the command completes (deferral_done).
+     */
+    snprintf (later->what, sizeof later->what, "zone %s %s", what,
+              at ? at : "");
+    later->used = true;
+    blkemu_zone_submit (disk, (enum blkemu_zone_op) op, off, deferral_done,
+                        later);
+    return;
+  }
+  zone_reply (sb, blkemu_zone_command (disk, (enum blkemu_zone_op) op, off),
+              what, at);
 }
 
 static void
-cmd_keys (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_keys (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+          struct deferral *later)
 {
+  (void) later;
   (void) disk;
   (void) save;
   sb_printf (sb, "ok");
@@ -326,8 +392,10 @@ cmd_keys (struct blkemu_disk *disk, char **save, struct strbuf *sb)
 }
 
 static void
-cmd_help (struct blkemu_disk *disk, char **save, struct strbuf *sb)
+cmd_help (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+          struct deferral *later)
 {
+  (void) later;
   (void) disk;
   (void) save;
   sb_printf (sb, "ok get [KEY] | set KEY=VALUE... | stats | summary | "
@@ -374,8 +442,9 @@ count_words (const char *s)
   return n;
 }
 
-void
-control_run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
+static void
+run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb,
+             struct deferral *later)
 {
   char *save = NULL;
   char *cmd = strtok_r (line, " \t", &save);
@@ -393,10 +462,16 @@ control_run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
                    args, commands[i].usage);
         return;
       }
-      commands[i].run (disk, &save, sb);
+      commands[i].run (disk, &save, sb, later);
       return;
     }
   sb_printf (sb, "error: unknown command '%s' (try 'help')\n", cmd);
+}
+
+void
+control_run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb)
+{
+  run_command (disk, line, sb, NULL);
 }
 
 static void
@@ -408,6 +483,7 @@ client_close (struct client *c)
   c->fd = -1;
   c->out = NULL;
   c->have = c->out_len = c->out_sent = 0;
+  c->waiting = c->closing = false;
 }
 
 /* Queue S for C; false if C has let too much pile up. */
@@ -448,11 +524,14 @@ client_send (struct client *c)
   return true;
 }
 
-/* A complete command waits and C is reading its replies. */
+/* A complete command waits and C is reading its replies (and has no
+ * reply still due).
+ */
 static bool
 client_ready (const struct client *c)
 {
-  return c->fd >= 0 && c->out_len - c->out_sent < CONTROL_OUT_PAUSE &&
+  return c->fd >= 0 && !c->waiting &&
+         c->out_len - c->out_sent < CONTROL_OUT_PAUSE &&
          memchr (c->in, '\n', c->have) != NULL;
 }
 
@@ -462,17 +541,29 @@ client_ready (const struct client *c)
 static bool
 client_run_lines (struct blkemu_disk *disk, struct client *c)
 {
+  struct service *sv = disk->service;
   char *nl;
-  for (int turn = 0; turn < CONTROL_LINES_TURN &&
+  for (int turn = 0; turn < CONTROL_LINES_TURN && !c->waiting &&
        c->out_len - c->out_sent < CONTROL_OUT_PAUSE &&
        (nl = memchr (c->in, '\n', c->have)) != NULL; turn++) {
     *nl = '\0';
     if (nl > c->in && nl[-1] == '\r')
       nl[-1] = '\0';
     struct strbuf sb = { 0 };
-    control_run_command (disk, c->in, &sb);
+    struct deferral *later = malloc (sizeof *later);
+    if (later)
+      *later = (struct deferral) { .sv = sv, .slot = (int) (c - sv->clients),
+                                   .ticket = c->ticket };
+    run_command (disk, c->in, &sb, later);
+    bool deferred = later && later->used;
+    if (deferred)
+      c->waiting = true;      /* deferral_done owns LATER now */
+    else
+      free (later);
     char *out = sb_take (&sb);
-    bool ok = out && client_queue (c, out, strlen (out));
+    /* A deferred command replies later: nothing to queue now. */
+    bool ok = (deferred && (!out || !*out)) ||
+              (out && client_queue (c, out, strlen (out)));
     free (out);
     if (!ok)
       return false;
@@ -480,6 +571,51 @@ client_run_lines (struct blkemu_disk *disk, struct client *c)
     memmove (c->in, nl + 1, c->have);
   }
   return c->have < sizeof c->in;
+}
+
+/* From the completion of a deferred command (any thread): to the
+ * service thread.  A pointer is written whole (less than PIPE_BUF); the
+ * pipe holds far more than the clients' one pending command each.
+ */
+static void
+deferral_done (void *cookie, int result)
+{
+  struct deferral *later = cookie;
+  later->result = result;
+  if (write (later->sv->done_pipe[1], &later, sizeof later) != sizeof later)
+    free (later);    /* the service is gone: nobody to tell */
+}
+
+/* On the service thread: the deferred replies that came in, each to its
+ * client, which may then run its next commands, or close if it had
+ * finished sending.
+ */
+static void
+deliver_deferred (struct blkemu_disk *disk, struct service *sv)
+{
+  struct deferral *later;
+  while (read (sv->done_pipe[0], &later, sizeof later) == sizeof later) {
+    struct client *c = &sv->clients[later->slot];
+    if (c->fd >= 0 && c->ticket == later->ticket) {
+      struct strbuf sb = { 0 };
+      if (later->result)
+        sb_printf (&sb, "error: %s: %s\n", later->what,
+                   strerrordesc_np (later->result));
+      else
+        sb_printf (&sb, "ok\n");
+      char *out = sb_take (&sb);
+      c->waiting = false;
+      bool ok = out && client_queue (c, out, strlen (out));
+      free (out);
+      if (!ok || !client_send (c) || c->closing ||
+          (client_ready (c) && !client_run_lines (disk, c))) {
+        if (c->closing)
+          client_send (c);
+        client_close (c);
+      }
+    }
+    free (later);
+  }
 }
 
 static void
@@ -500,6 +636,10 @@ client_readable (struct blkemu_disk *disk, struct client *c)
       client_run_lines (disk, c);
     }
     client_send (c);
+    if (r == 0 && c->waiting) {
+      c->closing = true;      /* closed when its deferred reply is sent */
+      return;
+    }
     client_close (c);
     return;
   }
@@ -528,6 +668,7 @@ accept_clients (struct service *sv)
       continue;
     }
     slot->fd = fd;
+    slot->ticket = ++sv->next_ticket;
   }
 }
 
@@ -537,20 +678,21 @@ service_main (void *arg)
   struct blkemu_disk *disk = arg;
   struct service *sv = disk->service;
   char err[BLKEMU_ERR_MAX];
-  struct pollfd pfd[3 + CONTROL_MAX_CLIENTS];
-  struct client *who[3 + CONTROL_MAX_CLIENTS];
+  struct pollfd pfd[4 + CONTROL_MAX_CLIENTS];
+  struct client *who[4 + CONTROL_MAX_CLIENTS];
 
   for (;;) {
     int n = 0;
     pfd[n++] = (struct pollfd) { .fd = sv->stop_pipe[0], .events = POLLIN };
     pfd[n++] = (struct pollfd) { .fd = usr1_pipe[0], .events = POLLIN };
     pfd[n++] = (struct pollfd) { .fd = sv->listen_fd, .events = POLLIN };
+    pfd[n++] = (struct pollfd) { .fd = sv->done_pipe[0], .events = POLLIN };
     for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
       struct client *c = &sv->clients[i];
-      if (c->fd < 0)
-        continue;
+      if (c->fd < 0 || (c->closing && c->out_sent == c->out_len))
+        continue;               /* closing: its hang-up would spin us */
       short ev = 0;
-      if (c->out_len - c->out_sent < CONTROL_OUT_PAUSE)
+      if (c->out_len - c->out_sent < CONTROL_OUT_PAUSE && !c->closing)
         ev |= POLLIN;
       if (c->out_sent < c->out_len)
         ev |= POLLOUT;
@@ -580,7 +722,9 @@ service_main (void *arg)
     }
     if (r < 0)
       continue;
-    for (int i = 3; i < n; i++) {
+    if (r > 0 && (pfd[3].revents & POLLIN))
+      deliver_deferred (disk, sv);
+    for (int i = 4; i < n; i++) {
       struct client *c = who[i];
       if (pfd[i].revents & (POLLERR | POLLNVAL)) {
         client_close (c);
@@ -708,6 +852,17 @@ service_free (struct blkemu_disk *disk, struct service *sv)
   }
   close (sv->stop_pipe[0]);
   close (sv->stop_pipe[1]);
+  /* Deferred replies nobody took (the disk was cancelled before the
+   * thread stopped: every one has come back).
+   */
+  struct deferral *later;
+  while (sv->done_pipe[0] >= 0 &&
+         read (sv->done_pipe[0], &later, sizeof later) == sizeof later)
+    free (later);
+  if (sv->done_pipe[0] >= 0) {
+    close (sv->done_pipe[0]);
+    close (sv->done_pipe[1]);
+  }
   free (sv);
 }
 
@@ -730,9 +885,15 @@ service_prepare (struct blkemu_disk *disk, char *err)
   sv->listen_fd = -1;
   for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
     sv->clients[i].fd = -1;
+  sv->done_pipe[0] = sv->done_pipe[1] = -1;
   if (pipe2 (sv->stop_pipe, O_CLOEXEC) == -1) {
     set_err (err, "pipe: %s", strerrordesc_np (errno));
     free (sv);
+    return -1;
+  }
+  if (pipe2 (sv->done_pipe, O_CLOEXEC | O_NONBLOCK) == -1) {
+    set_err (err, "pipe: %s", strerrordesc_np (errno));
+    service_free (disk, sv);
     return -1;
   }
   if (disk->cfg.str[K_CONTROL]) {

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -555,6 +557,114 @@ test_control (void)
   blkemu_disk_close (d);
 }
 
+/* One command and its reply on a fresh connection to the control socket
+ * at PATH; the reply's first line, malloc'd.  *MS: how long it took.
+ */
+static char *
+ask (const char *path, const char *line, double *ms)
+{
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  snprintf (sa.sun_path, sizeof sa.sun_path, "%s", path);
+  struct timespec t0, t1;
+  clock_gettime (CLOCK_MONOTONIC, &t0);
+  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
+  char buf[4096];
+  size_t have = 0;
+  if (fd >= 0 && connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0 &&
+      write (fd, line, strlen (line)) == (ssize_t) strlen (line) &&
+      shutdown (fd, SHUT_WR) == 0) {
+    ssize_t n;
+    while (have < sizeof buf - 1 &&
+           (n = read (fd, buf + have, sizeof buf - 1 - have)) > 0 &&
+           !memchr (buf, '\n', have + (size_t) n))
+      have += (size_t) n;
+    if (n > 0)
+      have += (size_t) n;
+  }
+  if (fd >= 0)
+    close (fd);
+  clock_gettime (CLOCK_MONOTONIC, &t1);
+  *ms = (double) (t1.tv_sec - t0.tv_sec) * 1e3 +
+        (double) (t1.tv_nsec - t0.tv_nsec) / 1e6;
+  buf[have] = '\0';
+  buf[strcspn (buf, "\n")] = '\0';
+  return strdup (buf);
+}
+
+struct asker {
+  const char *path, *line;
+  char *reply;
+  double ms;
+};
+
+static void *
+asker_main (void *arg)
+{
+  struct asker *a = arg;
+  a->reply = ask (a->path, a->line, &a->ms);
+  return NULL;
+}
+
+/* The service thread never waits out latency-zone: a zone command's
+ * reply comes when the command completes, and meanwhile other clients
+ * are answered (it used to hold the service thread for the whole
+ * latency, up to 60 s).
+ */
+static void
+test_control_zone_async (void)
+{
+  char path[64], spec[256], err[BLKEMU_ERR_MAX];
+  snprintf (path, sizeof path, "/tmp/blkemu-zones-%d.ctl", (int) getpid ());
+  snprintf (spec, sizeof spec, "size=8M,zoned=host-managed,zone-size=1M,"
+            "conventional-zones=1,latency-zone=1500ms,control=%s", path);
+  struct blkemu_disk *d = open_disk (spec);
+  CHECK (blkemu_disk_start (d, err, sizeof err) == 0, "start: %s", err);
+  struct asker zone = { .path = path, .line = "zone open 2M\n" };
+  pthread_t th;
+  pthread_create (&th, NULL, asker_main, &zone);
+  usleep (200000);
+  double ms;
+  char *got = ask (path, "get latency-zone\n", &ms);
+  CHECK (got && !strcmp (got, "ok 1500ms"), "get beside a zone open: %s", got);
+  CHECK (ms < 500, "get answered in %.0f ms while a 1.5 s zone open ran", ms);
+  free (got);
+  pthread_join (th, NULL);
+  CHECK (zone.reply && !strcmp (zone.reply, "ok"), "zone open: %s",
+         zone.reply);
+  CHECK (zone.ms >= 1400, "zone open replied after %.0f ms (latency-zone "
+         "1500ms)", zone.ms);
+  free (zone.reply);
+  CHECK (zone_at (d, 2 * ZS).cond == BLKEMU_ZONE_COND_EXP_OPEN,
+         "zone 2 explicitly open");
+  /* A client that sends the command and hangs up its side still gets
+   * the reply; one that goes away entirely costs nothing.
+   */
+  struct asker reset = { .path = path, .line = "zone reset 2M" };
+  pthread_create (&th, NULL, asker_main, &reset);
+  pthread_join (th, NULL);
+  CHECK (reset.reply && !strcmp (reset.reply, "ok"),
+         "zone reset without a newline, then EOF: %s", reset.reply);
+  free (reset.reply);
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  snprintf (sa.sun_path, sizeof sa.sun_path, "%s", path);
+  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
+  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0 &&
+      write (fd, "zone open 3M\n", 13) == 13)
+    close (fd);
+  got = ask (path, "get size\n", &ms);
+  CHECK (got && !strcmp (got, "ok 8M"), "served on after a client left "
+         "mid-command: %s", got);
+  free (got);
+  /* Closing with a command still pending: its reply goes nowhere. */
+  fd = socket (AF_UNIX, SOCK_STREAM, 0);
+  if (connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0 &&
+      write (fd, "zone open 4M\n", 13) == 13)
+    usleep (100000);
+  blkemu_disk_close (d);
+  close (fd);
+  CHECK (access (path, F_OK) == -1, "control socket removed");
+}
+
 /* Zone appends from several threads into one zone, as a filesystem
  * sends them: each lands on its own blocks, in one sequence, and the
  * zone ends full with every block holding the append that claimed it.
@@ -673,6 +783,7 @@ main (void)
   test_trace ();
   test_sigkill ();
   test_control ();
+  test_control_zone_async ();
   test_concurrent_appends ();
   test_latency ();
   test_bad_specs ();
