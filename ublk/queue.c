@@ -59,22 +59,36 @@ complete (struct utag *t, int32_t result)
     abort ();   /* an eventfd write of 1 cannot fail short of a bug */
 }
 
+/* From the core's completion thread: no I/O here (a completion callback
+ * must not block); the queue thread moves a read's data in commit_done.
+ */
 static void
 request_done (void *cookie, int r)
 {
   struct utag *t = cookie;
   r = frontend_errno (r);
-  char *buf = t->q->bufs + (size_t) t->tag * t->q->d->buf_bytes;
-  /* User copy: a read's data goes into the request's pages now, before
-   * the commit completes it.
-   */
-  if (r == 0 && t->read && t->q->d->user_copy &&
-      pwrite (t->q->d->cdev_fd, buf, t->len,
-              user_copy_offset (t->q->id, t->tag)) != (ssize_t) t->len)
-    r = EIO;
+  complete (t, r ? -r : t->data ? (int32_t) t->len : 0);
+}
+
+/* On the queue thread, before a tag's commit: with user copy a read's
+ * data goes into the request's pages now (the commit completes it), and
+ * a large buffer's pages go back to the kernel.  Returns the result to
+ * commit.
+ */
+static int32_t
+finish_tag (struct uqueue *q, const struct done *dn)
+{
+  struct utag *t = &q->tags[dn->tag];
+  struct udisk *d = q->d;
+  char *buf = q->bufs + (size_t) t->tag * d->buf_bytes;
+  int32_t result = dn->result;
+  if (result > 0 && t->read && d->user_copy &&
+      pwrite (d->cdev_fd, buf, t->len, user_copy_offset (q->id, t->tag))
+      != (ssize_t) t->len)
+    result = -EIO;
   if (t->data && t->len > KEEP_BYTES)
     madvise (buf + KEEP_BYTES, t->len - KEEP_BYTES, MADV_FREE);
-  complete (t, r ? -r : t->data ? (int32_t) t->len : 0);
+  return result;
 }
 
 static void serve (struct uqueue *q, uint16_t tag);
@@ -83,12 +97,17 @@ static void serve (struct uqueue *q, uint16_t tag);
 static void
 commit_done (struct uqueue *q)
 {
+  /* Taken out under the lock, served outside it: the completion thread
+   * never waits for our copies.
+   */
   pthread_mutex_lock (&q->lock);
-  for (unsigned i = 0; i < q->ndone; i++)
-    queue_io_cmd (q, q->done[i].tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
-                  q->done[i].result, q->done[i].addr);
+  unsigned n = q->ndone;
+  memcpy (q->committing, q->done, n * sizeof *q->done);
   q->ndone = 0;
   pthread_mutex_unlock (&q->lock);
+  for (unsigned i = 0; i < n; i++)
+    queue_io_cmd (q, q->committing[i].tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
+                  finish_tag (q, &q->committing[i]), q->committing[i].addr);
 }
 
 /* The driver's requests arrive as completions of FETCH (or COMMIT_AND_
@@ -212,7 +231,7 @@ serve (struct uqueue *q, uint16_t tag)
   enum blkemu_op eop;
   enum blkemu_zone_op zop;
 
-  t->read = t->append = false;
+  t->read = t->append = t->data = false;
   switch (op) {
   case UBLK_IO_OP_READ: eop = BLKEMU_OP_READ; t->read = true; break;
   case UBLK_IO_OP_WRITE: eop = BLKEMU_OP_WRITE; break;
@@ -295,8 +314,9 @@ start_queue (struct uqueue *q)
     madvise (q->bufs, d->depth * d->buf_bytes, MADV_NOHUGEPAGE);
   q->tags = calloc (d->depth, sizeof *q->tags);
   q->done = calloc (d->depth, sizeof *q->done);
+  q->committing = calloc (d->depth, sizeof *q->committing);
   q->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (!q->bufs || !q->tags || !q->done || q->efd == -1) {
+  if (!q->bufs || !q->tags || !q->done || !q->committing || q->efd == -1) {
     fprintf (stderr, "blkemu-ublk: %s: out of memory for %u x %zu-byte "
              "buffers\n", d->name, d->depth, d->buf_bytes);
     return -1;
@@ -349,6 +369,7 @@ stop_queue (struct uqueue *q)
     close (q->efd);
   free (q->tags);
   free (q->done);
+  free (q->committing);
   pthread_cond_destroy (&q->fetched);
   pthread_mutex_destroy (&q->lock);
 }

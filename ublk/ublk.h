@@ -104,8 +104,9 @@ struct uqueue {
 
   pthread_mutex_t lock;
   pthread_cond_t fetched;     /* main waits for the first FETCH_REQs */
-  struct done *done;          /* completed, to commit */
+  struct done *done;          /* completed, to commit (under LOCK) */
   unsigned ndone;
+  struct done *committing;    /* the queue thread's copy of DONE */
   bool fetch_sent;
   int queue_err;
 };
