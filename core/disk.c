@@ -42,6 +42,7 @@ disk_create (const struct blkemu_spec *spec, char *err)
     return NULL;
   }
   pthread_mutex_init (&disk->lock, NULL);
+  pthread_mutex_init (&disk->power_lock, NULL);
   pthread_mutex_init (&disk->transport_lock, NULL);
   stats_init (&disk->stats);
 
@@ -112,6 +113,7 @@ disk_destroy (struct blkemu_disk *disk)
     free (disk->transport[i].value);
   }
   pthread_mutex_destroy (&disk->transport_lock);
+  pthread_mutex_destroy (&disk->power_lock);
   pthread_mutex_destroy (&disk->lock);
   config_free (&disk->cfg);
   free (disk);
@@ -588,6 +590,7 @@ request_begin (struct request *req, void *buf, bool defer)
   if (req->zone_cmd) {
     r = zone_cmd_begin (req, &counter);
     pthread_mutex_unlock (&disk->lock);
+    zones_sidecar_sync (&disk->zones, &disk->lock);
     if (r) {
       pthread_mutex_lock (&disk->stats.lock);
       (*counter)++;
@@ -641,6 +644,10 @@ request_begin (struct request *req, void *buf, bool defer)
    */
   req->crash_gen = wcache_generation (&disk->wcache);
   pthread_mutex_unlock (&disk->lock);
+  /* The zone's new write pointer reaches its sidecar before the data
+   * moves (backend=file), with the disk lock dropped.
+   */
+  zones_sidecar_sync (&disk->zones, &disk->lock);
 
   req->err = fv.err;
   req->injected = fv.err != 0;
@@ -1105,39 +1112,67 @@ blkemu_disk_set (struct blkemu_disk *disk, const char *key, const char *value,
   return err_result (r, e, err, errlen);
 }
 
+/* Ranges collected under one lock, acted on under another (or none). */
+struct ranges {
+  struct { uint64_t offset, len; } *r;
+  size_t n, cap;
+  bool lost;                    /* out of memory: some were not kept */
+};
+
 static void
-crash_undone (void *zones, uint64_t offset, uint64_t len)
+ranges_add (void *arg, uint64_t offset, uint64_t len)
 {
-  zones_rollback (zones, offset, len);
+  struct ranges *rs = arg;
+  if (rs->n == rs->cap) {
+    size_t cap = rs->cap ? rs->cap * 2 : 64;
+    void *r = realloc (rs->r, cap * sizeof *rs->r);
+    if (!r) {
+      rs->lost = true;
+      return;
+    }
+    rs->r = r;
+    rs->cap = cap;
+  }
+  rs->r[rs->n].offset = offset;
+  rs->r[rs->n++].len = len;
 }
 
-/* A zone finished to keep within max-active-zones after a crash: what
- * lies past its old write pointer reads zeroes.
+/* Power loss.  The disk goes offline under the disk lock (no request is
+ * admitted after that), the undo log's I/O runs under the cache's lock
+ * alone (the disk lock is never held across I/O), then the write
+ * pointers follow the data under the disk lock again.  POWER_LOCK keeps
+ * a power-on from serving before all of it is done.
  */
-static void
-crash_finished (void *arg, uint64_t from, uint64_t len)
-{
-  struct blkemu_disk *disk = arg;
-  if (disk->backend.ops->can_trim)
-    backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL, len, from, 0);
-}
-
 static int
 disk_crash (struct blkemu_disk *disk, char *err)
 {
   uint64_t writes = 0, bytes = 0;
-  /* Under the disk lock (before the cache's: never the other way), so
-   * the write pointers roll back with the data, before any request sees
-   * either.
-   */
+  struct ranges undone = { 0 }, finished = { 0 };
+  bool zoned = zones_on (&disk->zones);
+  pthread_mutex_lock (&disk->power_lock);
   pthread_mutex_lock (&disk->lock);
   disk->faults.offline = true;
-  int r = wcache_crash (&disk->wcache, &writes, &bytes,
-                        zones_on (&disk->zones) ? crash_undone : NULL,
-                        &disk->zones);
-  if (zones_on (&disk->zones))
-    zones_power_cycle (&disk->zones, crash_finished, disk);
   pthread_mutex_unlock (&disk->lock);
+  int r = wcache_crash (&disk->wcache, &writes, &bytes,
+                        zoned ? ranges_add : NULL, &undone);
+  if (zoned) {
+    pthread_mutex_lock (&disk->lock);
+    for (size_t i = 0; i < undone.n; i++)
+      zones_rollback (&disk->zones, undone.r[i].offset, undone.r[i].len);
+    zones_power_cycle (&disk->zones, ranges_add, &finished);
+    pthread_mutex_unlock (&disk->lock);
+    zones_sidecar_sync (&disk->zones, &disk->lock);
+    /* A zone finished to keep within max-active-zones: what lies past its
+     * old write pointer reads zeroes.
+     */
+    for (size_t i = 0; i < finished.n && disk->backend.ops->can_trim; i++)
+      backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL, finished.r[i].len,
+                  finished.r[i].offset, 0);
+  }
+  pthread_mutex_unlock (&disk->power_lock);
+  bool lost = undone.lost || finished.lost;
+  free (undone.r);
+  free (finished.r);
   pthread_mutex_lock (&disk->stats.lock);
   disk->stats.faults.crashes++;
   disk->stats.faults.lost_writes += writes;
@@ -1146,6 +1181,10 @@ disk_crash (struct blkemu_disk *disk, char *err)
   if (r) {
     set_err (err, "crash: undoing unflushed writes failed: %s",
              strerrordesc_np (r));
+    return -1;
+  }
+  if (lost) {
+    set_err (err, "crash: out of memory rolling the write pointers back");
     return -1;
   }
   return 0;
@@ -1161,10 +1200,12 @@ blkemu_disk_crash (struct blkemu_disk *disk, char *err, size_t errlen)
 void
 blkemu_disk_power_on (struct blkemu_disk *disk)
 {
+  pthread_mutex_lock (&disk->power_lock);   /* after a crash's rollback */
   pthread_mutex_lock (&disk->lock);
   disk->faults.offline = false;
   model_reset (disk->model, disk->model_state);
   pthread_mutex_unlock (&disk->lock);
+  pthread_mutex_unlock (&disk->power_lock);
 }
 
 void

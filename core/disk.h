@@ -21,37 +21,48 @@
 
 #define TRANSPORT_MAX 8
 
+/* Who may touch what.  LOCK is never held across I/O or a wait: it is
+ * taken to admit and schedule a request, for runtime changes, and for
+ * the zones' state; backend I/O, the sidecar's writes and a crash's
+ * rollback happen after it is dropped.  Order, where two are held:
+ * power_lock, then lock, then the cache's, the stats' or the trace's
+ * own.  Fields without a note are set in disk_create and only read after.
+ */
 struct blkemu_disk {
-  /* Guards cfg and the model's state: held for the scheduling of each
-   * request and for runtime changes, never across I/O or waits.
-   */
   pthread_mutex_t lock;
+  /* Under LOCK. */
   struct blkemu_config cfg;
-  const struct model_ops *model;  /* the link, wrapping model= */
-  void *model_state;
+  void *model_state;              /* the model's queue, heads, caches */
   struct rng rng;                 /* latency draws and fault chances */
-  struct faults faults;
+  struct faults faults;           /* the rules, offline, drop_armed */
+  struct zones zones;             /* zoned=: state under LOCK, its sidecar
+                                     written under its own sidecar_lock */
 
-  struct backend backend;
+  /* Serializes crash and power-on, so that a power-on never serves
+   * while a crash is still rolling the medium back (without LOCK).
+   */
+  pthread_mutex_t power_lock;
 
-  struct wcache wcache;          /* write-cache=yes: the undo log */
-  struct zones zones;            /* zoned=: under LOCK */
+  const struct model_ops *model;  /* the link, wrapping model= */
+  struct backend backend;         /* thread-safe calls, no lock */
+  struct wcache wcache;           /* write-cache=yes: its own lock */
+  struct stats stats;             /* its own lock */
+  struct trace trace;             /* its own lock */
+  uint64_t in_flight;             /* atomic: requests between arrival
+                                     and completion */
 
-  struct stats stats;
-  struct trace trace;
-  uint64_t in_flight;           /* requests between arrival and completion */
-
-  struct engine engine;         /* completes blkemu_submit's requests */
-  struct iowork iowork;         /* their transfers, for a blocking backend */
-  uint32_t cancelled;           /* futex word: blkemu_disk_cancel or
-                                   blkemu_disk_interrupt was called */
+  struct engine engine;           /* completes blkemu_submit's requests */
+  struct iowork iowork;           /* their transfers, for a blocking backend */
+  uint32_t cancelled;             /* futex word, atomic: blkemu_disk_cancel
+                                     or blkemu_disk_interrupt was called */
 
   struct {
     char *key, *value;
-  } transport[TRANSPORT_MAX];   /* frontend facts for the stats JSON */
-  pthread_mutex_t transport_lock;
+  } transport[TRANSPORT_MAX];     /* frontend facts for the stats JSON */
+  pthread_mutex_t transport_lock; /* guards TRANSPORT */
 
-  struct service *service;      /* control.c's, owned by open.c's layer */
+  struct service *service;        /* control.c's, owned by open.c's layer;
+                                     its fields are its thread's */
 };
 
 /* The disk without its service (open.c adds it): validate, open the

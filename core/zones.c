@@ -133,18 +133,55 @@ zones_validate (const struct blkemu_config *cfg, uint64_t size, char *err)
 
 /* --- sidecar -------------------------------------------------------- */
 
+/* Zone I changed: queue its record for zones_sidecar_sync (under the
+ * caller's lock; the write itself happens outside it).
+ */
 static void
 sidecar_put (struct zones *z, uint64_t i)
 {
+  if (z->sidecar_fd < 0 || z->z[i].queued)
+    return;
+  z->z[i].queued = true;
+  z->dirty[z->ndirty++] = i;
+}
+
+#define SIDECAR_BATCH 64
+
+void
+zones_sidecar_sync (struct zones *z, pthread_mutex_t *state_lock)
+{
   if (z->sidecar_fd < 0)
     return;
-  struct sidecar_record r = { .wp = z->z[i].wp, .cond = z->z[i].cond };
-  off_t at = (off_t) (sizeof (struct sidecar_header) + i * sizeof r);
-  /* The page cache keeps it across SIGKILL; a failed write leaves the
-   * old record, which a restart reports (the data is still there).
+  /* One writer at a time, so a record taken later is written later: the
+   * file never goes back to an older state.
    */
-  if (pwrite (z->sidecar_fd, &r, sizeof r, at) != (ssize_t) sizeof r)
-    return;
+  pthread_mutex_lock (&z->sidecar_lock);
+  for (;;) {
+    uint64_t at[SIDECAR_BATCH];
+    struct sidecar_record rec[SIDECAR_BATCH];
+    unsigned n = 0;
+    if (state_lock)
+      pthread_mutex_lock (state_lock);
+    while (n < SIDECAR_BATCH && z->ndirty) {
+      uint64_t i = z->dirty[--z->ndirty];
+      z->z[i].queued = false;
+      at[n] = sizeof (struct sidecar_header) + i * sizeof rec[0];
+      rec[n++] = (struct sidecar_record) { .wp = z->z[i].wp,
+                                           .cond = z->z[i].cond };
+    }
+    if (state_lock)
+      pthread_mutex_unlock (state_lock);
+    if (n == 0)
+      break;
+    /* The page cache keeps it across SIGKILL; a failed write leaves the
+     * old record, which a restart reports (the data is still there).
+     */
+    for (unsigned k = 0; k < n; k++)
+      if (pwrite (z->sidecar_fd, &rec[k], sizeof rec[k], (off_t) at[k])
+          != (ssize_t) sizeof rec[k])
+        continue;
+  }
+  pthread_mutex_unlock (&z->sidecar_lock);
 }
 
 static int
@@ -175,6 +212,7 @@ sidecar_open (struct zones *z, const char *file, char *err)
     z->sidecar_fd = fd;
     for (uint64_t i = z->nr_conv; i < z->nr; i++)
       sidecar_put (z, i);
+    zones_sidecar_sync (z, NULL);   /* before any thread: no lock */
     return 0;
   }
   if (got != (ssize_t) sizeof have || memcmp (have.magic, SIDECAR_MAGIC, 8)) {
@@ -229,6 +267,7 @@ sidecar_open (struct zones *z, const char *file, char *err)
   z->sidecar_fd = fd;
   /* A restart is a power cycle: open zones come back closed. */
   zones_power_cycle (z, NULL, NULL);
+  zones_sidecar_sync (z, NULL);
   return 0;
 }
 
@@ -262,6 +301,16 @@ zones_init (struct zones *z, const struct blkemu_config *cfg,
     z->z[i].wp = i * z->zone_size;
     z->z[i].cond = i < z->nr_conv ? C_NOT_WP : C_EMPTY;
   }
+  pthread_mutex_init (&z->sidecar_lock, NULL);
+  if (file) {
+    z->dirty = malloc (z->nr * sizeof *z->dirty);
+    if (!z->dirty) {
+      set_err (err, "zoned: out of memory for %llu zones",
+               (unsigned long long) z->nr);
+      zones_destroy (z);
+      return -1;
+    }
+  }
   if (file && sidecar_open (z, file, err) == -1) {
     zones_destroy (z);
     return -1;
@@ -272,12 +321,18 @@ zones_init (struct zones *z, const struct blkemu_config *cfg,
 void
 zones_destroy (struct zones *z)
 {
+  if (z->nr == 0)
+    return;
+  zones_sidecar_sync (z, NULL);
   if (z->sidecar_fd >= 0)
     close (z->sidecar_fd);
   z->sidecar_fd = -1;
   free (z->z);
+  free (z->dirty);
   z->z = NULL;
+  z->dirty = NULL;
   z->nr = 0;
+  pthread_mutex_destroy (&z->sidecar_lock);
 }
 
 static uint64_t

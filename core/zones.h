@@ -14,11 +14,15 @@
  * A power loss (`crash`) rolls each write pointer back to the first byte
  * whose write the volatile cache lost (zones_rollback).
  *
- * Locking: the caller's (the disk lock); nothing here takes a lock.
+ * Locking: the caller's (the disk lock) for everything but
+ * zones_sidecar_sync, which the caller runs after dropping that lock: it
+ * takes it back only to collect the changed records, and writes them
+ * under SIDECAR_LOCK alone (the disk lock is never held across I/O).
  */
 #ifndef BLKEMU_ZONES_H
 #define BLKEMU_ZONES_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,6 +32,7 @@
 struct zone {
   uint64_t wp;        /* absolute byte offset */
   uint8_t cond;       /* BLKEMU_ZONE_COND_* */
+  bool queued;        /* its sidecar record is in DIRTY */
 };
 
 struct zones {
@@ -37,6 +42,8 @@ struct zones {
   struct zone *z;
   uint64_t imp_open, exp_open, closed;
   int sidecar_fd;                  /* -1: none (backend=memory, null) */
+  uint64_t *dirty, ndirty;         /* zones whose record must be written */
+  pthread_mutex_t sidecar_lock;    /* one writer of the sidecar at a time */
   /* counters for stats */
   uint64_t open_peak, active_peak;
   uint64_t wp_violations, boundary_violations, full_violations;
@@ -107,6 +114,12 @@ unsigned zones_power_cycle (struct zones *z,
                             void (*finished) (void *arg, uint64_t from,
                                               uint64_t len),
                             void *arg);
+/* Write the changed zones' records to the sidecar (backend=file), with
+ * STATE_LOCK (the caller's, not held on entry; NULL: single-threaded)
+ * taken only to collect them.  A request that changed a zone calls it
+ * after dropping the lock and before its data moves.
+ */
+void zones_sidecar_sync (struct zones *z, pthread_mutex_t *state_lock);
 /* Zero the counters (not the state): the stats' reset.  The peaks
  * restart from what is open and active now.
  */
