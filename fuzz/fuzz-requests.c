@@ -4,9 +4,13 @@
  *   - no read or write above max-transfer reaches the backend unless
  *     oversize=allow (a backend wrapper checks every call);
  *   - a read returns the newest data written, exactly;
- *   - after crash and power-on every block holds its flushed (or FUA'd)
- *     version or one written since: flushed data survives, nothing else
- *     appears; without write-cache nothing is lost;
+ *   - after crash and power-on every block holds its flushed (or FUA'd,
+ *     or written through: a host write larger than the cache, split or
+ *     not) version or one written since: flushed data survives, nothing
+ *     else appears; without write-cache nothing is lost;
+ *   - a request in flight when a crash strikes (the crash runs inside its
+ *     wait, and power may come back before it completes) fails with EIO,
+ *     whatever it is: nothing is acknowledged that the crash undid;
  *   - stats count exactly the bytes of the requests that succeeded, and
  *     no latency exceeds the time that passed.
  * The clock is virtual (virtual-clock.h defines clock.h's functions, so
@@ -65,6 +69,8 @@ struct shadow {
   uint32_t latest, durable;
   uint32_t cand[CAND];     /* versions written since the last flush */
   int ncand;               /* -1: too many to track */
+  bool has_alt;            /* without the cache: ALT is as legal as LATEST */
+  uint32_t alt;            /* (a struck write that may have been refused) */
 };
 
 static struct shadow sh[BLOCKS];
@@ -122,6 +128,56 @@ may_hold (const struct shadow *s, uint32_t v)
     if (s->cand[i] == v)
       return true;
   return false;
+}
+
+/* ---- crashes in flight ---------------------------------------------- */
+
+static struct blkemu_disk *crash_disk;
+static bool crash_then_power_on;
+
+/* Inside a request's wait: the power goes (and maybe comes back). */
+static void
+crash_in_flight (void)
+{
+  char err[BLKEMU_ERR_MAX];
+  inside_crash = 1;
+  if (blkemu_disk_crash (crash_disk, err, sizeof err) != 0)
+    abort ();
+  inside_crash = 0;
+  if (crash_then_power_on)
+    blkemu_disk_power_on (crash_disk);
+}
+
+/* A write of version V to NB blocks from B failed because a crash struck
+ * it in flight.  Its data moved before it waited: with the cache the
+ * crash may have undone it (one more version the blocks may hold),
+ * without one it is on the medium.
+ */
+static void
+struck (uint64_t b, uint64_t nb, uint32_t v, bool cache, bool faults)
+{
+  for (uint64_t i = 0; i < nb; i++) {
+    struct shadow *s = &sh[b + i];
+    if (!cache && !faults)
+      s->latest = v;
+    else if (!cache) {          /* an injected error may have kept it out */
+      s->alt = v;
+      s->has_alt = true;
+    }
+    else if (s->ncand >= 0 && s->ncand < CAND)
+      s->cand[s->ncand++] = v;
+    else
+      s->ncand = -1;
+  }
+}
+
+/* Does a host write of LEN bytes go through the cache to the medium? */
+static bool
+written_through (const struct blkemu_disk *disk, uint64_t len, bool fua)
+{
+  uint64_t cache = disk->cfg.num[K_CACHE_SIZE] < disk->cfg.num[K_SIZE]
+                   ? disk->cfg.num[K_CACHE_SIZE] : disk->cfg.num[K_SIZE];
+  return fua || len > cache;
 }
 
 /* ---- one run -------------------------------------------------------- */
@@ -193,6 +249,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       nb = BLOCKS - b;
     uint64_t off = b * lbs, len = nb * lbs;
     int r;
+    /* Now and then the power goes while this step's request waits. */
+    bool strike = what != 7 && what != 8 && take (&in, 8) == 0;
+    if (strike) {
+      crash_disk = disk;
+      crash_then_power_on = take (&in, 2);
+      during_next_wait = crash_in_flight;
+    }
     switch (what) {
     case 0: case 1: case 2: {          /* write, sometimes FUA */
       bool fua = what == 2;
@@ -204,8 +267,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (r == 0) {
         ok_bytes[BLKEMU_OP_WRITE] += len;
         for (uint64_t i = 0; i < nb; i++)
-          written (b + i, v, fua);
+          written (b + i, v, cache && written_through (disk, len, fua));
       }
+      else if (strike && !during_next_wait)
+        struck (b, nb, v, cache, faults);
       else if (r != EINVAL && r != EIO && !faults)
         abort ();
       break;
@@ -223,7 +288,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             abort ();
           }
       }
-      else if (!offline && !faults && r != EINVAL)
+      else if (!offline && !faults && r != EINVAL &&
+               !(strike && !during_next_wait))
         abort ();
       break;
     case 5:                            /* flush */
@@ -241,35 +307,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (r == 0)
         for (uint64_t i = 0; i < nb; i++)
           written (b + i, 0, false);
+      else if (strike && !during_next_wait)
+        struck (b, nb, 0, cache, faults);
       break;
     case 7:                            /* crash, power on, check */
       inside_crash = 1;
       if (blkemu_disk_crash (disk, err, sizeof err) != 0)
         abort ();
       inside_crash = 0;
-      offline = true;
-      if (blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, 0, 0) != EIO)
-        abort ();
-      blkemu_disk_power_on (disk);
-      offline = false;
-      if (blkemu_disk_set (disk, "error-mode", "off", err, sizeof err) != 0)
-        abort ();
-      faults = 0;
-      for (uint64_t i = 0; check_data && i < BLOCKS; i++) {
-        /* Read block by block: every length passes max-transfer. */
-        if (blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, i * lbs, 0) != 0)
-          abort ();
-        ok_bytes[BLKEMU_OP_READ] += lbs;
-        uint32_t v = version_of (buf, lbs, i);
-        if (!cache ? v != sh[i].latest : !may_hold (&sh[i], v)) {
-          fprintf (stderr, "block %llu after crash: version %u (durable "
-                   "%u, latest %u, cache %d)\n", (unsigned long long) i, v,
-                   sh[i].durable, sh[i].latest, cache);
-          abort ();
-        }
-        sh[i].latest = sh[i].durable = v;
-        sh[i].ncand = 0;
-      }
       break;
     case 8: {                          /* a runtime change */
       static const char *const sets[][2] = {
@@ -296,6 +341,56 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (r != EINVAL)
         abort ();
       break;
+    }
+
+    /* A struck request never reports success (it did, after a crash had
+     * already rolled its data back); one refused before it waited was
+     * not struck.
+     */
+    bool crashed = what == 7;
+    bool powered = false;
+    if (strike && during_next_wait)
+      during_next_wait = NULL;
+    else if (strike) {
+      crashed = true;
+      powered = crash_then_power_on;
+      if (r == 0 || (r != EIO && !faults)) {
+        fprintf (stderr, "step %d: op %u in flight across a crash returned "
+                 "%d\n", step, what, r);
+        abort ();
+      }
+    }
+    if (!crashed)
+      continue;
+    /* Offline until power-on; then every block holds a legal version. */
+    offline = !powered;
+    if (!powered) {
+      if (blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, 0, 0) != EIO)
+        abort ();
+      blkemu_disk_power_on (disk);
+    }
+    offline = false;
+    if (blkemu_disk_set (disk, "error-mode", "off", err, sizeof err) != 0)
+      abort ();
+    faults = 0;
+    checking = true;
+    for (uint64_t i = 0; check_data && i < BLOCKS; i++) {
+      /* Read block by block: every length passes max-transfer. */
+      if (blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, i * lbs, 0) != 0)
+        abort ();
+      ok_bytes[BLKEMU_OP_READ] += lbs;
+      uint32_t v = version_of (buf, lbs, i);
+      bool legal = cache ? may_hold (&sh[i], v)
+                   : v == sh[i].latest || (sh[i].has_alt && v == sh[i].alt);
+      if (!legal) {
+        fprintf (stderr, "block %llu after crash: version %u (durable "
+                 "%u, latest %u, cache %d)\n", (unsigned long long) i, v,
+                 sh[i].durable, sh[i].latest, cache);
+        abort ();
+      }
+      sh[i].latest = sh[i].durable = v;
+      sh[i].ncand = 0;
+      sh[i].has_alt = false;
     }
   }
 

@@ -31,9 +31,18 @@ clock_wait_until (uint64_t deadline_ns)
 /* The rest of clock.h on the same clock: no sleeping, nothing to learn;
  * blkemu_io's cancellable wait is the plain one unless cancelled.
  */
+/* Set by a harness: run once inside the next blocking wait, while the
+ * request that waits is in flight (a crash striking it, say).
+ */
+static void (*during_next_wait) (void);
+
 int
 clock_wait_until_or_cancel (uint64_t deadline_ns, uint32_t *cancel)
 {
+  void (*hook) (void) = during_next_wait;
+  during_next_wait = NULL;
+  if (hook)
+    hook ();
   if (*cancel)
     return -1;
   clock_wait_until (deadline_ns);
