@@ -7,7 +7,8 @@
  * 4 KiB blocks (1..16 at a time, some FUA), read and verify them, and
  * flush; a controller thread, between client operations, sets random
  * valid runtime keys (timing, limits, error injection), drops the
- * connections, and crashes and powers the disk on.  After every crash each
+ * connections, and crashes and powers the disk on, some of the crashes
+ * with writes and reads in flight under long latencies.  After every crash each
  * block must hold its durable version (the one a completed flush or FUA
  * covered) or one written since; while no crash intervenes a read returns
  * exactly the last successful write.  A failed or dropped write leaves its
@@ -36,7 +37,17 @@ struct block {
   uint32_t cand[CAND];   /* written since the last flush/crash */
   int ncand;             /* -1: too many, anything since durable goes */
   bool uncertain;        /* a failed write may or may not have landed */
+  unsigned epoch;        /* the power epoch LATEST's write completed in */
 };
+
+/* A crash that strikes requests in flight opens a window (until the
+ * controller has checked every block): reads are not held to the latest
+ * write, and a flush promises only what was written after the power came
+ * back (the power epoch the write completed in).  An acknowledged write
+ * that the crash had already undone, then flushed, fails the next check.
+ */
+static volatile int crash_window;
+static volatile unsigned power_epoch;
 
 static const char *uri, *control;
 static unsigned run_seed;
@@ -49,7 +60,7 @@ static pthread_rwlock_t world;
 static volatile int done, failed;
 static time_t last_progress;
 static uint64_t stat_ops, stat_crashes, stat_flushes, stat_errors, stat_drops,
-                stat_sets;
+                stat_sets, stat_inflight_crashes;
 
 #define FAIL(...) do { fprintf (stderr, "nbd-torture: FAIL: " __VA_ARGS__); \
                        fprintf (stderr, "\n"); failed = 1; } while (0)
@@ -113,6 +124,7 @@ written (uint64_t b, uint32_t v, bool fua, bool ok)
   }
   k->latest = v;
   k->uncertain = false;
+  k->epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
   if (fua) {
     k->durable = v;
     k->ncand = 0;
@@ -149,7 +161,10 @@ client (void *arg)
       for (uint64_t i = 0; r == 0 && i < n; i++) {
         struct block *k = &blocks[b + i];
         uint32_t got = version_in (buf + i * BLOCK, b + i, k);
-        if (!k->uncertain && got != k->latest)
+        bool window = __atomic_load_n (&crash_window, __ATOMIC_ACQUIRE);
+        if (window && got != k->latest && got != UINT32_MAX)
+          k->uncertain = true;       /* rolled back, or not: the check says */
+        else if (!k->uncertain && !window && got != k->latest)
           FAIL ("block %" PRIu64 ": read version %" PRIu32 ", last written "
                 "%" PRIu32, b + i, got, k->latest);
         else if (k->uncertain && got == UINT32_MAX && k->ncand >= 0)
@@ -161,10 +176,13 @@ client (void *arg)
       }
     }
     else {                                 /* flush this client's blocks */
+      unsigned epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
+      bool window = __atomic_load_n (&crash_window, __ATOMIC_ACQUIRE);
       r = nbd_flush (h, 0);
       if (r == 0) {
         for (uint64_t i = first; i < first + per_client; i++)
-          if (!blocks[i].uncertain) {
+          if (!blocks[i].uncertain &&
+              (!window || blocks[i].epoch == epoch)) {
             blocks[i].durable = blocks[i].latest;
             blocks[i].ncand = 0;
           }
@@ -276,6 +294,28 @@ controller (void *arg)
       stat_drops++;
       pthread_rwlock_unlock (&world);
     }
+    else if (stat_inflight_crashes * 2 <= stat_crashes) {   /* every other */
+      /* Writes and reads in flight, with long latencies, when the power
+       * goes; it comes back within 40 ms, while some still are.
+       */
+      ctl ("set latency-write=120ms latency-read=40ms", out, sizeof out);
+      usleep (60000);
+      __atomic_store_n (&crash_window, 1, __ATOMIC_RELEASE);
+      if (ctl ("crash", out, sizeof out) != 0)
+        FAIL ("crash in flight: %s", out);
+      usleep ((useconds_t) (rand_r (&seed) % 40000));
+      if (ctl ("power-on", out, sizeof out) != 0)
+        FAIL ("power-on: %s", out);
+      __atomic_add_fetch (&power_epoch, 1, __ATOMIC_ACQ_REL);
+      ctl ("set latency-write=0 latency-read=0 error-mode=off", out,
+           sizeof out);
+      pthread_rwlock_wrlock (&world);
+      check_after_crash ();
+      __atomic_store_n (&crash_window, 0, __ATOMIC_RELEASE);
+      stat_crashes++;
+      stat_inflight_crashes++;
+      pthread_rwlock_unlock (&world);
+    }
     else {
       pthread_rwlock_wrlock (&world);
       if (ctl ("crash", out, sizeof out) != 0)
@@ -341,9 +381,10 @@ main (int argc, char **argv)
   for (unsigned i = 0; i < CLIENTS; i++)
     pthread_join (c[i], NULL);
   printf ("nbd-torture: %s: %" PRIu64 " ops, %" PRIu64 " flushes, %" PRIu64
-          " crashes, %" PRIu64 " drops, %" PRIu64 " sets, %" PRIu64
-          " errors\n", failed ? "FAILED" : "ok", stat_ops, stat_flushes,
-          stat_crashes, stat_drops, stat_sets, stat_errors);
+          " crashes (%" PRIu64 " in flight), %" PRIu64 " drops, %" PRIu64
+          " sets, %" PRIu64 " errors\n", failed ? "FAILED" : "ok", stat_ops,
+          stat_flushes, stat_crashes, stat_inflight_crashes, stat_drops,
+          stat_sets, stat_errors);
   if (!failed && stat_crashes == 0)
     printf ("nbd-torture: (no crash happened: run longer)\n");
   free (blocks);

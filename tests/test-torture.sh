@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A seeded, randomized torture run (TORTURE_SECONDS, default 120; the
 # seed is printed, TORTURE_SEED repeats a run): nbd-torture's clients,
-# runtime changes, faults, drops and crash/power-on cycles on write-cached
-# memory and file disks, checking that flushed and FUA'd data survives
+# runtime changes, faults, drops and crash/power-on cycles (some striking
+# requests in flight under long latencies) on write-cached memory and file
+# disks, checking that flushed and FUA'd data survives
 # every crash and reads return what was written; beside it, fio verify
 # with several jobs on another disk whose timing and limits change under
 # it.  The servers must neither die nor hang, their memory stays bounded,
@@ -75,6 +76,8 @@ for backend in memory file; do
   grep -q "nbd-torture: ok" "$tmp/$backend.out" || fail "$backend: no verdict"
   crashes=$(sed -n 's/.*ok: .* \([0-9]*\) crashes.*/\1/p' "$tmp/$backend.out")
   between "$backend: crash cycles" "$crashes" 1 1000000
+  inflight=$(sed -n 's/.*ok: .* crashes (\([0-9]*\) in flight).*/\1/p' "$tmp/$backend.out")
+  between "$backend: crashes with requests in flight" "$inflight" 1 1000000
   # 64M of data and 16M of undo log, with room for nbdkit and threads
   # (the sanitizer runs raise the bound for their shadow and quarantine).
   between "$backend: peak server RSS (KiB)" "$(cat "$tmp/$backend.rss")" 1 \
