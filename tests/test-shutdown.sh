@@ -99,6 +99,19 @@ fi
 # exit cleanly, and stats= be written.  bandwidth=1 slowdown=1000 on a
 # 32 MiB read is a wait of 10^10 s: it waits (it failed at once with
 # ESHUTDOWN, "sleep request is too long").
+# exited_clean WHAT PID STATS ERRLOG: PID ends within 10 s, not on an
+# assertion, and STATS is written (the captive nbdkit exits after its
+# parent: give it a moment).
+exited_clean () {
+  local what=$1 pid=$2 stats=$3 log=$4 status=0 i
+  wait_gone "$pid" 10
+  wait "$pid" || status=$?
+  [ "$status" != 134 ] && ! grep -q "Assertion\|Aborted" "$log" ||
+    fail "$what: nbdkit aborted: $(cat "$log")"
+  for i in $(seq 100); do [ -s "$stats" ] && break; sleep 0.05; done
+  [ -s "$stats" ] || fail "$what: no stats written: $(cat "$log")"
+}
+
 group_case=0
 for keys in latency-read=30s stall=3600s bandwidth=1K "bandwidth=1 slowdown=1000"; do
   for sig in TERM INT; do
@@ -114,14 +127,7 @@ for keys in latency-read=30s stall=3600s bandwidth=1K "bandwidth=1 slowdown=1000
       kill -0 $leader 2>/dev/null ||
         fail "$keys: the read ended before the signal: $(cat "$tmp/group.out" "$tmp/group.err")"
       kill -"$sig" -- -$leader
-      t0=$(ms_now)
-      wait_gone $leader 10
-      status=0; wait $leader || status=$?
-      [ "$status" != 134 ] && ! grep -q "Assertion\|Aborted" "$tmp/group.err" ||
-        fail "$keys, SIG$sig to the group: nbdkit aborted: $(cat "$tmp/group.err")"
-      # The captive nbdkit exits after its parent: wait for the stats.
-      for i in $(seq 100); do [ -s "$s" ] && break; sleep 0.05; done
-      [ -s "$s" ] || fail "$keys, SIG$sig to the group: no stats written: $(cat "$tmp/group.err")"
+      exited_clean "$keys, SIG$sig to the group" $leader "$s" "$tmp/group.err"
       expect_eq "$keys, SIG$sig #$rep: read failed, counted" \
         "$(jqr "$s" .ops.read.errors)" 1
     done
@@ -141,12 +147,7 @@ for rep in 1 2 3; do
   parent=$!
   sleep 0.5
   kill -TERM $parent
-  wait_gone $parent 10
-  status=0; wait $parent || status=$?
-  [ "$status" != 134 ] && ! grep -q "Assertion" "$tmp/parent.err" ||
-    fail "SIGTERM to the captive parent: nbdkit aborted: $(cat "$tmp/parent.err")"
-  for i in $(seq 100); do [ -s "$s" ] && break; sleep 0.05; done
-  [ -s "$s" ] || fail "SIGTERM to the captive parent: no stats: $(cat "$tmp/parent.err")"
+  exited_clean "SIGTERM to the captive parent" $parent "$s" "$tmp/parent.err"
   expect_eq "SIGTERM to the captive parent #$rep: the read" "$(cat "$tmp/parent.out")" ok
 done
 
