@@ -112,10 +112,12 @@ plugin_config (const char *key, const char *value)
 
 /* nbdkit exits without unloading the plugin when it fails after
  * .config_complete (its -U path in use, say): the control socket bound
- * there would be left behind.  Unload clears DISK, so this does nothing
- * after a clean stop.
+ * there would be left behind.  A destructor, not atexit: it runs at that
+ * exit and at the dlclose of a clean stop (where unload has cleared
+ * DISK and it does nothing), and the sanitizers' atexit interceptors
+ * would call an atexit handler after the dlclose, into unmapped code.
  */
-static void
+__attribute__ ((destructor)) static void
 abandon_disk_at_exit (void)
 {
   if (disk)
@@ -142,7 +144,6 @@ plugin_config_complete (void)
   blkemu_disk_set_transport (disk, "frontend", "nbd");
   blkemu_disk_warn_uncarried (disk, BLKEMU_FRONTEND_NBD, "nbdkit-blkemu-plugin",
                               stderr);
-  atexit (abandon_disk_at_exit);
   return 0;
 }
 

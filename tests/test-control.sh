@@ -58,12 +58,16 @@ expect_eq "socket removed at exit" "$(test -e "$sock" && echo yes || echo no)" n
 # -U path is in use) exits without unloading the plugin; the control
 # socket was left behind.  It must go, and a daemonized nbdkit's must
 # stay (its parent exits as soon as it has forked).
+if nbdkit_wrapped; then
+  echo "skip: nbdkit failing on -U, and a daemonized nbdkit (under run-tsan-tests' wrapper: a TSan nbdkit may hang at exit and does not survive the daemon's fork)"
+  exit 0
+fi
 busy=$tmp/busy.sock
 nbdkit -f -U "$busy" "$PLUGIN" size=1M 2> /dev/null &
 busy_pid=$!
 cleanup_hooks+=("kill $busy_pid 2>/dev/null")
 for i in $(seq 100); do [ -S "$busy" ] && break; sleep 0.05; done
-if nbdkit -f -U "$busy" "$PLUGIN" size=1M control="$tmp/left.sock" \
+if timeout 60 nbdkit -f -U "$busy" "$PLUGIN" size=1M control="$tmp/left.sock" \
      2> "$tmp/busy.err"; then
   fail "nbdkit served on a socket in use"
 fi
@@ -75,7 +79,7 @@ nbdkit -U "$tmp/daemon.sock" -P "$tmp/daemon.pid" "$PLUGIN" size=1M \
 daemon=$(cat "$tmp/daemon.pid")
 cleanup_hooks+=("kill $daemon 2>/dev/null")
 expect_eq "daemonized nbdkit: control socket serves" \
-  "$("$BLKEMU_CTL" "$tmp/daemon.ctl" get size)" 1M
+  "$(timeout 10 "$BLKEMU_CTL" "$tmp/daemon.ctl" get size)" 1M
 kill $daemon
 for i in $(seq 100); do kill -0 $daemon 2>/dev/null || break; sleep 0.05; done
 [ -e "$tmp/daemon.ctl" ] && fail "daemon's control socket left after SIGTERM"

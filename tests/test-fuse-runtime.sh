@@ -29,8 +29,10 @@ jq . "$attr/stats" > "$tmp/after.json"
 p50_before=$(jq .ops.write.latency_us.p50 "$tmp/before.json")
 p50_after=$(jq .ops.write.latency_us.p50 "$tmp/after.json")
 echo "write p50: ${p50_before}us before, ${p50_after}us after"
-within "p50 before" "$p50_before" 1000 5
-within "p50 after" "$p50_after" 3000 5
+# The change must show: 1 ms before, 3 ms after.  10%: a 2-core VM's
+# wake-ups run 50-100 us late at the median (bench/ measures accuracy).
+within "p50 before" "$p50_before" 1000 10
+within "p50 after" "$p50_after" 3000 10
 grep -q "latency-write=garbage" "$mnt.log" || fail "no log line for the bad write"
 echo "ok: logged: $(grep -m1 garbage "$mnt.log")"
 dd if="$dev" of=/dev/null bs=64k count=16 iflag=direct status=none || fail "disk stopped serving"
