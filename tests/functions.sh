@@ -62,11 +62,11 @@ jqr () {
   jq -r "$2" "$1"
 }
 
-# nbdkit_wrapped: the nbdkit on PATH is run-tsan-tests' wrapper script
-# (it runs --run itself, beside a foreground nbdkit: no captive parent,
-# and TSan does not survive nbdkit's fork into the background).
-nbdkit_wrapped () {
-  head -c 2 "$(command -v nbdkit)" 2>/dev/null | grep -q '#!'
+# nbdkit_tsan_wrapped: the nbdkit on PATH is run-tsan-tests' wrapper
+# script (it runs --run itself, beside a foreground nbdkit: no captive
+# parent, and TSan does not survive nbdkit's fork into the background).
+nbdkit_tsan_wrapped () {
+  grep -q "run-tsan-tests" "$(command -v nbdkit)" 2>/dev/null
 }
 
 # ---- FUSE and loop helpers ------------------------------------------

@@ -58,7 +58,7 @@ expect_eq "socket removed at exit" "$(test -e "$sock" && echo yes || echo no)" n
 # -U path is in use) exits without unloading the plugin; the control
 # socket was left behind.  It must go, and a daemonized nbdkit's must
 # stay (its parent exits as soon as it has forked).
-if nbdkit_wrapped; then
+if nbdkit_tsan_wrapped; then
   echo "skip: nbdkit failing on -U, and a daemonized nbdkit (under run-tsan-tests' wrapper: a TSan nbdkit may hang at exit and does not survive the daemon's fork)"
   exit 0
 fi
@@ -67,12 +67,18 @@ nbdkit -f -U "$busy" "$PLUGIN" size=1M 2> /dev/null &
 busy_pid=$!
 cleanup_hooks+=("kill $busy_pid 2>/dev/null")
 for i in $(seq 100); do [ -S "$busy" ] && break; sleep 0.05; done
-if timeout 60 nbdkit -f -U "$busy" "$PLUGIN" size=1M control="$tmp/left.sock" \
-     2> "$tmp/busy.err"; then
-  fail "nbdkit served on a socket in use"
+status=0
+timeout 60 nbdkit -f -U "$busy" "$PLUGIN" size=1M control="$tmp/left.sock" \
+  2> "$tmp/busy.err" || status=$?
+[ $status -ne 0 ] || fail "nbdkit served on a socket in use"
+if [ $status = 124 ] && [ "${BLKEMU_PRELOADED_ASAN:-0}" = 1 ]; then
+  # The known exit hang of nbdkit under the preloaded ASan runtime (see
+  # wait_exit): _dl_fini stopped before the plugin's destructor.
+  echo "note: the failing nbdkit hung at exit under the preloaded ASan runtime; its socket is not judged"
+else
+  [ -e "$tmp/left.sock" ] && fail "nbdkit failed on -U ($(head -1 "$tmp/busy.err")) and left control= behind"
+  echo "ok: nbdkit failing after the open removes the control socket"
 fi
-[ -e "$tmp/left.sock" ] && fail "nbdkit failed on -U ($(head -1 "$tmp/busy.err")) and left control= behind"
-echo "ok: nbdkit failing after the open removes the control socket"
 kill $busy_pid
 nbdkit -U "$tmp/daemon.sock" -P "$tmp/daemon.pid" "$PLUGIN" size=1M \
   control="$tmp/daemon.ctl"

@@ -140,9 +140,9 @@ echo "ok: $group_case group signals during long waits: no abort, stats written"
 # never runs; nbdkit_nanosleep woke, found no quit and asserted, every
 # time.  nbdkit itself keeps serving until the run command ends (its
 # accept loop's business); the read completes at its latency.
-nbdkit_wrapped && echo "skip: SIGTERM to the captive parent (run-tsan-tests' wrapper has none)"
+nbdkit_tsan_wrapped && echo "skip: SIGTERM to the captive parent (run-tsan-tests' wrapper has none)"
 for rep in 1 2 3; do
-  nbdkit_wrapped && break
+  nbdkit_tsan_wrapped && break
   s=$tmp/parent$rep.json
   nbdkit -U - "$PLUGIN" size=64M latency-read=2s stats="$s" \
       --run '"$NBD_IO" "$uri" read 0 4096' > "$tmp/parent.out" 2> "$tmp/parent.err" &
