@@ -132,11 +132,30 @@ check_resource_refusal (struct blkemu_disk *d, unsigned zone, int r)
     fail ("a write within the rules failed", zone, r, 0);
 }
 
-/* A write (or an append) of NB blocks at block B of ZONE. */
+/* A crash inside the next wait (and power back on before it returns). */
+static struct blkemu_disk *strike_disk;
 static void
-write_blocks (struct blkemu_disk *d, unsigned zone, unsigned b, unsigned nb,
-              bool append, bool fua)
+strike (void)
 {
+  char err[BLKEMU_ERR_MAX];
+  if (blkemu_disk_crash (strike_disk, err, sizeof err))
+    fail ("crash in flight failed", 0, 0, 0);
+  blkemu_disk_power_on (strike_disk);
+}
+
+/* A write (or an append) of NB blocks at block B of ZONE.  STRUCK: a
+ * crash comes while it waits, after its data moved: it must fail, and
+ * the shadow takes it as written, unflushed (the crash then decides).
+ * Returns whether the crash came.
+ */
+static bool
+write_blocks (struct blkemu_disk *d, unsigned zone, unsigned b, unsigned nb,
+              bool append, bool fua, bool struck)
+{
+  if (struck) {
+    strike_disk = d;
+    during_next_wait = strike;
+  }
   struct zshadow *s = &zs[zone];
   uint32_t v = next_version++;
   unsigned at = append ? s->wp : b;
@@ -148,17 +167,23 @@ write_blocks (struct blkemu_disk *d, unsigned zone, unsigned b, unsigned nb,
                           &where)
     : blkemu_io (d, BLKEMU_OP_WRITE, buf, nb * BLK, start + b * BLK,
                  fua ? BLKEMU_FLAG_FUA : 0);
+  bool crashed = struck && !during_next_wait;
+  during_next_wait = NULL;
   bool legal = !s->full && at == s->wp && at + nb <= cap_blocks;
   if (!legal) {
     if (r != EIO && r != EINVAL)
       fail ("an illegal write was not refused", zone, r, at);
-    return;
+    if (crashed)
+      fail ("an illegal write reached the device", zone, r, at);
+    return false;
   }
-  if (r) {
+  if (crashed && r == 0)
+    fail ("a write in flight across a crash was acknowledged", zone, r, at);
+  if (r && !crashed) {
     check_resource_refusal (d, zone, r);
-    return;
+    return false;
   }
-  if (append && where != start + at * BLK)
+  if (append && !crashed && where != start + at * BLK)
     fail ("append landed elsewhere", zone, (long) where, at);
   for (unsigned i = 0; i < nb; i++)
     s->version[at + i] = v;
@@ -166,6 +191,7 @@ write_blocks (struct blkemu_disk *d, unsigned zone, unsigned b, unsigned nb,
     s->first_unflushed = at;
   s->wp = at + nb;
   s->full = s->wp == cap_blocks;
+  return crashed;
 }
 
 static void
@@ -183,6 +209,8 @@ read_zone (struct blkemu_disk *d, unsigned zone)
       fail ("read data", zone, (long) got, (long) want);
   }
 }
+
+static void shadow_crash (void);
 
 static void
 reset_shadow (unsigned zone)
@@ -241,12 +269,18 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     if (debug)
       fprintf (stderr, "step %d: op %u zone %u block %u n %u (shadow wp %u%s)\n",
                step, what, zone, b, nb, s->wp, s->full ? " full" : "");
+    /* With the cache, a write or append now and then meets a crash in
+     * flight.
+     */
+    bool struck = cache && take (&in, 6) == 0;
     switch (what) {
     case 0: case 1: case 2:
-      write_blocks (d, zone, b, nb, false, what == 2);
+      if (write_blocks (d, zone, b, nb, false, what == 2, struck))
+        shadow_crash ();
       break;
     case 3:
-      write_blocks (d, zone, b, nb, true, take (&in, 2));
+      if (write_blocks (d, zone, b, nb, true, take (&in, 2), struck))
+        shadow_crash ();
       break;
     case 4:
       read_zone (d, zone);
@@ -294,6 +328,27 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (blkemu_disk_crash (d, err, sizeof err))
         fail ("crash failed", 0, 0, 0);
       blkemu_disk_power_on (d);
+      shadow_crash ();
+      break;
+    default:
+      read_zone (d, zone);
+      break;
+    }
+    check_report (d);
+  }
+  for (unsigned i = nconv; i < nzones; i++)
+    read_zone (d, i);
+  blkemu_disk_close (d);
+  return 0;
+}
+
+/* What a power loss leaves, in the shadow: each zone back to its first
+ * unflushed write, the rest reading zeroes; zones active beyond the
+ * limit finished, the last first.
+ */
+static void
+shadow_crash (void)
+{
       for (unsigned i = nconv; i < nzones; i++) {
         struct zshadow *t = &zs[i];
         if (!t->full || t->first_unflushed < ZBLOCKS) {
@@ -319,15 +374,4 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           zs[i].full = true;
           active--;
         }
-      break;
-    default:
-      read_zone (d, zone);
-      break;
-    }
-    check_report (d);
-  }
-  for (unsigned i = nconv; i < nzones; i++)
-    read_zone (d, i);
-  blkemu_disk_close (d);
-  return 0;
 }
