@@ -112,8 +112,15 @@ exited_clean () {
   [ -s "$stats" ] || fail "$what: no stats written: $(cat "$log")"
 }
 
+if nbdkit_wrapped; then
+  echo "skip: signals to nbdkit's process group and its captive parent (a sanitizer run's wrapped nbdkit may hang at exit, and TSan's has no captive parent)"
+  keys_list=
+else
+  keys_list='latency-read=30s stall=3600s bandwidth=1K bandwidth=1,slowdown=1000'
+fi
 group_case=0
-for keys in latency-read=30s stall=3600s bandwidth=1K "bandwidth=1 slowdown=1000"; do
+for keys in $keys_list; do
+  keys=${keys//,/ }
   for sig in TERM INT; do
     for rep in 1 2 3; do
       group_case=$((group_case + 1))
@@ -133,16 +140,15 @@ for keys in latency-read=30s stall=3600s bandwidth=1K "bandwidth=1 slowdown=1000
     done
   done
 done
-echo "ok: $group_case group signals during long waits: no abort, stats written"
+[ $group_case = 0 ] || echo "ok: $group_case group signals during long waits: no abort, stats written"
 
 # The race above, made certain: SIGTERM to the captive parent alone.  Its
 # handler writes the quit pipe it shares with nbdkit, whose own handler
 # never runs; nbdkit_nanosleep woke, found no quit and asserted, every
 # time.  nbdkit itself keeps serving until the run command ends (its
 # accept loop's business); the read completes at its latency.
-nbdkit_tsan_wrapped && echo "skip: SIGTERM to the captive parent (run-tsan-tests' wrapper has none)"
 for rep in 1 2 3; do
-  nbdkit_tsan_wrapped && break
+  nbdkit_wrapped && break
   s=$tmp/parent$rep.json
   nbdkit -U - "$PLUGIN" size=64M latency-read=2s stats="$s" \
       --run '"$NBD_IO" "$uri" read 0 4096' > "$tmp/parent.out" 2> "$tmp/parent.err" &
