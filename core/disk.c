@@ -645,9 +645,11 @@ request_begin (struct request *req, void *buf, bool defer)
   req->crash_gen = wcache_generation (&disk->wcache);
   pthread_mutex_unlock (&disk->lock);
   /* The zone's new write pointer reaches its sidecar before the data
-   * moves (backend=file), with the disk lock dropped.
+   * moves (backend=file), with the disk lock dropped.  Only writes move
+   * write pointers: reads take no sidecar lock.
    */
-  zones_sidecar_sync (&disk->zones, &disk->lock);
+  if (model_is_write (req->op))
+    zones_sidecar_sync (&disk->zones, &disk->lock);
 
   req->err = fv.err;
   req->injected = fv.err != 0;
