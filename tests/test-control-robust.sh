@@ -142,7 +142,7 @@ def ask(line):
     print(repr(line), "->", out.decode().splitlines()[0] if out else "NO REPLY")
 for line in ["get size", "get size\n", "crash now\n", "stats x\n",
              "get size extra\n", "zones 0 1 2\n", "zone reset-all 0\n",
-             "power-on again\n", "help me\n", "keys\n"]:
+             "power-on again\n", "help me\n", "keys\n", "help\n"]:
     ask(line)
 PY
   [ "$("$BLKEMU_CTL" "$sock" get size)" = 16M ]
@@ -161,4 +161,7 @@ expect_eq "zones 0 1 2" "$(sed -n 6p "$tmp/proto.out")" \
 grep -q "^'zone reset-all 0\\\\n' -> error: zone needs" "$tmp/proto.out" || fail "zone reset-all 0 accepted"
 grep -q "^'power-on again\\\\n' -> error: power-on: takes 0 arguments" "$tmp/proto.out" || fail "power-on again accepted"
 grep -q "^'keys\\\\n' -> ok " "$tmp/proto.out" || fail "keys refused"
+# help lists the table's usages, every command once.
+grep -qF "'help\\n' -> ok get [KEY] | set KEY=VALUE... | stats | summary | reset | dump | crash | power-on | drop | zones [FROM [COUNT]] | zone open|close|finish|reset OFFSET | zone reset-all | keys | help" "$tmp/proto.out" ||
+  fail "help: $(grep "^'help" "$tmp/proto.out")"
 echo "ok: the disk never crashed: it served after 'crash now'"
