@@ -93,8 +93,14 @@ for c in $conns; do
 done
 check "one connection: queue depth per SSD at most $threads (${qd[1,8]})" \
   "$(awk -v q="${qd[1,8]}" -v t="$threads" 'BEGIN { print (q <= t + 0.5) }')" = 1
-check "4 connections beat 1 at 8 jobs (${iops[4,8]} > 1.3 x ${iops[1,8]})" \
-  "${iops[4,8]}" -gt $(( ${iops[1,8]} * 13 / 10 ))
+# The mechanism: four connections let each SSD hold more than one
+# connection's threads.  What that buys in IOPS depends on how much CPU the
+# (TCG) guest has left: 1.23x on a loaded 6.1 guest, 1.73x on 6.12, so the
+# IOPS bound only asks for a clear gain.
+check "4 connections: queue depth per SSD above $threads at 8 jobs (${qd[4,8]})" \
+  "$(awk -v q="${qd[4,8]}" -v t="$threads" 'BEGIN { print (q > t + 0.5) }')" = 1
+check "4 connections beat 1 at 8 jobs (${iops[4,8]} > 1.1 x ${iops[1,8]})" \
+  "${iops[4,8]}" -gt $(( ${iops[1,8]} * 11 / 10 ))
 mdadm --stop /dev/md0 > /dev/null 2>&1
 detach_all
 for i in 0 1 2 3; do disk_stop "ssd$i"; done
