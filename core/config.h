@@ -33,7 +33,7 @@ enum key_id {
   /* model=array */
   K_ARRAY_STRIPE, K_PIECE_OVERHEAD,
   /* volatile write cache (every model) */
-  K_WRITE_CACHE, K_CACHE_SIZE, K_DESTAGE_RATE,
+  K_WRITE_CACHE, K_CACHE_SIZE, K_DESTAGE_RATE, K_ATOMIC_UNIT,
   /* the link in front of any model */
   K_LINK_BANDWIDTH, K_LINK_RTT, K_LINK_WINDOW,
   /* faults */

@@ -1145,18 +1145,83 @@ ranges_add (void *arg, uint64_t offset, uint64_t len)
  * pointers follow the data under the disk lock again.  POWER_LOCK keeps
  * a power-on from serving before all of it is done.
  */
-static int
-disk_crash (struct blkemu_disk *disk, char *err)
+static const char *const crash_mode_names[BLKEMU_CRASH_MODE_COUNT] = {
+  "lose-all", "subset", "torn",
+};
+
+const char *
+blkemu_crash_mode_name (enum blkemu_crash_mode mode)
 {
-  uint64_t writes = 0, bytes = 0;
+  return (unsigned) mode < BLKEMU_CRASH_MODE_COUNT ? crash_mode_names[mode]
+                                                   : NULL;
+}
+
+int
+blkemu_crash_mode_parse (const char *name, enum blkemu_crash_mode *mode)
+{
+  for (unsigned i = 0; i < BLKEMU_CRASH_MODE_COUNT; i++)
+    if (!strcmp (name, crash_mode_names[i])) {
+      *mode = (enum blkemu_crash_mode) i;
+      return 0;
+    }
+  return -1;
+}
+
+/* Each cached write's fate, as a trace comment: which writes a crash
+ * state kept, lost or tore, so that a failing state can be read.
+ */
+static void
+trace_fate (void *arg, uint64_t offset, uint64_t len,
+            enum blkemu_crash_fate fate)
+{
+  static const char *const names[] = { "lost", "persisted", "torn" };
+  trace_note (arg, "# crash-write %llu %llu %s\n",
+              (unsigned long long) offset, (unsigned long long) len,
+              names[fate]);
+}
+
+static int
+disk_crash (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
+            uint64_t seed, struct blkemu_crash_report *report, char *err)
+{
   struct ranges undone = { 0 }, finished = { 0 };
   bool zoned = zones_on (&disk->zones);
+  if ((unsigned) mode >= BLKEMU_CRASH_MODE_COUNT) {
+    set_err (err, "crash: no such mode (lose-all, subset, torn)");
+    return -1;
+  }
+  if (zoned && mode != BLKEMU_CRASH_LOSE_ALL) {
+    /* A sequential zone's writes land in order: a subset with holes
+     * below the write pointer is no state a zoned drive produces.
+     */
+    set_err (err, "crash %s: a zoned disk (zoned=host-managed) takes "
+             "lose-all only", crash_mode_names[mode]);
+    return -1;
+  }
+  struct wcache_crash c = {
+    .mode = mode, .seed = seed,
+    .undone = zoned ? ranges_add : NULL, .arg = &undone,
+  };
+  struct trace *t = &disk->trace;
+  if (trace_wants_notes (t)) {
+    c.fate = trace_fate;
+    c.arg = t;
+  }
   pthread_mutex_lock (&disk->power_lock);
   pthread_mutex_lock (&disk->lock);
   disk->faults.offline = true;
+  const uint64_t *n = disk->cfg.num;
+  c.unit = n[K_ATOMIC_UNIT] ? n[K_ATOMIC_UNIT]
+           : n[K_PHYSICAL_BLOCK_SIZE] ? n[K_PHYSICAL_BLOCK_SIZE]
+           : n[K_LOGICAL_BLOCK_SIZE];
   pthread_mutex_unlock (&disk->lock);
-  int r = wcache_crash (&disk->wcache, &writes, &bytes,
-                        zoned ? ranges_add : NULL, &undone);
+  trace_note (t, "# crash %.6f mode=%s seed=%llu\n",
+              (double) (clock_now_ns () - t->start_ns) / 1e9,
+              crash_mode_names[mode], (unsigned long long) seed);
+  int r = wcache_crash (&disk->wcache, &c);
+  trace_note (t, "# crash-end persisted=%llu lost=%llu torn=%llu\n",
+              (unsigned long long) c.persisted, (unsigned long long) c.lost,
+              (unsigned long long) c.torn);
   if (zoned) {
     pthread_mutex_lock (&disk->lock);
     for (size_t i = 0; i < undone.n; i++)
@@ -1176,10 +1241,23 @@ disk_crash (struct blkemu_disk *disk, char *err)
   free (undone.r);
   free (finished.r);
   pthread_mutex_lock (&disk->stats.lock);
-  disk->stats.faults.crashes++;
-  disk->stats.faults.lost_writes += writes;
-  disk->stats.faults.lost_bytes += bytes;
+  struct fault_counts *fc = &disk->stats.faults;
+  fc->crashes++;
+  fc->lost_writes += c.lost + c.torn;
+  fc->lost_bytes += c.lost_bytes;
+  fc->persisted_writes += c.persisted;
+  fc->torn_writes += c.torn;
+  fc->last_mode = mode;
+  fc->last_seed = seed;
+  fc->last_persisted = c.persisted;
+  fc->last_lost = c.lost;
+  fc->last_torn = c.torn;
   pthread_mutex_unlock (&disk->stats.lock);
+  if (report)
+    *report = (struct blkemu_crash_report) {
+      .mode = mode, .seed = seed, .persisted = c.persisted, .lost = c.lost,
+      .torn = c.torn, .lost_bytes = c.lost_bytes,
+    };
   if (r) {
     set_err (err, "crash: undoing unflushed writes failed: %s",
              strerrordesc_np (r));
@@ -1196,7 +1274,19 @@ int
 blkemu_disk_crash (struct blkemu_disk *disk, char *err, size_t errlen)
 {
   char e[BLKEMU_ERR_MAX];
-  return err_result (disk_crash (disk, e), e, err, errlen);
+  return err_result (disk_crash (disk, BLKEMU_CRASH_LOSE_ALL, 0, NULL, e), e,
+                     err, errlen);
+}
+
+int
+blkemu_disk_crash_state (struct blkemu_disk *disk,
+                         enum blkemu_crash_mode mode, uint64_t seed,
+                         struct blkemu_crash_report *report, char *err,
+                         size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  return err_result (disk_crash (disk, mode, seed, report, e), e, err,
+                     errlen);
 }
 
 void

@@ -185,6 +185,10 @@ const struct key_def config_keys[K_COUNT] = {
     "backlog exceeds it" },
   [K_DESTAGE_RATE] = { "destage-rate", T_RATE, "0", NULL, 0, NOMAX, true,
     "model=array: rate at which the write cache drains (0: bandwidth)" },
+  [K_ATOMIC_UNIT] = { "atomic-unit", T_SIZE, "0", NULL, 0, 1u << 30, false,
+    "the largest write the device never tears: a crash in torn mode cuts "
+    "cached writes at multiples of it; a power of two >= logical (0: "
+    "physical-block-size)" },
   [K_LINK_BANDWIDTH] = { "link-bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
     "link in front of the device: payload bytes/s each way (0: no link)" },
   [K_LINK_RTT] = { "link-rtt", T_DURATION, "0", NULL, 0, MAX_LAT, true,

@@ -164,7 +164,9 @@ json_counters (const struct json_out *j, const struct stats *st)
   sb_printf (j->sb, "%s\"faults\": {\"errors\": %llu, \"spikes\": %llu, "
              "\"stalled\": %llu, \"slowed\": %llu, \"dropped\": %llu, "
              "\"offline\": %llu, \"crashes\": %llu, \"lost_writes\": %llu, "
-             "\"lost_bytes\": %llu, \"crash_aborted\": %llu},%s", j->in1,
+             "\"lost_bytes\": %llu, \"crash_aborted\": %llu, "
+             "\"persisted_writes\": %llu, \"torn_writes\": %llu, "
+             "\"last_crash\": ", j->in1,
              (unsigned long long) fc->errors, (unsigned long long) fc->spikes,
              (unsigned long long) fc->stalled, (unsigned long long) fc->slowed,
              (unsigned long long) fc->dropped,
@@ -172,7 +174,20 @@ json_counters (const struct json_out *j, const struct stats *st)
              (unsigned long long) fc->crashes,
              (unsigned long long) fc->lost_writes,
              (unsigned long long) fc->lost_bytes,
-             (unsigned long long) fc->crash_aborted, j->nl);
+             (unsigned long long) fc->crash_aborted,
+             (unsigned long long) fc->persisted_writes,
+             (unsigned long long) fc->torn_writes);
+  if (fc->crashes)
+    sb_printf (j->sb, "{\"mode\": \"%s\", \"seed\": %llu, "
+               "\"persisted\": %llu, \"lost\": %llu, \"torn\": %llu}",
+               blkemu_crash_mode_name (fc->last_mode),
+               (unsigned long long) fc->last_seed,
+               (unsigned long long) fc->last_persisted,
+               (unsigned long long) fc->last_lost,
+               (unsigned long long) fc->last_torn);
+  else
+    sb_printf (j->sb, "null");
+  sb_printf (j->sb, "},%s", j->nl);
 }
 
 /* trace (with trace= only), write_cache. */
@@ -485,7 +500,7 @@ summary_counters (struct strbuf *sb, const struct stats *st)
                (unsigned long long) st->discard_kept_bytes);
   const struct fault_counts *fc = &st->faults;
   if (fc->errors || fc->spikes || fc->stalled || fc->slowed || fc->dropped ||
-      fc->offline || fc->crashes)
+      fc->offline || fc->crashes) {
     sb_printf (sb, "faults: %llu errors injected, %llu spikes, %llu stalled, "
                "%llu slowed, %llu connections dropped, %llu refused offline; "
                "%llu crashes lost %llu unflushed writes (%.1f MiB) and "
@@ -500,6 +515,15 @@ summary_counters (struct strbuf *sb, const struct stats *st)
                (unsigned long long) fc->lost_writes,
                (double) fc->lost_bytes / 1048576.0,
                (unsigned long long) fc->crash_aborted);
+    if (fc->crashes && fc->last_mode != BLKEMU_CRASH_LOSE_ALL)
+      sb_printf (sb, "last crash: %s, seed %llu: %llu cached writes "
+                 "persisted, %llu lost, %llu torn\n",
+                 blkemu_crash_mode_name (fc->last_mode),
+                 (unsigned long long) fc->last_seed,
+                 (unsigned long long) fc->last_persisted,
+                 (unsigned long long) fc->last_lost,
+                 (unsigned long long) fc->last_torn);
+  }
   sb_printf (sb, "queue depth at arrival: max %llu, mean %.2f; "
              "sequential %.1f%%\n", (unsigned long long) st->qd_max,
              qd_mean (st),

@@ -49,6 +49,11 @@ struct fault_counts {
   uint64_t lost_writes;   /* unflushed writes a crash discarded */
   uint64_t lost_bytes;
   uint64_t crash_aborted; /* in flight at a crash: failed with EIO */
+  uint64_t persisted_writes; /* cached writes a crash let reach the medium */
+  uint64_t torn_writes;   /* of the lost ones, those that landed in part */
+  /* The last crash (CRASHES > 0). */
+  enum blkemu_crash_mode last_mode;
+  uint64_t last_seed, last_persisted, last_lost, last_torn;
 };
 
 struct stats {

@@ -353,6 +353,37 @@ trace_note_zone_size (struct trace *t, uint64_t zone_size)
   emit_text (t, "# zone_size %llu\n", (unsigned long long) zone_size);
 }
 
+/* Defined with the records below. */
+static bool put_line (struct trace *t, const char *line, size_t n);
+
+bool
+trace_wants_notes (struct trace *t)
+{
+  pthread_mutex_lock (&t->lock);
+  bool on = t->fd != -1 && t->format == TRACE_FMT_BLKEMU;
+  pthread_mutex_unlock (&t->lock);
+  return on;
+}
+
+void
+trace_note (struct trace *t, const char *fmt, ...)
+{
+  if (!t->path)
+    return;
+  char line[RECORD_MAX];
+  va_list ap;
+  va_start (ap, fmt);
+  int n = vsnprintf (line, sizeof line, fmt, ap);
+  va_end (ap);
+  if (n <= 0)
+    return;
+  pthread_mutex_lock (&t->lock);
+  if (t->fd != -1 && t->format == TRACE_FMT_BLKEMU)
+    put_line (t, line, (size_t) n < sizeof line ? (size_t) n
+                                                : sizeof line - 1);
+  pthread_mutex_unlock (&t->lock);
+}
+
 /* End the file: the trailer (CAPPED: the cap's note), the last bytes
  * out, closed.  ERROR is the errno that stops it, if any (no trailer
  * then).  Says why once on stderr.  Under LOCK.
@@ -427,20 +458,30 @@ put (struct trace *t, const struct request_rec *r)
   size_t n = encode (t, r, rec);
   if (n == 0)
     return;                       /* not a record in this format */
-  if (t->max_bytes && t->bytes + n + trailer_room (t) > t->max_bytes) {
+  if (put_line (t, rec, n))
+    t->records++;
+  else
     t->dropped++;
+}
+
+/* Write one whole line (LOCK held, the file open): within the cap, or
+ * the trace stops there.  Returns whether it was written.
+ */
+static bool
+put_line (struct trace *t, const char *line, size_t n)
+{
+  if (t->max_bytes && t->bytes + n + trailer_room (t) > t->max_bytes) {
     finish (t, true, 0);
-    return;
+    return false;
   }
-  int e = emit (t, rec, n);
+  int e = emit (t, line, n);
   if (e == 0)
     e = note_record_end (t, n);
   if (e) {
-    t->dropped++;
     finish (t, false, e);
-    return;
+    return false;
   }
-  t->records++;
+  return true;
 }
 
 void

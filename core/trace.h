@@ -75,6 +75,15 @@ int trace_open (struct trace *t, const char *path, enum trace_format format,
  * record.
  */
 void trace_note_zone_size (struct trace *t, uint64_t zone_size);
+/* A comment line ("# ...\n") in the blkemu format, within the cap like
+ * any record; nothing in the other formats.
+ */
+void trace_note (struct trace *t, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+/* Whether trace_note writes anything (saves the work of lines nobody
+ * reads).
+ */
+bool trace_wants_notes (struct trace *t);
 void trace_counts (struct trace *t, struct trace_counts *out);
 void trace_close (struct trace *t);
 void trace_record (struct trace *t, uint64_t arrival_ns, enum blkemu_op op,

@@ -70,6 +70,13 @@ validate_blocks (const struct blkemu_config *cfg, char *err)
               "must be a power of two >= logical-block-size");
     return -1;
   }
+  if (n[K_ATOMIC_UNIT] &&
+      (!is_pow2 (n[K_ATOMIC_UNIT]) || n[K_ATOMIC_UNIT] < lbs)) {
+    rule_err (err, cfg, K_ATOMIC_UNIT,
+              "must be a power of two >= logical-block-size (0: "
+              "physical-block-size)");
+    return -1;
+  }
   if (n[K_MAX_TRANSFER] < lbs) {
     snprintf (rule, sizeof rule, "must be at least logical-block-size (%llu)",
               (unsigned long long) lbs);

@@ -2,6 +2,7 @@
 #include "wcache.h"
 
 #include <errno.h>
+#include <search.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,39 +215,257 @@ wcache_flush_run (struct wcache *w, uint64_t generation_at_arrival)
   return err;
 }
 
-/* Put back U's old contents. */
+/* ---- crash states ----------------------------------------------------
+ * Walking the log newest first, each block ends up holding the version
+ * written by the newest write that persisted there, or its flushed
+ * version when none did: a lost write puts back its old contents except
+ * where a newer persisted write already decided the block (KEPT).  One
+ * walk gives every crash mode: lose-all keeps nothing; subset keeps each
+ * write whole or not at all; torn may keep only some of a write's atomic
+ * units.  Decisions are a hash of (seed, the write's sequence number,
+ * the unit's index), so one seed on one history gives one state,
+ * whatever order the walk takes.
+ */
+
+/* KEPT: disjoint ranges of blocks a persisted write decided, in a tree
+ * (tsearch) whose comparison calls overlapping ranges equal.
+ */
+struct span {
+  uint64_t start, end;
+};
+
 static int
-restore (struct wcache *w, const struct undo *u)
+span_cmp (const void *a, const void *b)
 {
+  const struct span *x = a, *y = b;
+  if (x->end <= y->start)
+    return -1;
+  if (y->end <= x->start)
+    return 1;
+  return 0;
+}
+
+struct crash_walk {
+  struct wcache *w;
+  struct wcache_crash *c;
+  void *kept;                 /* tree of struct span */
+  struct span *stack;         /* restore_unkept's pending ranges */
+  size_t nstack, stack_cap;
+  int err;
+};
+
+static uint64_t
+mix64 (uint64_t x)
+{
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static uint64_t
+draw (uint64_t seed, uint64_t seq, uint64_t unit)
+{
+  return mix64 (mix64 (seed ^ mix64 (seq)) ^ unit);
+}
+
+static void
+note_err (struct crash_walk *cw, int r)
+{
+  if (r && !cw->err)
+    cw->err = r;
+}
+
+/* [START, END) of U persisted: no older write may put it back. */
+static void
+keep (struct crash_walk *cw, uint64_t start, uint64_t end)
+{
+  struct span key = { start, end };
+  void **found;
+  /* Absorb every kept range it overlaps, then add the union. */
+  while ((found = tfind (&key, &cw->kept, span_cmp)) != NULL) {
+    struct span *old = *found;
+    key.start = key.start < old->start ? key.start : old->start;
+    key.end = key.end > old->end ? key.end : old->end;
+    tdelete (old, &cw->kept, span_cmp);
+    free (old);
+  }
+  struct span *n = malloc (sizeof *n);
+  if (n)
+    *n = key;
+  if (!n || !tsearch (n, &cw->kept, span_cmp)) {
+    /* Without the record an older lost write could put back data over a
+     * persisted one: refuse the state rather than produce an illegal one.
+     */
+    free (n);
+    note_err (cw, ENOMEM);
+  }
+}
+
+/* Put back U's old contents over [START, END). */
+static void
+restore (struct crash_walk *cw, const struct undo *u, uint64_t start,
+         uint64_t end)
+{
+  const struct backend *b = cw->w->backend;
+  int r;
   if (u->zeros)
-    return backend_io (w->backend, BLKEMU_OP_ZERO, NULL, u->len, u->offset,
-                       0);
-  return backend_io (w->backend, BLKEMU_OP_WRITE, (void *) u->data, u->len,
-                     u->offset, 0);
+    r = backend_io (b, BLKEMU_OP_ZERO, NULL, end - start, start, 0);
+  else
+    r = backend_io (b, BLKEMU_OP_WRITE, (void *) (u->data + (start - u->offset)),
+                    end - start, start, 0);
+  note_err (cw, r);
+  cw->c->lost_bytes += end - start;
+  if (cw->c->undone)
+    cw->c->undone (cw->c->arg, start, end - start);
+}
+
+static bool
+push_range (struct crash_walk *cw, uint64_t start, uint64_t end)
+{
+  if (cw->nstack == cw->stack_cap) {
+    size_t cap = cw->stack_cap ? cw->stack_cap * 2 : 16;
+    struct span *s = realloc (cw->stack, cap * sizeof *s);
+    if (!s) {
+      note_err (cw, ENOMEM);
+      return false;
+    }
+    cw->stack = s;
+    cw->stack_cap = cap;
+  }
+  cw->stack[cw->nstack++] = (struct span) { start, end };
+  return true;
+}
+
+/* U lost [START, END): put back its old contents where no newer
+ * persisted write decided the blocks.
+ */
+static void
+restore_unkept (struct crash_walk *cw, const struct undo *u, uint64_t start,
+                uint64_t end)
+{
+  if (!cw->kept) {                  /* lose-all, or nothing kept yet */
+    restore (cw, u, start, end);
+    return;
+  }
+  cw->nstack = 0;
+  if (!push_range (cw, start, end))
+    return;
+  while (cw->nstack) {
+    struct span r = cw->stack[--cw->nstack];
+    void **found = tfind (&r, &cw->kept, span_cmp);
+    if (!found) {
+      restore (cw, u, r.start, r.end);
+      continue;
+    }
+    const struct span *k = *found;
+    if (r.start < k->start && !push_range (cw, r.start, k->start))
+      return;
+    if (k->end < r.end && !push_range (cw, k->end, r.end))
+      return;
+  }
+}
+
+enum fate { FATE_LOST, FATE_KEPT, FATE_TORN };
+
+/* What becomes of write SEQ as a whole (torn: decided per unit). */
+static enum fate
+write_fate (const struct wcache_crash *c, uint64_t seq, bool tearable)
+{
+  uint64_t d = draw (c->seed, seq, UINT64_MAX);
+  switch (c->mode) {
+  case BLKEMU_CRASH_SUBSET:
+    return d & 1 ? FATE_KEPT : FATE_LOST;
+  case BLKEMU_CRASH_TORN:
+    if (tearable && d % 3 == 2)
+      return FATE_TORN;
+    return d % 3 == 1 || (!tearable && d % 3 == 2) ? FATE_KEPT : FATE_LOST;
+  default:
+    return FATE_LOST;
+  }
+}
+
+/* One entry (a write, or a piece of one: pieces share SEQ).  Sets
+ * *ANY_KEPT and *ANY_LOST by what reached the medium.
+ */
+static void
+crash_entry (struct crash_walk *cw, const struct undo *u, bool *any_kept,
+             bool *any_lost)
+{
+  const struct wcache_crash *c = cw->c;
+  uint64_t start = u->offset, end = u->offset + u->len;
+  uint64_t unit = c->unit ? c->unit : 1;
+  bool tearable = start / unit != (end - 1) / unit;
+  enum fate f = write_fate (c, u->seq, tearable);
+  if (f != FATE_TORN) {
+    if (f == FATE_KEPT)
+      keep (cw, start, end);
+    else
+      restore_unkept (cw, u, start, end);
+    *(f == FATE_KEPT ? any_kept : any_lost) = true;
+    return;
+  }
+  /* Torn: each atomic unit it touches reached the medium or not. */
+  for (uint64_t a = start; a < end;) {
+    uint64_t b = (a / unit + 1) * unit;
+    b = b < end ? b : end;
+    if (draw (c->seed, u->seq, a / unit) & 1) {
+      keep (cw, a, b);
+      *any_kept = true;
+    }
+    else {
+      restore_unkept (cw, u, a, b);
+      *any_lost = true;
+    }
+    a = b;
+  }
+}
+
+static void
+free_span (void *p)
+{
+  free (p);
 }
 
 int
-wcache_crash (struct wcache *w, uint64_t *writes, uint64_t *bytes,
-              void (*undone) (void *arg, uint64_t offset, uint64_t len),
-              void *arg)
+wcache_crash (struct wcache *w, struct wcache_crash *c)
 {
-  int err = 0;
-  *writes = *bytes = 0;
+  struct crash_walk cw = { .w = w, .c = c };
+  c->persisted = c->lost = c->torn = c->lost_bytes = 0;
   __atomic_add_fetch (&w->generation, 1, __ATOMIC_ACQ_REL);
   pthread_mutex_lock (&w->lock);
-  /* Newest first: each entry puts back what the one before it wrote. */
+  /* Newest first.  The pieces of a split entry are neighbours with one
+   * seq: one write, one fate, counted once.
+   */
+  bool any_kept = false, any_lost = false;
+  uint64_t w_start = 0, w_end = 0;
   for (struct undo *u = w->newest; u; u = u->older) {
-    int r = restore (w, u);
-    err = err ? err : r;
-    if (undone)
-      undone (arg, u->offset, u->len);
-    /* The pieces of a split entry are neighbours with one seq. */
-    if (!u->newer || u->newer->seq != u->seq)
-      (*writes)++;
-    *bytes += u->len;
+    crash_entry (&cw, u, &any_kept, &any_lost);
+    uint64_t end = u->offset + u->len;
+    if (!u->newer || u->newer->seq != u->seq) {
+      w_start = u->offset;
+      w_end = end;
+    }
+    else {
+      w_start = u->offset < w_start ? u->offset : w_start;
+      w_end = end > w_end ? end : w_end;
+    }
+    if (!u->older || u->older->seq != u->seq) {
+      enum blkemu_crash_fate f = any_kept && any_lost ? BLKEMU_FATE_TORN
+                                 : any_kept ? BLKEMU_FATE_PERSISTED
+                                 : BLKEMU_FATE_LOST;
+      (*(f == BLKEMU_FATE_TORN ? &c->torn
+         : f == BLKEMU_FATE_PERSISTED ? &c->persisted : &c->lost))++;
+      if (c->fate)
+        c->fate (c->arg, w_start, w_end - w_start, f);
+      any_kept = any_lost = false;
+    }
   }
   drop_older_than (w, UINT64_MAX);
   pthread_mutex_unlock (&w->lock);
+  tdestroy (cw.kept, free_span);
+  free (cw.stack);
+  int err = cw.err;
   if (err == 0)
     err = backend_io (w->backend, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
   return err;

@@ -2,7 +2,9 @@
  * loss would take away.  Writes go to the backend at once, but the data
  * they overwrote is kept in an undo log until a flush; `crash` rolls the
  * log back, newest first, so the disk holds exactly what was flushed,
- * FUA'd or destaged.
+ * FUA'd or destaged (crash mode lose-all), or lets a seeded choice of
+ * the logged writes, or of their atomic units, reach the medium (subset,
+ * torn).
  *
  * Bounds: the log keeps at most cache-size bytes of old data (older
  * writes count as destaged, as on a drive whose cache filled).  A FUA
@@ -68,13 +70,24 @@ void wcache_settle (struct wcache *w, uint64_t offset, uint64_t len);
 uint64_t wcache_generation (struct wcache *w);
 int wcache_flush_run (struct wcache *w, uint64_t generation_at_arrival);
 
-/* Power loss: undo every logged write, newest first, telling UNDONE (if
- * not NULL) each range put back.  Returns 0 or an errno; *WRITES and
- * *BYTES count what was discarded.
+/* Power loss: the log's writes reach the medium as MODE says (see
+ * blkemu_crash_mode), then the log is empty.  Returns 0 or an errno
+ * (ENOMEM: a state could not be made without breaking its promises).
  */
-int wcache_crash (struct wcache *w, uint64_t *writes, uint64_t *bytes,
-                  void (*undone) (void *arg, uint64_t offset, uint64_t len),
-                  void *arg);
+struct wcache_crash {
+  enum blkemu_crash_mode mode;
+  uint64_t seed;
+  uint64_t unit;               /* torn: the largest write never torn */
+  /* Told each range put back (NULL: not told). */
+  void (*undone) (void *arg, uint64_t offset, uint64_t len);
+  /* Told each write's fate, newest first (NULL: not told). */
+  void (*fate) (void *arg, uint64_t offset, uint64_t len,
+                enum blkemu_crash_fate fate);
+  void *arg;
+  /* Out: writes by fate, and the bytes put back. */
+  uint64_t persisted, lost, torn, lost_bytes;
+};
+int wcache_crash (struct wcache *w, struct wcache_crash *c);
 
 /* Entries and bytes held now (tests, stats). */
 void wcache_usage (struct wcache *w, uint64_t *entries, uint64_t *bytes);

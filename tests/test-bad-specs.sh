@@ -62,6 +62,8 @@ bad_spec "discard-alignment=4K: must be a multiple of logical-block-size (512) b
 bad_spec "backend=tape: must be one of memory|file|null" size=1G backend=tape
 bad_spec "backend=file: needs file=PATH" size=1G backend=file
 bad_spec "physical-block-size=512: must be a power of two >= logical-block-size" size=1G logical-block-size=4K physical-block-size=512
+bad_spec "atomic-unit=3K: must be a power of two >= logical-block-size (0: physical-block-size)" size=1G atomic-unit=3K
+bad_spec "atomic-unit=2K: must be a power of two >= logical-block-size (0: physical-block-size)" size=1G logical-block-size=4K atomic-unit=2K
 bad_spec "queue-depth=0: must be at least 1" size=1G queue-depth=0
 bad_spec "bandwidth=fast: takes a number" size=1G bandwidth=fast
 bad_spec "profile=no-such-profile: no such profile" size=1G profile=no-such-profile

@@ -269,6 +269,13 @@ test_crash (void)
   memset (one, 'd', sizeof one);
   CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, BLK, 2 * ZS, BLKEMU_FLAG_FUA)
          == 0, "zone 2: a FUA block");
+  /* Only lose-all: refused before the disk goes offline. */
+  CHECK (blkemu_disk_crash_state (d, BLKEMU_CRASH_SUBSET, 1, NULL, err,
+                                  sizeof err) == -1 &&
+         strstr (err, "zoned") && strstr (err, "lose-all"),
+         "a subset crash of a zoned disk is refused: %s", err);
+  CHECK (wr (d, 12 * BLK, BLK, 'e') == 0,
+         "the disk serves on after the refusal");
   CHECK (blkemu_disk_crash (d, err, sizeof err) == 0, "crash: %s", err);
   blkemu_disk_power_on (d);
   struct blkemu_zone z0 = zone_at (d, 0), z1 = zone_at (d, ZS),

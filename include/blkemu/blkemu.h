@@ -292,6 +292,46 @@ void blkemu_disk_reset_stats (struct blkemu_disk *disk);
  * flush in progress fails.  Returns 0 or -1 with ERR filled.
  */
 int blkemu_disk_crash (struct blkemu_disk *disk, char *err, size_t errlen);
+
+/* Crash states (blkemu-robustness(7)).  Writes acknowledged since the
+ * last completed flush, and not FUA'd, written through or destaged,
+ * reach the medium:
+ *   LOSE_ALL  none of them (blkemu_disk_crash);
+ *   SUBSET    each one whole or not at all, independently: every block
+ *             holds its flushed version or one written since;
+ *   TORN      as SUBSET, and a write may land in part, cut at the
+ *             atomic unit (atomic-unit=, default physical-block-size).
+ * The choice is a function of SEED and the disk's history: the same seed
+ * after the same writes gives the same state.
+ */
+enum blkemu_crash_mode {
+  BLKEMU_CRASH_LOSE_ALL,
+  BLKEMU_CRASH_SUBSET,
+  BLKEMU_CRASH_TORN,
+  BLKEMU_CRASH_MODE_COUNT
+};
+enum blkemu_crash_fate {
+  BLKEMU_FATE_LOST, BLKEMU_FATE_PERSISTED, BLKEMU_FATE_TORN
+};
+/* What a crash did to the writes it found in the cache. */
+struct blkemu_crash_report {
+  enum blkemu_crash_mode mode;
+  uint64_t seed;
+  uint64_t persisted, lost, torn;   /* writes */
+  uint64_t lost_bytes;              /* bytes put back to older versions */
+};
+/* "lose-all", "subset", "torn"; NULL past the last. */
+const char *blkemu_crash_mode_name (enum blkemu_crash_mode mode);
+/* Returns 0 with *MODE set, or -1 when NAME is no mode. */
+int blkemu_crash_mode_parse (const char *name, enum blkemu_crash_mode *mode);
+/* Power loss producing MODE's state from SEED; REPORT (if not NULL) says
+ * what it did.  A zoned disk takes lose-all only.  Returns 0 or -1 with
+ * ERR filled.
+ */
+int blkemu_disk_crash_state (struct blkemu_disk *disk,
+                             enum blkemu_crash_mode mode, uint64_t seed,
+                             struct blkemu_crash_report *report, char *err,
+                             size_t errlen);
 void blkemu_disk_power_on (struct blkemu_disk *disk);
 /* The next request gets BLKEMU_ERR_DROP: its frontend drops the link. */
 void blkemu_disk_drop (struct blkemu_disk *disk);
