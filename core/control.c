@@ -8,6 +8,8 @@
  *   summary            -> ok, then the human summary, then a line "."
  *   reset              -> ok            (stats cleared)
  *   crash              -> ok            (unflushed writes lost, disk off)
+ *   crash MODE [SEED]  -> ok mode=M seed=S persisted=N lost=N torn=N
+ *                                       (a seeded crash state, disk off)
  *   power-on           -> ok            (the crashed disk serves again)
  *   drop               -> ok            (the next request drops its link)
  *   dump               -> ok PATH       (stats= written now)
@@ -39,11 +41,13 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "control.h"
 #include "units.h"
 #include "disk.h"
@@ -222,9 +226,42 @@ cmd_crash (struct blkemu_disk *disk, char **save, struct strbuf *sb,
            struct deferral *later)
 {
   (void) later;
-  (void) save;
   char err[BLKEMU_ERR_MAX];
-  reply_result (sb, blkemu_disk_crash (disk, err, sizeof err), err);
+  const char *mode_name = strtok_r (NULL, " \t", save);
+  const char *seed_text = strtok_r (NULL, " \t", save);
+  if (!mode_name) {
+    reply_result (sb, blkemu_disk_crash (disk, err, sizeof err), err);
+    return;
+  }
+  enum blkemu_crash_mode mode;
+  if (blkemu_crash_mode_parse (mode_name, &mode) == -1) {
+    sb_printf (sb, "error: crash %s: MODE must be lose-all, subset or torn\n",
+               mode_name);
+    return;
+  }
+  uint64_t seed;
+  if (seed_text) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull (seed_text, &end, 10);
+    if (errno || *end || end == seed_text || seed_text[0] == '-') {
+      sb_printf (sb, "error: crash %s %s: SEED must be a whole number below "
+                 "2^64\n", mode_name, seed_text);
+      return;
+    }
+    seed = v;
+  }
+  else if (getrandom (&seed, sizeof seed, GRND_NONBLOCK) != sizeof seed)
+    seed = clock_now_ns ();   /* told in the reply: replayable all the same */
+  struct blkemu_crash_report r;
+  if (blkemu_disk_crash_state (disk, mode, seed, &r, err, sizeof err) == -1) {
+    sb_printf (sb, "error: %s\n", err);
+    return;
+  }
+  sb_printf (sb, "ok mode=%s seed=%llu persisted=%llu lost=%llu torn=%llu\n",
+             blkemu_crash_mode_name (mode), (unsigned long long) r.seed,
+             (unsigned long long) r.persisted, (unsigned long long) r.lost,
+             (unsigned long long) r.torn);
 }
 
 static void
@@ -410,7 +447,7 @@ static const struct {
   { "summary", cmd_summary, 0, "summary" },
   { "reset", cmd_reset, 0, "reset" },
   { "dump", cmd_dump, 0, "dump" },
-  { "crash", cmd_crash, 0, "crash" },
+  { "crash", cmd_crash, 2, "crash [lose-all|subset|torn [SEED]]" },
   { "power-on", cmd_power_on, 0, "power-on" },
   { "drop", cmd_drop, 0, "drop" },
   { "zones", cmd_zones, 2, "zones [FROM [COUNT]]" },

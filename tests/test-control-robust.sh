@@ -142,7 +142,8 @@ def ask(line):
     print(repr(line), "->", out.decode().splitlines()[0] if out else "NO REPLY")
 for line in ["get size", "get size\n", "crash now\n", "stats x\n",
              "get size extra\n", "zones 0 1 2\n", "zone reset-all 0\n",
-             "power-on again\n", "help me\n", "keys\n", "help\n"]:
+             "power-on again\n", "help me\n", "keys\n", "help\n",
+             "crash subset 1 now\n"]:
     ask(line)
 PY
   [ "$("$BLKEMU_CTL" "$sock" get size)" = 16M ]
@@ -151,7 +152,7 @@ cat "$tmp/proto.out"
 expect_eq "last command without a newline" "$(sed -n 1p "$tmp/proto.out")" "'get size' -> ok 16M"
 expect_eq "with its newline" "$(sed -n 2p "$tmp/proto.out")" "'get size\n' -> ok 16M"
 expect_eq "crash now" "$(sed -n 3p "$tmp/proto.out")" \
-  "'crash now\n' -> error: crash: takes 0 arguments, got 1 (usage: crash)"
+  "'crash now\n' -> error: crash now: MODE must be lose-all, subset or torn"
 expect_eq "stats x" "$(sed -n 4p "$tmp/proto.out")" \
   "'stats x\n' -> error: stats: takes 0 arguments, got 1 (usage: stats)"
 expect_eq "get size extra" "$(sed -n 5p "$tmp/proto.out")" \
@@ -162,6 +163,8 @@ grep -q "^'zone reset-all 0\\\\n' -> error: zone needs" "$tmp/proto.out" || fail
 grep -q "^'power-on again\\\\n' -> error: power-on: takes 0 arguments" "$tmp/proto.out" || fail "power-on again accepted"
 grep -q "^'keys\\\\n' -> ok " "$tmp/proto.out" || fail "keys refused"
 # help lists the table's usages, every command once.
-grep -qF "'help\\n' -> ok get [KEY] | set KEY=VALUE... | stats | summary | reset | dump | crash | power-on | drop | zones [FROM [COUNT]] | zone open|close|finish|reset OFFSET | zone reset-all | keys | help" "$tmp/proto.out" ||
+grep -qF "'help\\n' -> ok get [KEY] | set KEY=VALUE... | stats | summary | reset | dump | crash [lose-all|subset|torn [SEED]] | power-on | drop | zones [FROM [COUNT]] | zone open|close|finish|reset OFFSET | zone reset-all | keys | help" "$tmp/proto.out" ||
   fail "help: $(grep "^'help" "$tmp/proto.out")"
+grep -qF "'crash subset 1 now\n' -> error: crash: takes at most 2 arguments, got 3 (usage: crash [lose-all|subset|torn [SEED]])" "$tmp/proto.out" ||
+  fail "crash subset 1 now: $(grep "^'crash subset" "$tmp/proto.out")"
 echo "ok: the disk never crashed: it served after 'crash now'"
