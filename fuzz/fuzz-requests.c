@@ -4,10 +4,11 @@
  *   - no read or write above max-transfer reaches the backend unless
  *     oversize=allow (a backend wrapper checks every call);
  *   - a read returns the newest data written, exactly;
- *   - after crash and power-on every block holds its flushed (or FUA'd,
- *     or written through: a host write larger than the cache, split or
- *     not) version or one written since: flushed data survives, nothing
- *     else appears; without write-cache nothing is lost;
+ *   - after crash and power-on, in every crash mode (lose-all, subset,
+ *     torn at a random atomic-unit), every block holds its flushed (or
+ *     FUA'd, or written through: a host write larger than the cache,
+ *     split or not) version or one written since: flushed data survives,
+ *     nothing else appears; without write-cache nothing is lost;
  *   - a request in flight when a crash strikes (the crash runs inside its
  *     wait, and power may come back before it completes) fails with EIO,
  *     whatever it is: nothing is acknowledged that the crash undid;
@@ -134,15 +135,32 @@ may_hold (const struct shadow *s, uint32_t v)
 
 static struct blkemu_disk *crash_disk;
 static bool crash_then_power_on;
+static enum blkemu_crash_mode crash_mode;   /* the next crash's state */
+static uint64_t crash_seed;
+
+/* Power loss in the mode and seed the input chose. */
+static void
+crash_now (struct blkemu_disk *disk)
+{
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_crash_report rep;
+  if (blkemu_disk_crash_state (disk, crash_mode, crash_seed, &rep, err,
+                               sizeof err) != 0) {
+    fprintf (stderr, "crash %s: %s\n", blkemu_crash_mode_name (crash_mode),
+             err);
+    abort ();
+  }
+  if ((crash_mode == BLKEMU_CRASH_LOSE_ALL && (rep.persisted || rep.torn)) ||
+      (crash_mode == BLKEMU_CRASH_SUBSET && rep.torn))
+    abort ();
+}
 
 /* Inside a request's wait: the power goes (and maybe comes back). */
 static void
 crash_in_flight (void)
 {
-  char err[BLKEMU_ERR_MAX];
   inside_crash = 1;
-  if (blkemu_disk_crash (crash_disk, err, sizeof err) != 0)
-    abort ();
+  crash_now (crash_disk);
   inside_crash = 0;
   if (crash_then_power_on)
     blkemu_disk_power_on (crash_disk);
@@ -200,14 +218,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             "size=%llu,logical-block-size=%llu,max-transfer=%llu,"
             "oversize=%s,model=%s,write-cache=%s,cache-size=%uK,"
             "backend=%s,slowdown=%u,queue-depth=%u,latency-read=%uus,"
-            "latency-write=%uus,max-discard=%llu,seed=%u",
+            "latency-write=%uus,max-discard=%llu,seed=%u,atomic-unit=%llu",
             (unsigned long long) (BLOCKS * lbs), (unsigned long long) lbs,
             (unsigned long long) (mt_blocks * lbs), policies[policy],
             models[take (&in, 5)], cache ? "yes" : "no",
             4 + take (&in, 1024), null_backend ? "null" : "memory",
             1 + take (&in, 8), 1 + take (&in, 64), take (&in, 2000),
             take (&in, 2000), (unsigned long long) (take (&in, 4) * 8 * lbs),
-            take (&in, 1000));
+            take (&in, 1000), (unsigned long long) (lbs << take (&in, 4)));
   if (faults) {
     size_t n = strlen (spec);
     snprintf (spec + n, sizeof spec - n,
@@ -251,6 +269,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     int r;
     /* Now and then the power goes while this step's request waits. */
     bool strike = what != 7 && what != 8 && take (&in, 8) == 0;
+    if (strike || what == 7) {
+      crash_mode = (enum blkemu_crash_mode) take (&in, BLKEMU_CRASH_MODE_COUNT);
+      crash_seed = take (&in, 256);
+    }
     if (strike) {
       crash_disk = disk;
       crash_then_power_on = take (&in, 2);
@@ -312,8 +334,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       break;
     case 7:                            /* crash, power on, check */
       inside_crash = 1;
-      if (blkemu_disk_crash (disk, err, sizeof err) != 0)
-        abort ();
+      crash_now (disk);
       inside_crash = 0;
       break;
     case 8: {                          /* a runtime change */
