@@ -71,6 +71,7 @@ disk_create (const struct blkemu_spec *spec, char *err)
   rng_seed (&disk->rng, disk->cfg.num[K_SEED]);
   faults_init (&disk->faults, &disk->cfg, clock_now_ns ());
   wcache_init (&disk->wcache, &disk->backend);
+  overlay_init (&disk->view);
   engine_init (&disk->engine, request_fire);
   iowork_init (&disk->iowork);
   if (trace_open (&disk->trace, disk->cfg.str[K_TRACE],
@@ -87,6 +88,7 @@ fail_trace:
   iowork_destroy (&disk->iowork);
   engine_destroy (&disk->engine);
   wcache_destroy (&disk->wcache);
+  overlay_destroy (&disk->view);
   model_destroy (disk->model, disk->model_state);
 fail_model:
   disk->backend.ops->close (disk->backend.state);
@@ -104,6 +106,7 @@ disk_destroy (struct blkemu_disk *disk)
   engine_destroy (&disk->engine);
   iowork_destroy (&disk->iowork);
   wcache_destroy (&disk->wcache);
+  overlay_destroy (&disk->view);
   zones_destroy (&disk->zones);
   model_destroy (disk->model, disk->model_state);
   disk->backend.ops->close (disk->backend.state);
@@ -209,11 +212,35 @@ refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
  * which this may be a piece: a write larger than the cache goes through
  * to the medium, all of its pieces (blkemu-robustness(7)).
  */
+/* In a crash view (core/power.c) the medium is read through the view's
+ * overlay and written into it; nothing reaches the medium or the cache.
+ */
+static int
+serve_view (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+            uint64_t len, uint64_t offset)
+{
+  switch (op) {
+  case BLKEMU_OP_READ: {
+    int r = backend_io (&disk->backend, op, buf, len, offset, 0);
+    return r ? r : overlay_patch (&disk->view, buf, offset, len);
+  }
+  case BLKEMU_OP_WRITE:
+    return overlay_put (&disk->view, offset, len, buf);
+  case BLKEMU_OP_TRIM:
+  case BLKEMU_OP_ZERO:
+    return overlay_put (&disk->view, offset, len, NULL);
+  default:
+    return 0;            /* a flush: the view is thrown away anyway */
+  }
+}
+
 static int
 serve_data (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
             uint64_t len, uint64_t offset, unsigned flags, uint64_t host_len,
-            bool cache, uint64_t cache_size, uint64_t crash_gen)
+            bool cache, uint64_t cache_size, uint64_t crash_gen, bool view)
 {
+  if (view)
+    return serve_view (disk, op, buf, len, offset);
   if (op == BLKEMU_OP_FLUSH)
     return wcache_flush_run (&disk->wcache, crash_gen);
   if (cache && model_is_write (op))
@@ -267,6 +294,7 @@ struct request {
   void *buf;
   bool own_buf;                  /* buf is a copy of a write's data */
   bool cache;
+  bool view;                     /* served by the open crash view */
   uint64_t cache_size, crash_gen;
   unsigned io_state;             /* IO_PENDING | IO_DUE, atomic */
   int due_err;                   /* the engine's cancel error, once due */
@@ -543,7 +571,7 @@ request_transfer (struct request *req)
                            req->buf ? (char *) req->buf + (lo - req->offset)
                                     : NULL,
                            hi - lo, lo, req->flags, req->len, req->cache,
-                           req->cache_size, req->crash_gen);
+                           req->cache_size, req->crash_gen, req->view);
   }
 }
 
@@ -555,7 +583,7 @@ static bool
 request_try_transfer (struct request *req)
 {
   struct blkemu_disk *disk = req->disk;
-  if (req->err || req->cache)
+  if (req->err || req->cache || req->view)
     return req->err != 0;
   for (uint64_t i = 0; i < req->npieces; i++) {
     int r = backend_try_io (&disk->backend, req->op,
@@ -631,6 +659,7 @@ request_begin (struct request *req, void *buf, bool defer)
   request_schedule (req, &fv);
   req->buf = buf;
   req->cache = disk->cfg.num[K_WRITE_CACHE] != 0;
+  req->view = disk->viewing;
   /* A cache larger than the disk holds at most the disk's size of old
    * data: cache-size=1T on a 64M disk must not let repeated overwrites
    * grow the undo log to a terabyte.
@@ -1030,8 +1059,11 @@ int
 blkemu_extents (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
                 blkemu_extent_cb cb, void *opaque)
 {
-  if (!disk->backend.ops->can_extents)
-  {
+  /* A crash view's overlay may hold data where the medium has a hole. */
+  pthread_mutex_lock (&disk->lock);
+  bool viewing = disk->viewing;
+  pthread_mutex_unlock (&disk->lock);
+  if (!disk->backend.ops->can_extents || viewing) {
     cb (opaque, offset, len, false);
     return 0;
   }
@@ -1112,192 +1144,6 @@ blkemu_disk_set (struct blkemu_disk *disk, const char *key, const char *value,
   int r = disk_set_pairs (disk, &pair, 1, e);
   free (pair);
   return err_result (r, e, err, errlen);
-}
-
-/* Ranges collected under one lock, acted on under another (or none). */
-struct ranges {
-  struct { uint64_t offset, len; } *r;
-  size_t n, cap;
-  bool lost;                    /* out of memory: some were not kept */
-};
-
-static void
-ranges_add (void *arg, uint64_t offset, uint64_t len)
-{
-  struct ranges *rs = arg;
-  if (rs->n == rs->cap) {
-    size_t cap = rs->cap ? rs->cap * 2 : 64;
-    void *r = realloc (rs->r, cap * sizeof *rs->r);
-    if (!r) {
-      rs->lost = true;
-      return;
-    }
-    rs->r = r;
-    rs->cap = cap;
-  }
-  rs->r[rs->n].offset = offset;
-  rs->r[rs->n++].len = len;
-}
-
-/* Power loss.  The disk goes offline under the disk lock (no request is
- * admitted after that), the undo log's I/O runs under the cache's lock
- * alone (the disk lock is never held across I/O), then the write
- * pointers follow the data under the disk lock again.  POWER_LOCK keeps
- * a power-on from serving before all of it is done.
- */
-static const char *const crash_mode_names[BLKEMU_CRASH_MODE_COUNT] = {
-  "lose-all", "subset", "torn",
-};
-
-const char *
-blkemu_crash_mode_name (enum blkemu_crash_mode mode)
-{
-  return (unsigned) mode < BLKEMU_CRASH_MODE_COUNT ? crash_mode_names[mode]
-                                                   : NULL;
-}
-
-int
-blkemu_crash_mode_parse (const char *name, enum blkemu_crash_mode *mode)
-{
-  for (unsigned i = 0; i < BLKEMU_CRASH_MODE_COUNT; i++)
-    if (!strcmp (name, crash_mode_names[i])) {
-      *mode = (enum blkemu_crash_mode) i;
-      return 0;
-    }
-  return -1;
-}
-
-/* Each cached write's fate, as a trace comment: which writes a crash
- * state kept, lost or tore, so that a failing state can be read.
- */
-static void
-trace_fate (void *arg, uint64_t offset, uint64_t len,
-            enum blkemu_crash_fate fate)
-{
-  static const char *const names[] = { "lost", "persisted", "torn" };
-  trace_note (arg, "# crash-write %llu %llu %s\n",
-              (unsigned long long) offset, (unsigned long long) len,
-              names[fate]);
-}
-
-static int
-disk_crash (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
-            uint64_t seed, struct blkemu_crash_report *report, char *err)
-{
-  struct ranges undone = { 0 }, finished = { 0 };
-  bool zoned = zones_on (&disk->zones);
-  if ((unsigned) mode >= BLKEMU_CRASH_MODE_COUNT) {
-    set_err (err, "crash: no such mode (lose-all, subset, torn)");
-    return -1;
-  }
-  if (zoned && mode != BLKEMU_CRASH_LOSE_ALL) {
-    /* A sequential zone's writes land in order: a subset with holes
-     * below the write pointer is no state a zoned drive produces.
-     */
-    set_err (err, "crash %s: a zoned disk (zoned=host-managed) takes "
-             "lose-all only", crash_mode_names[mode]);
-    return -1;
-  }
-  struct wcache_crash c = {
-    .mode = mode, .seed = seed,
-    .undone = zoned ? ranges_add : NULL, .arg = &undone,
-  };
-  struct trace *t = &disk->trace;
-  if (trace_wants_notes (t)) {
-    c.fate = trace_fate;
-    c.arg = t;
-  }
-  pthread_mutex_lock (&disk->power_lock);
-  pthread_mutex_lock (&disk->lock);
-  disk->faults.offline = true;
-  const uint64_t *n = disk->cfg.num;
-  c.unit = n[K_ATOMIC_UNIT] ? n[K_ATOMIC_UNIT]
-           : n[K_PHYSICAL_BLOCK_SIZE] ? n[K_PHYSICAL_BLOCK_SIZE]
-           : n[K_LOGICAL_BLOCK_SIZE];
-  pthread_mutex_unlock (&disk->lock);
-  trace_note (t, "# crash %.6f mode=%s seed=%llu\n",
-              (double) (clock_now_ns () - t->start_ns) / 1e9,
-              crash_mode_names[mode], (unsigned long long) seed);
-  int r = wcache_crash (&disk->wcache, &c);
-  trace_note (t, "# crash-end persisted=%llu lost=%llu torn=%llu\n",
-              (unsigned long long) c.persisted, (unsigned long long) c.lost,
-              (unsigned long long) c.torn);
-  if (zoned) {
-    pthread_mutex_lock (&disk->lock);
-    for (size_t i = 0; i < undone.n; i++)
-      zones_rollback (&disk->zones, undone.r[i].offset, undone.r[i].len);
-    zones_power_cycle (&disk->zones, ranges_add, &finished);
-    pthread_mutex_unlock (&disk->lock);
-    zones_sidecar_sync (&disk->zones, &disk->lock);
-    /* A zone finished to keep within max-active-zones: what lies past its
-     * old write pointer reads zeroes.
-     */
-    for (size_t i = 0; i < finished.n && disk->backend.ops->can_trim; i++)
-      backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL, finished.r[i].len,
-                  finished.r[i].offset, 0);
-  }
-  pthread_mutex_unlock (&disk->power_lock);
-  bool lost = undone.lost || finished.lost;
-  free (undone.r);
-  free (finished.r);
-  pthread_mutex_lock (&disk->stats.lock);
-  struct fault_counts *fc = &disk->stats.faults;
-  fc->crashes++;
-  fc->lost_writes += c.lost + c.torn;
-  fc->lost_bytes += c.lost_bytes;
-  fc->persisted_writes += c.persisted;
-  fc->torn_writes += c.torn;
-  fc->last_mode = mode;
-  fc->last_seed = seed;
-  fc->last_persisted = c.persisted;
-  fc->last_lost = c.lost;
-  fc->last_torn = c.torn;
-  pthread_mutex_unlock (&disk->stats.lock);
-  if (report)
-    *report = (struct blkemu_crash_report) {
-      .mode = mode, .seed = seed, .persisted = c.persisted, .lost = c.lost,
-      .torn = c.torn, .lost_bytes = c.lost_bytes,
-    };
-  if (r) {
-    set_err (err, "crash: undoing unflushed writes failed: %s",
-             strerrordesc_np (r));
-    return -1;
-  }
-  if (lost) {
-    set_err (err, "crash: out of memory rolling the write pointers back");
-    return -1;
-  }
-  return 0;
-}
-
-int
-blkemu_disk_crash (struct blkemu_disk *disk, char *err, size_t errlen)
-{
-  char e[BLKEMU_ERR_MAX];
-  return err_result (disk_crash (disk, BLKEMU_CRASH_LOSE_ALL, 0, NULL, e), e,
-                     err, errlen);
-}
-
-int
-blkemu_disk_crash_state (struct blkemu_disk *disk,
-                         enum blkemu_crash_mode mode, uint64_t seed,
-                         struct blkemu_crash_report *report, char *err,
-                         size_t errlen)
-{
-  char e[BLKEMU_ERR_MAX];
-  return err_result (disk_crash (disk, mode, seed, report, e), e, err,
-                     errlen);
-}
-
-void
-blkemu_disk_power_on (struct blkemu_disk *disk)
-{
-  pthread_mutex_lock (&disk->power_lock);   /* after a crash's rollback */
-  pthread_mutex_lock (&disk->lock);
-  disk->faults.offline = false;
-  model_reset (disk->model, disk->model_state);
-  pthread_mutex_unlock (&disk->lock);
-  pthread_mutex_unlock (&disk->power_lock);
 }
 
 void

@@ -14,6 +14,7 @@
 #include "faults.h"
 #include "iowork.h"
 #include "model.h"
+#include "overlay.h"
 #include "stats.h"
 #include "trace.h"
 #include "wcache.h"
@@ -37,6 +38,8 @@ struct blkemu_disk {
   struct faults faults;           /* the rules, offline, drop_armed */
   struct zones zones;             /* zoned=: state under LOCK, its sidecar
                                      written under its own sidecar_lock */
+  bool held;                      /* powered off, the cache kept for views */
+  bool viewing;                   /* a crash view is open (core/power.c) */
 
   /* Serializes crash and power-on, so that a power-on never serves
    * while a crash is still rolling the medium back (without LOCK).
@@ -46,6 +49,7 @@ struct blkemu_disk {
   const struct model_ops *model;  /* the link, wrapping model= */
   struct backend backend;         /* thread-safe calls, no lock */
   struct wcache wcache;           /* write-cache=yes: its own lock */
+  struct overlay view;            /* a crash view's state: its own lock */
   struct stats stats;             /* its own lock */
   struct trace trace;             /* its own lock */
   uint64_t in_flight;             /* atomic: requests between arrival

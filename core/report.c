@@ -166,7 +166,7 @@ json_counters (const struct json_out *j, const struct stats *st)
              "\"offline\": %llu, \"crashes\": %llu, \"lost_writes\": %llu, "
              "\"lost_bytes\": %llu, \"crash_aborted\": %llu, "
              "\"persisted_writes\": %llu, \"torn_writes\": %llu, "
-             "\"last_crash\": ", j->in1,
+             "\"views\": %llu, \"last_crash\": ", j->in1,
              (unsigned long long) fc->errors, (unsigned long long) fc->spikes,
              (unsigned long long) fc->stalled, (unsigned long long) fc->slowed,
              (unsigned long long) fc->dropped,
@@ -176,7 +176,8 @@ json_counters (const struct json_out *j, const struct stats *st)
              (unsigned long long) fc->lost_bytes,
              (unsigned long long) fc->crash_aborted,
              (unsigned long long) fc->persisted_writes,
-             (unsigned long long) fc->torn_writes);
+             (unsigned long long) fc->torn_writes,
+             (unsigned long long) fc->views);
   if (fc->crashes)
     sb_printf (j->sb, "{\"mode\": \"%s\", \"seed\": %llu, "
                "\"persisted\": %llu, \"lost\": %llu, \"torn\": %llu}",

@@ -302,14 +302,19 @@ keep (struct crash_walk *cw, uint64_t start, uint64_t end)
   }
 }
 
-/* Put back U's old contents over [START, END). */
+/* Put back U's old contents over [START, END): on the medium, or into
+ * the caller's sink (a crash view).
+ */
 static void
 restore (struct crash_walk *cw, const struct undo *u, uint64_t start,
          uint64_t end)
 {
   const struct backend *b = cw->w->backend;
   int r;
-  if (u->zeros)
+  if (cw->c->sink)
+    r = cw->c->sink (cw->c->sink_arg, start, end - start,
+                     u->zeros ? NULL : u->data + (start - u->offset));
+  else if (u->zeros)
     r = backend_io (b, BLKEMU_OP_ZERO, NULL, end - start, start, 0);
   else
     r = backend_io (b, BLKEMU_OP_WRITE, (void *) (u->data + (start - u->offset)),
@@ -427,13 +432,12 @@ free_span (void *p)
   free (p);
 }
 
-int
-wcache_crash (struct wcache *w, struct wcache_crash *c)
+/* The walk, LOCK held.  Returns 0 or an errno. */
+static int
+crash_walk (struct wcache *w, struct wcache_crash *c)
 {
   struct crash_walk cw = { .w = w, .c = c };
   c->persisted = c->lost = c->torn = c->lost_bytes = 0;
-  __atomic_add_fetch (&w->generation, 1, __ATOMIC_ACQ_REL);
-  pthread_mutex_lock (&w->lock);
   /* Newest first.  The pieces of a split entry are neighbours with one
    * seq: one write, one fate, counted once.
    */
@@ -457,18 +461,46 @@ wcache_crash (struct wcache *w, struct wcache_crash *c)
       (*(f == BLKEMU_FATE_TORN ? &c->torn
          : f == BLKEMU_FATE_PERSISTED ? &c->persisted : &c->lost))++;
       if (c->fate)
-        c->fate (c->arg, w_start, w_end - w_start, f);
+        c->fate (c->fate_arg, w_start, w_end - w_start, f);
       any_kept = any_lost = false;
     }
   }
-  drop_older_than (w, UINT64_MAX);
-  pthread_mutex_unlock (&w->lock);
   tdestroy (cw.kept, free_span);
   free (cw.stack);
-  int err = cw.err;
-  if (err == 0)
+  return cw.err;
+}
+
+int
+wcache_crash (struct wcache *w, struct wcache_crash *c)
+{
+  __atomic_add_fetch (&w->generation, 1, __ATOMIC_ACQ_REL);
+  pthread_mutex_lock (&w->lock);
+  int err = crash_walk (w, c);
+  drop_older_than (w, UINT64_MAX);
+  pthread_mutex_unlock (&w->lock);
+  if (err == 0 && !c->sink)
     err = backend_io (w->backend, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
   return err;
+}
+
+int
+wcache_crash_state (struct wcache *w, struct wcache_crash *c)
+{
+  pthread_mutex_lock (&w->lock);
+  int err = crash_walk (w, c);
+  pthread_mutex_unlock (&w->lock);
+  return err;
+}
+
+void
+wcache_power_cut (struct wcache *w)
+{
+  __atomic_add_fetch (&w->generation, 1, __ATOMIC_ACQ_REL);
+  /* A flush that saw the old generation finishes first (see
+   * wcache_flush_run); later ones fail.
+   */
+  pthread_mutex_lock (&w->lock);
+  pthread_mutex_unlock (&w->lock);
 }
 
 void

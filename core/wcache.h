@@ -81,13 +81,26 @@ struct wcache_crash {
   /* Told each range put back (NULL: not told). */
   void (*undone) (void *arg, uint64_t offset, uint64_t len);
   /* Told each write's fate, newest first (NULL: not told). */
-  void (*fate) (void *arg, uint64_t offset, uint64_t len,
+  void (*fate) (void *fate_arg, uint64_t offset, uint64_t len,
                 enum blkemu_crash_fate fate);
-  void *arg;
+  void *arg, *fate_arg;
+  /* Where put-back data goes (NULL: the medium).  DATA NULL: zeros.
+   * Returns 0 or an errno.
+   */
+  int (*sink) (void *arg, uint64_t offset, uint64_t len, const void *data);
+  void *sink_arg;
   /* Out: writes by fate, and the bytes put back. */
   uint64_t persisted, lost, torn, lost_bytes;
 };
 int wcache_crash (struct wcache *w, struct wcache_crash *c);
+/* The same state told to C->sink, with the log and the medium left as
+ * they are (a crash view).
+ */
+int wcache_crash_state (struct wcache *w, struct wcache_crash *c);
+/* The power goes, the log kept (for crash views): requests and flushes in
+ * flight fail as at a crash.
+ */
+void wcache_power_cut (struct wcache *w);
 
 /* Entries and bytes held now (tests, stats). */
 void wcache_usage (struct wcache *w, uint64_t *entries, uint64_t *bytes);

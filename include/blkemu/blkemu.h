@@ -332,6 +332,29 @@ int blkemu_disk_crash_state (struct blkemu_disk *disk,
                              enum blkemu_crash_mode mode, uint64_t seed,
                              struct blkemu_crash_report *report, char *err,
                              size_t errlen);
+
+/* Crash views: many crash states of one epoch, the disk kept.
+ * blkemu_disk_power_off takes the disk offline (requests in flight fail
+ * with EIO, as at a crash) and keeps the cache's unflushed writes.  Then
+ * blkemu_disk_view_open serves MODE's state from SEED, as a crash would
+ * leave it, without touching the medium or the cache: reads see the
+ * state, writes (a journal replay, fsck's repairs) go to a scratch
+ * overlay.  blkemu_disk_view_close throws the view and its writes away
+ * (requests still in it fail with EIO) and the disk is off again, ready
+ * for the next view.  At the end, a crash picks the state the disk
+ * keeps, or blkemu_disk_power_on brings it back with every write (it
+ * also ends an open view).  Memory: the put-back data of one state
+ * (at most the cache's) plus what is written in the view.  Not on a
+ * zoned disk.  Each returns 0 or -1 with ERR filled.
+ */
+int blkemu_disk_power_off (struct blkemu_disk *disk, char *err,
+                           size_t errlen);
+int blkemu_disk_view_open (struct blkemu_disk *disk,
+                           enum blkemu_crash_mode mode, uint64_t seed,
+                           struct blkemu_crash_report *report, char *err,
+                           size_t errlen);
+int blkemu_disk_view_close (struct blkemu_disk *disk, char *err,
+                            size_t errlen);
 void blkemu_disk_power_on (struct blkemu_disk *disk);
 /* The next request gets BLKEMU_ERR_DROP: its frontend drops the link. */
 void blkemu_disk_drop (struct blkemu_disk *disk);

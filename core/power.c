@@ -1,0 +1,368 @@
+/* Power: loss and return, crash states, and crash views.
+ *
+ * A crash (blkemu_disk_crash_state) takes the disk offline and leaves the
+ * medium in one crash state of the writes the cache held.  A power-off
+ * (blkemu_disk_power_off) takes it offline and keeps those writes, so
+ * that crash views can show one crash state after another of the same
+ * epoch: each view serves the state through an overlay (core/overlay.h)
+ * in front of the untouched medium, takes the checker's writes into it,
+ * and is thrown away when it ends.  Then a crash picks the state the
+ * disk keeps, or a power-on brings everything back.
+ *
+ * Order of locks: power_lock (one power operation at a time), then the
+ * disk's lock, then the cache's, the overlay's, the stats' or the
+ * trace's own.  The disk lock is never held across the medium's I/O.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "disk.h"
+#include "error.h"
+
+/* Ranges collected under one lock, acted on under another (or none). */
+struct ranges {
+  struct { uint64_t offset, len; } *r;
+  size_t n, cap;
+  bool lost;                    /* out of memory: some were not kept */
+};
+
+static void
+ranges_add (void *arg, uint64_t offset, uint64_t len)
+{
+  struct ranges *rs = arg;
+  if (rs->n == rs->cap) {
+    size_t cap = rs->cap ? rs->cap * 2 : 64;
+    void *r = realloc (rs->r, cap * sizeof *rs->r);
+    if (!r) {
+      rs->lost = true;
+      return;
+    }
+    rs->r = r;
+    rs->cap = cap;
+  }
+  rs->r[rs->n].offset = offset;
+  rs->r[rs->n++].len = len;
+}
+
+/* Power loss.  The disk goes offline under the disk lock (no request is
+ * admitted after that), the undo log's I/O runs under the cache's lock
+ * alone (the disk lock is never held across I/O), then the write
+ * pointers follow the data under the disk lock again.  POWER_LOCK keeps
+ * a power-on from serving before all of it is done.
+ */
+static const char *const crash_mode_names[BLKEMU_CRASH_MODE_COUNT] = {
+  "lose-all", "subset", "torn",
+};
+
+const char *
+blkemu_crash_mode_name (enum blkemu_crash_mode mode)
+{
+  return (unsigned) mode < BLKEMU_CRASH_MODE_COUNT ? crash_mode_names[mode]
+                                                   : NULL;
+}
+
+int
+blkemu_crash_mode_parse (const char *name, enum blkemu_crash_mode *mode)
+{
+  for (unsigned i = 0; i < BLKEMU_CRASH_MODE_COUNT; i++)
+    if (!strcmp (name, crash_mode_names[i])) {
+      *mode = (enum blkemu_crash_mode) i;
+      return 0;
+    }
+  return -1;
+}
+
+/* Each cached write's fate, as a trace comment: which writes a crash
+ * state kept, lost or tore, so that a failing state can be read.
+ */
+static void
+trace_fate (void *arg, uint64_t offset, uint64_t len,
+            enum blkemu_crash_fate fate)
+{
+  static const char *const names[] = { "lost", "persisted", "torn" };
+  trace_note (arg, "# crash-write %llu %llu %s\n",
+              (unsigned long long) offset, (unsigned long long) len,
+              names[fate]);
+}
+
+/* The state's parameters, common to a crash and a view; WHAT names the
+ * command in messages.  Returns 0 or -1 with ERR filled.  Disk lock held.
+ */
+static int
+state_setup (struct blkemu_disk *disk, const char *what,
+             enum blkemu_crash_mode mode, uint64_t seed,
+             struct wcache_crash *c, char *err)
+{
+  if ((unsigned) mode >= BLKEMU_CRASH_MODE_COUNT) {
+    set_err (err, "%s: no such mode (lose-all, subset, torn)", what);
+    return -1;
+  }
+  if (zones_on (&disk->zones) && mode != BLKEMU_CRASH_LOSE_ALL) {
+    /* A sequential zone's writes land in order: a subset with holes
+     * below the write pointer is no state a zoned drive produces.
+     */
+    set_err (err, "%s %s: a zoned disk (zoned=host-managed) takes "
+             "lose-all only", what, crash_mode_names[mode]);
+    return -1;
+  }
+  const uint64_t *n = disk->cfg.num;
+  *c = (struct wcache_crash) {
+    .mode = mode, .seed = seed,
+    .unit = n[K_ATOMIC_UNIT] ? n[K_ATOMIC_UNIT]
+            : n[K_PHYSICAL_BLOCK_SIZE] ? n[K_PHYSICAL_BLOCK_SIZE]
+            : n[K_LOGICAL_BLOCK_SIZE],
+  };
+  if (trace_wants_notes (&disk->trace)) {
+    c->fate = trace_fate;
+    c->fate_arg = &disk->trace;
+  }
+  return 0;
+}
+
+/* The state's walk, between its trace lines. */
+static int
+state_walk (struct blkemu_disk *disk, const char *what,
+            struct wcache_crash *c, bool view)
+{
+  struct trace *t = &disk->trace;
+  trace_note (t, "# %s %.6f mode=%s seed=%llu\n", what,
+              (double) (clock_now_ns () - t->start_ns) / 1e9,
+              crash_mode_names[c->mode], (unsigned long long) c->seed);
+  int r = view ? wcache_crash_state (&disk->wcache, c)
+               : wcache_crash (&disk->wcache, c);
+  trace_note (t, "# %s persisted=%llu lost=%llu torn=%llu\n",
+              view ? "view-state" : "crash-end",
+              (unsigned long long) c->persisted, (unsigned long long) c->lost,
+              (unsigned long long) c->torn);
+  return r;
+}
+
+static void
+report_state (struct blkemu_crash_report *report,
+              const struct wcache_crash *c)
+{
+  if (report)
+    *report = (struct blkemu_crash_report) {
+      .mode = c->mode, .seed = c->seed, .persisted = c->persisted,
+      .lost = c->lost, .torn = c->torn, .lost_bytes = c->lost_bytes,
+    };
+}
+
+/* End a view, LOCK held: the disk is off again, the overlay's data gone,
+ * and a request still in flight in the view fails with EIO.
+ */
+static void
+view_end_locked (struct blkemu_disk *disk)
+{
+  disk->viewing = false;
+  disk->faults.offline = true;
+  wcache_power_cut (&disk->wcache);
+  overlay_reset (&disk->view, false);
+}
+
+static int
+disk_crash (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
+            uint64_t seed, struct blkemu_crash_report *report, char *err)
+{
+  struct ranges undone = { 0 }, finished = { 0 };
+  bool zoned = zones_on (&disk->zones);
+  struct wcache_crash c;
+  pthread_mutex_lock (&disk->power_lock);
+  pthread_mutex_lock (&disk->lock);
+  if (state_setup (disk, "crash", mode, seed, &c, err) == -1) {
+    pthread_mutex_unlock (&disk->lock);
+    pthread_mutex_unlock (&disk->power_lock);
+    return -1;
+  }
+  if (disk->viewing)
+    view_end_locked (disk);
+  disk->faults.offline = true;
+  disk->held = false;
+  pthread_mutex_unlock (&disk->lock);
+  if (zoned) {
+    c.undone = ranges_add;
+    c.arg = &undone;
+  }
+  int r = state_walk (disk, "crash", &c, false);
+  if (zoned) {
+    pthread_mutex_lock (&disk->lock);
+    for (size_t i = 0; i < undone.n; i++)
+      zones_rollback (&disk->zones, undone.r[i].offset, undone.r[i].len);
+    zones_power_cycle (&disk->zones, ranges_add, &finished);
+    pthread_mutex_unlock (&disk->lock);
+    zones_sidecar_sync (&disk->zones, &disk->lock);
+    /* A zone finished to keep within max-active-zones: what lies past its
+     * old write pointer reads zeroes.
+     */
+    for (size_t i = 0; i < finished.n && disk->backend.ops->can_trim; i++)
+      backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL, finished.r[i].len,
+                  finished.r[i].offset, 0);
+  }
+  pthread_mutex_unlock (&disk->power_lock);
+  bool lost = undone.lost || finished.lost;
+  free (undone.r);
+  free (finished.r);
+  pthread_mutex_lock (&disk->stats.lock);
+  struct fault_counts *fc = &disk->stats.faults;
+  fc->crashes++;
+  fc->lost_writes += c.lost + c.torn;
+  fc->lost_bytes += c.lost_bytes;
+  fc->persisted_writes += c.persisted;
+  fc->torn_writes += c.torn;
+  fc->last_mode = mode;
+  fc->last_seed = seed;
+  fc->last_persisted = c.persisted;
+  fc->last_lost = c.lost;
+  fc->last_torn = c.torn;
+  pthread_mutex_unlock (&disk->stats.lock);
+  report_state (report, &c);
+  if (r) {
+    set_err (err, "crash: undoing unflushed writes failed: %s",
+             strerrordesc_np (r));
+    return -1;
+  }
+  if (lost) {
+    set_err (err, "crash: out of memory rolling the write pointers back");
+    return -1;
+  }
+  return 0;
+}
+
+int
+blkemu_disk_crash (struct blkemu_disk *disk, char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  return err_result (disk_crash (disk, BLKEMU_CRASH_LOSE_ALL, 0, NULL, e), e,
+                     err, errlen);
+}
+
+int
+blkemu_disk_crash_state (struct blkemu_disk *disk,
+                         enum blkemu_crash_mode mode, uint64_t seed,
+                         struct blkemu_crash_report *report, char *err,
+                         size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  return err_result (disk_crash (disk, mode, seed, report, e), e, err,
+                     errlen);
+}
+
+void
+blkemu_disk_power_on (struct blkemu_disk *disk)
+{
+  pthread_mutex_lock (&disk->power_lock);   /* after a crash's rollback */
+  pthread_mutex_lock (&disk->lock);
+  if (disk->viewing)
+    view_end_locked (disk);
+  disk->held = false;
+  disk->faults.offline = false;
+  model_reset (disk->model, disk->model_state);
+  pthread_mutex_unlock (&disk->lock);
+  pthread_mutex_unlock (&disk->power_lock);
+}
+
+
+int
+blkemu_disk_power_off (struct blkemu_disk *disk, char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  int r = 0;
+  pthread_mutex_lock (&disk->power_lock);
+  pthread_mutex_lock (&disk->lock);
+  if (zones_on (&disk->zones)) {
+    set_err (e, "power-off: a zoned disk (zoned=host-managed) has no crash "
+             "views; use crash");
+    r = -1;
+  }
+  else if (disk->faults.offline) {
+    set_err (e, "power-off: the disk is already off (crash, power-off or "
+             "a view's end); power-on first");
+    r = -1;
+  }
+  else {
+    disk->faults.offline = true;
+    disk->held = true;
+    /* Requests and flushes in flight fail: they did not complete before
+     * the power went.  Their writes stay in the cache, unflushed.
+     */
+    wcache_power_cut (&disk->wcache);
+  }
+  pthread_mutex_unlock (&disk->lock);
+  pthread_mutex_unlock (&disk->power_lock);
+  return err_result (r, e, err, errlen);
+}
+
+static int
+overlay_sink (void *arg, uint64_t offset, uint64_t len, const void *data)
+{
+  return overlay_put (arg, offset, len, data);
+}
+
+int
+blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
+                       uint64_t seed, struct blkemu_crash_report *report,
+                       char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  struct wcache_crash c;
+  pthread_mutex_lock (&disk->power_lock);
+  pthread_mutex_lock (&disk->lock);
+  int r = state_setup (disk, "view", mode, seed, &c, e);
+  if (r == 0 && !disk->held) {
+    set_err (e, "view: the disk must be powered off with its cache kept "
+             "first (power-off)");
+    r = -1;
+  }
+  else if (r == 0 && disk->viewing) {
+    set_err (e, "view: a view is open; end it first (view end)");
+    r = -1;
+  }
+  pthread_mutex_unlock (&disk->lock);
+  if (r == 0) {
+    overlay_reset (&disk->view, true);
+    c.sink = overlay_sink;
+    c.sink_arg = &disk->view;
+    int w = state_walk (disk, "view", &c, true);
+    if (w) {
+      overlay_reset (&disk->view, false);
+      set_err (e, "view: building the crash state failed: %s",
+               strerrordesc_np (w));
+      r = -1;
+    }
+  }
+  if (r == 0) {
+    pthread_mutex_lock (&disk->lock);
+    disk->viewing = true;
+    disk->faults.offline = false;
+    model_reset (disk->model, disk->model_state);
+    pthread_mutex_unlock (&disk->lock);
+    pthread_mutex_lock (&disk->stats.lock);
+    disk->stats.faults.views++;
+    pthread_mutex_unlock (&disk->stats.lock);
+    report_state (report, &c);
+  }
+  pthread_mutex_unlock (&disk->power_lock);
+  return err_result (r, e, err, errlen);
+}
+
+int
+blkemu_disk_view_close (struct blkemu_disk *disk, char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  int r = 0;
+  pthread_mutex_lock (&disk->power_lock);
+  pthread_mutex_lock (&disk->lock);
+  if (disk->viewing)
+    view_end_locked (disk);
+  else {
+    set_err (e, "view end: no view is open");
+    r = -1;
+  }
+  pthread_mutex_unlock (&disk->lock);
+  pthread_mutex_unlock (&disk->power_lock);
+  if (r == 0)
+    trace_note (&disk->trace, "# view-end\n");
+  return err_result (r, e, err, errlen);
+}
