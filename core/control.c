@@ -11,6 +11,10 @@
  *   crash MODE [SEED]  -> ok mode=M seed=S persisted=N lost=N torn=N
  *                                       (a seeded crash state, disk off)
  *   power-on           -> ok            (the crashed disk serves again)
+ *   power-off          -> ok            (disk off, unflushed writes kept)
+ *   view MODE [SEED]   -> ok mode=M ... (serve that crash state, scratch
+ *                                        writes; the disk is kept)
+ *   view end           -> ok            (the view and its writes gone)
  *   drop               -> ok            (the next request drops its link)
  *   dump               -> ok PATH       (stats= written now)
  *   keys               -> ok KEY ...    (the runtime-changeable keys)
@@ -221,6 +225,45 @@ cmd_dump (struct blkemu_disk *disk, char **save, struct strbuf *sb,
     sb_printf (sb, "ok %s\n", disk->cfg.str[K_STATS]);
 }
 
+/* MODE [SEED] of crash and view (WHAT): 0, or -1 with the reply made.
+ * Without SEED one is picked, and the reply says which.
+ */
+static int
+mode_and_seed (const char *what, char **save, struct strbuf *sb,
+               const char *mode_name, enum blkemu_crash_mode *mode,
+               uint64_t *seed)
+{
+  const char *seed_text = strtok_r (NULL, " \t", save);
+  if (blkemu_crash_mode_parse (mode_name, mode) == -1) {
+    sb_printf (sb, "error: %s %s: MODE must be lose-all, subset or torn\n",
+               what, mode_name);
+    return -1;
+  }
+  if (seed_text) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull (seed_text, &end, 10);
+    if (errno || *end || end == seed_text || seed_text[0] == '-') {
+      sb_printf (sb, "error: %s %s %s: SEED must be a whole number below "
+                 "2^64\n", what, mode_name, seed_text);
+      return -1;
+    }
+    *seed = v;
+  }
+  else if (getrandom (seed, sizeof *seed, GRND_NONBLOCK) != sizeof *seed)
+    *seed = clock_now_ns ();   /* told in the reply: replayable all the same */
+  return 0;
+}
+
+static void
+reply_state (struct strbuf *sb, const struct blkemu_crash_report *r)
+{
+  sb_printf (sb, "ok mode=%s seed=%llu persisted=%llu lost=%llu torn=%llu\n",
+             blkemu_crash_mode_name (r->mode), (unsigned long long) r->seed,
+             (unsigned long long) r->persisted, (unsigned long long) r->lost,
+             (unsigned long long) r->torn);
+}
+
 static void
 cmd_crash (struct blkemu_disk *disk, char **save, struct strbuf *sb,
            struct deferral *later)
@@ -228,40 +271,58 @@ cmd_crash (struct blkemu_disk *disk, char **save, struct strbuf *sb,
   (void) later;
   char err[BLKEMU_ERR_MAX];
   const char *mode_name = strtok_r (NULL, " \t", save);
-  const char *seed_text = strtok_r (NULL, " \t", save);
   if (!mode_name) {
     reply_result (sb, blkemu_disk_crash (disk, err, sizeof err), err);
     return;
   }
   enum blkemu_crash_mode mode;
-  if (blkemu_crash_mode_parse (mode_name, &mode) == -1) {
-    sb_printf (sb, "error: crash %s: MODE must be lose-all, subset or torn\n",
-               mode_name);
-    return;
-  }
   uint64_t seed;
-  if (seed_text) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull (seed_text, &end, 10);
-    if (errno || *end || end == seed_text || seed_text[0] == '-') {
-      sb_printf (sb, "error: crash %s %s: SEED must be a whole number below "
-                 "2^64\n", mode_name, seed_text);
-      return;
-    }
-    seed = v;
-  }
-  else if (getrandom (&seed, sizeof seed, GRND_NONBLOCK) != sizeof seed)
-    seed = clock_now_ns ();   /* told in the reply: replayable all the same */
   struct blkemu_crash_report r;
-  if (blkemu_disk_crash_state (disk, mode, seed, &r, err, sizeof err) == -1) {
+  if (mode_and_seed ("crash", save, sb, mode_name, &mode, &seed) == -1)
+    return;
+  if (blkemu_disk_crash_state (disk, mode, seed, &r, err, sizeof err) == -1)
     sb_printf (sb, "error: %s\n", err);
+  else
+    reply_state (sb, &r);
+}
+
+static void
+cmd_power_off (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+               struct deferral *later)
+{
+  (void) later;
+  (void) save;
+  char err[BLKEMU_ERR_MAX];
+  reply_result (sb, blkemu_disk_power_off (disk, err, sizeof err), err);
+}
+
+static void
+cmd_view (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+          struct deferral *later)
+{
+  (void) later;
+  char err[BLKEMU_ERR_MAX];
+  const char *mode_name = strtok_r (NULL, " \t", save);
+  if (!mode_name) {
+    sb_printf (sb, "error: view needs MODE [SEED] or end\n");
     return;
   }
-  sb_printf (sb, "ok mode=%s seed=%llu persisted=%llu lost=%llu torn=%llu\n",
-             blkemu_crash_mode_name (mode), (unsigned long long) r.seed,
-             (unsigned long long) r.persisted, (unsigned long long) r.lost,
-             (unsigned long long) r.torn);
+  if (!strcmp (mode_name, "end")) {
+    if (strtok_r (NULL, " \t", save))
+      sb_printf (sb, "error: view end: takes no SEED\n");
+    else
+      reply_result (sb, blkemu_disk_view_close (disk, err, sizeof err), err);
+    return;
+  }
+  enum blkemu_crash_mode mode;
+  uint64_t seed;
+  struct blkemu_crash_report r;
+  if (mode_and_seed ("view", save, sb, mode_name, &mode, &seed) == -1)
+    return;
+  if (blkemu_disk_view_open (disk, mode, seed, &r, err, sizeof err) == -1)
+    sb_printf (sb, "error: %s\n", err);
+  else
+    reply_state (sb, &r);
 }
 
 static void
@@ -449,6 +510,8 @@ static const struct {
   { "dump", cmd_dump, 0, "dump" },
   { "crash", cmd_crash, 2, "crash [lose-all|subset|torn [SEED]]" },
   { "power-on", cmd_power_on, 0, "power-on" },
+  { "power-off", cmd_power_off, 0, "power-off" },
+  { "view", cmd_view, 2, "view lose-all|subset|torn [SEED] | view end" },
   { "drop", cmd_drop, 0, "drop" },
   { "zones", cmd_zones, 2, "zones [FROM [COUNT]]" },
   { "zone", cmd_zone, 2, "zone open|close|finish|reset OFFSET | zone reset-all" },
