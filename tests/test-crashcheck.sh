@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# blkemu-crashcheck on a real file system: ext4 on a loop device over a
+# write-cached blkemu-fuse disk.  A metadata-heavy epoch (create, write,
+# rename, fsync, unlink) ends in a power-off with its unflushed writes
+# kept; every torn crash state of it must mount (journal replay, into the
+# view's scratch overlay) and fsck clean.  The same epoch with
+# barrier=0 (ext4 sends no flushes, so the cache holds everything in any
+# order) must yield corrupt states: the check that the explorer finds
+# what it exists to find.  The disk itself is never changed by the views.
+source "$(dirname "$0")/functions.sh"
+requires_fuse_loop
+requires mkfs.ext4 -V
+requires jq --version
+crashcheck="$top/tools/blkemu-crashcheck"
+states=${CRASHCHECK_STATES:-20}
+mnt=$tmp/mnt
+sock=$tmp/fs.sock
+fuse_mount "$mnt" --disk "name=fs,size=64M,write-cache=yes,cache-size=64M,physical-block-size=4096,control=$sock,trace=$tmp/fs.trace,stats=$tmp/fs.json"
+dev=$(loop_attach "$mnt/fs" --direct-io=on)
+ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
+mkdir -p "$tmp/fs" "$tmp/check"
+
+# The check each state must pass: the journal replays (mount), the file
+# system is consistent (fsck -n after the replay).
+check="mount -t ext4 {dev} $tmp/check && umount $tmp/check && fsck.ext4 -fn {dev}"
+
+# epoch MOUNT_OPTIONS: a workload on a fresh file system, then the power
+# goes with its unflushed writes kept, and the dead file system is let go.
+epoch () {
+  mkfs.ext4 -q -F -b 4096 "$dev"
+  mount -o "$1" "$dev" "$tmp/fs"
+  mkdir "$tmp/fs/d"
+  for i in $(seq 20); do head -c $((i * 5000)) /dev/urandom > "$tmp/fs/d/base$i"; done
+  sync -f "$tmp/fs"              # the checkpoint: all flushed
+  for i in $(seq 60); do
+    f=$tmp/fs/d/f$i
+    head -c $((4096 + i * 700)) /dev/urandom > "$f.tmp"
+    [ $((i % 3)) = 0 ] && sync -d "$f.tmp"
+    mv "$f.tmp" "$f"
+    [ $((i % 4)) = 0 ] && rm -f "$tmp/fs/d/base$((i / 4))"
+    [ $((i % 10)) = 0 ] && mkdir "$tmp/fs/d/sub$i" && mv "$tmp/fs/d/f$((i - 1))" "$tmp/fs/d/sub$i/"
+  done
+  # Direct writes reach the disk at once, with no flush after them:
+  # unflushed data in the disk's cache, and their metadata in a journal
+  # transaction not yet committed.
+  for i in $(seq 8); do
+    dd if=/dev/urandom of="$tmp/fs/d/direct$i" bs=64K count=$i oflag=direct status=none
+  done
+  ctl power-off > /dev/null || fail "power-off"
+  umount "$tmp/fs" 2> /dev/null || umount -l "$tmp/fs"
+  blockdev --flushbufs "$dev" 2> /dev/null || true
+}
+
+# The views leave the disk as it was: the same cache before and after,
+# and after power-on the same bytes as before the views.
+epoch defaults
+ctl power-on > /dev/null
+before=$(sha256sum < "$mnt/fs")
+ctl power-off > /dev/null
+cached=$(jq .write_cache.entries "$mnt/.blkemu/fs/stats")
+[ "$cached" -gt 0 ] || fail "the epoch left nothing unflushed in the cache"
+echo "ok: the epoch left $cached writes unflushed"
+"$crashcheck" --control "$sock" --dev "$dev" --states "$states" --seed 1000 \
+    --mode torn --check "$check" > "$tmp/barrier.out" 2>&1 && rc=0 || rc=$?
+cat "$tmp/barrier.out"
+[ $rc = 0 ] || fail "with barriers a crash state failed its check"
+grep -q "^blkemu-crashcheck: $states states of mode torn (seeds 1000..$((1000 + states - 1))): $states passed, 0 failed$" "$tmp/barrier.out" ||
+  fail "the summary line"
+expect_eq "the cache still holds the epoch's writes" \
+  "$(jq .write_cache.entries "$mnt/.blkemu/fs/stats")" "$cached"
+expect_eq "views opened" "$(jq .faults.views "$mnt/.blkemu/fs/stats")" "$states"
+
+ctl power-on > /dev/null
+expect_eq "after the views and power-on the disk is byte for byte the same" \
+  "$(sha256sum < "$mnt/fs")" "$before"
+
+# Without barriers the cache is never flushed: the explorer must find
+# states that do not mount or do not fsck clean.
+epoch barrier=0
+"$crashcheck" --control "$sock" --dev "$dev" --states "$states" --seed 2000 \
+    --mode torn --keep-going --log "$tmp/logs" --check "$check" > "$tmp/nobarrier.out" 2>&1 && rc=0 || rc=$?
+cat "$tmp/nobarrier.out"
+[ $rc = 1 ] || fail "barrier=0: no crash state failed its check (exit $rc)"
+bad=$(sed -n 's/.* failed: seeds \(.*\)$/\1/p' "$tmp/nobarrier.out")
+[ -n "$bad" ] || fail "barrier=0: no failing seeds listed"
+echo "ok: barrier=0: failing states found: seeds $bad"
+grep -q "write [0-9]*: offset [0-9]* length [0-9]* \(persisted\|lost\|torn\)" "$tmp/nobarrier.out" ||
+  fail "a failing state's writes are not listed"
+# --replay gives the same verdict for a failing seed.
+first=${bad%% *}
+"$crashcheck" --control "$sock" --dev "$dev" --replay "$first" --mode torn \
+    --check "$check" > "$tmp/replay.out" 2>&1 && fail "replay of seed $first passed"
+grep -q "seed $first: .*FAILED" "$tmp/replay.out" || fail "replay output: $(cat "$tmp/replay.out")"
+echo "ok: --replay $first fails again"
+
+# Bad use is refused with the option and the rule.
+out=$("$crashcheck" --control "$sock" --check true --states 0 2>&1) && rc=0 || rc=$?
+[ $rc = 2 ] && [ "$out" = "blkemu-crashcheck: --states 0: must be a whole number >= 1" ] ||
+  fail "--states 0: exit $rc: $out"
+out=$("$crashcheck" --control "$sock" --check 'fsck {dev}' 2>&1) && rc=0 || rc=$?
+[ $rc = 2 ] && [ "$out" = "blkemu-crashcheck: --check uses {dev}: say what it is with --dev" ] ||
+  fail "{dev} without --dev: exit $rc: $out"
+echo "ok: bad options refused"
+ctl power-on > /dev/null
