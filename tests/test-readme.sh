@@ -35,6 +35,9 @@ plugin_rule () {
   sed -E 's#^(nbdkit( +-[^ ]+( +[^- ][^ ]*)?)*) +blkemu( |$)#\1 '"$PLUGIN"'\4#'
 }
 
+# The README's fixed paths, left behind by an interrupted run.
+readme_paths="/tmp/leg.sock /tmp/leg.ctl /tmp/leg.json /tmp/d.sock /tmp/d.ctl /tmp/d.bt /tmp/c.sock /tmp/c.ctl"
+rm -f $readme_paths
 n=$(cat "$tmp/count")
 ran=0 listed=0
 cd "$top"
@@ -72,4 +75,4 @@ for i in $(seq "$n"); do
   esac
 done
 echo "ok: README: $ran blocks run as written, $listed listed with the reason"
-rm -f /tmp/leg.sock /tmp/leg.ctl /tmp/leg.json /tmp/d.sock /tmp/d.ctl /tmp/d.bt
+rm -f $readme_paths
