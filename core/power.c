@@ -258,6 +258,7 @@ blkemu_disk_power_on (struct blkemu_disk *disk)
     view_end_locked (disk);
   disk->held = false;
   disk->faults.offline = false;
+  wcache_thaw (&disk->wcache);
   model_reset (disk->model, disk->model_state);
   pthread_mutex_unlock (&disk->lock);
   pthread_mutex_unlock (&disk->power_lock);
@@ -297,7 +298,10 @@ blkemu_disk_power_off (struct blkemu_disk *disk, char *err, size_t errlen)
 static int
 overlay_sink (void *arg, uint64_t offset, uint64_t len, const void *data)
 {
-  return overlay_put (arg, offset, len, data);
+  /* The crash walk puts back in increasing order, without overlap; the
+   * log is left as it is while the disk is off: its bytes are borrowed.
+   */
+  return overlay_base_add (arg, offset, len, data);
 }
 
 int

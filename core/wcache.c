@@ -2,7 +2,6 @@
 #include "wcache.h"
 
 #include <errno.h>
-#include <search.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,8 +153,8 @@ wcache_write (struct wcache *w, enum blkemu_op op, void *buf, uint64_t len,
   }
 
   pthread_mutex_lock (&w->lock);
-  int err = 0;
-  if (u) {
+  int err = w->frozen ? EIO : 0;
+  if (u && err == 0) {
     err = backend_io (w->backend, BLKEMU_OP_READ, u->data, len, offset, 0);
     if (err == 0 && all_zero (u->data, len)) {
       struct undo *small = realloc (u, sizeof *u);
@@ -181,7 +180,8 @@ void
 wcache_settle (struct wcache *w, uint64_t offset, uint64_t len)
 {
   pthread_mutex_lock (&w->lock);
-  make_durable (w, offset, offset + len);
+  if (!w->frozen)        /* zoned disks are never powered off with it */
+    make_durable (w, offset, offset + len);
   pthread_mutex_unlock (&w->lock);
 }
 
@@ -216,43 +216,20 @@ wcache_flush_run (struct wcache *w, uint64_t generation_at_arrival)
 }
 
 /* ---- crash states ----------------------------------------------------
- * Walking the log newest first, each block ends up holding the version
- * written by the newest write that persisted there, or its flushed
- * version when none did: a lost write puts back its old contents except
- * where a newer persisted write already decided the block (KEPT).  One
- * walk gives every crash mode: lose-all keeps nothing; subset keeps each
- * write whole or not at all; torn may keep only some of a write's atomic
- * units.  Decisions are a hash of (seed, the write's sequence number,
- * the unit's index), so one seed on one history gives one state,
- * whatever order the walk takes.
+ * Each block ends up holding the version written by the newest write
+ * that persisted there, or its flushed version when none did.  In the
+ * undo log's terms, with the entries numbered newest first (0 = newest):
+ * a block covered by a kept piece with the smallest number K takes the
+ * old data of the oldest lost piece newer than K -- the largest number
+ * below K -- or stays as it is when there is none.  lose-all keeps
+ * nothing; subset keeps each write whole or not at all; torn may keep
+ * only some of a write's atomic units.  Decisions are a hash of (seed,
+ * the write's sequence number, the unit's index), so one seed on one
+ * history gives one state; every decision is known before the walk, so
+ * the state is computed offline: one sort and a sweep over the pieces,
+ * with two Fenwick trees over the entry numbers for "first kept" and
+ * "last lost below it" -- arrays, no allocation per piece.
  */
-
-/* KEPT: disjoint ranges of blocks a persisted write decided, in a tree
- * (tsearch) whose comparison calls overlapping ranges equal.
- */
-struct span {
-  uint64_t start, end;
-};
-
-static int
-span_cmp (const void *a, const void *b)
-{
-  const struct span *x = a, *y = b;
-  if (x->end <= y->start)
-    return -1;
-  if (y->end <= x->start)
-    return 1;
-  return 0;
-}
-
-struct crash_walk {
-  struct wcache *w;
-  struct wcache_crash *c;
-  void *kept;                 /* tree of struct span */
-  struct span *stack;         /* restore_unkept's pending ranges */
-  size_t nstack, stack_cap;
-  int err;
-};
 
 static uint64_t
 mix64 (uint64_t x)
@@ -267,108 +244,6 @@ static uint64_t
 draw (uint64_t seed, uint64_t seq, uint64_t unit)
 {
   return mix64 (mix64 (seed ^ mix64 (seq)) ^ unit);
-}
-
-static void
-note_err (struct crash_walk *cw, int r)
-{
-  if (r && !cw->err)
-    cw->err = r;
-}
-
-/* [START, END) of U persisted: no older write may put it back. */
-static void
-keep (struct crash_walk *cw, uint64_t start, uint64_t end)
-{
-  struct span key = { start, end };
-  void **found;
-  /* Absorb every kept range it overlaps, then add the union. */
-  while ((found = tfind (&key, &cw->kept, span_cmp)) != NULL) {
-    struct span *old = *found;
-    key.start = key.start < old->start ? key.start : old->start;
-    key.end = key.end > old->end ? key.end : old->end;
-    tdelete (old, &cw->kept, span_cmp);
-    free (old);
-  }
-  struct span *n = malloc (sizeof *n);
-  if (n)
-    *n = key;
-  if (!n || !tsearch (n, &cw->kept, span_cmp)) {
-    /* Without the record an older lost write could put back data over a
-     * persisted one: refuse the state rather than produce an illegal one.
-     */
-    free (n);
-    note_err (cw, ENOMEM);
-  }
-}
-
-/* Put back U's old contents over [START, END): on the medium, or into
- * the caller's sink (a crash view).
- */
-static void
-restore (struct crash_walk *cw, const struct undo *u, uint64_t start,
-         uint64_t end)
-{
-  const struct backend *b = cw->w->backend;
-  int r;
-  if (cw->c->sink)
-    r = cw->c->sink (cw->c->sink_arg, start, end - start,
-                     u->zeros ? NULL : u->data + (start - u->offset));
-  else if (u->zeros)
-    r = backend_io (b, BLKEMU_OP_ZERO, NULL, end - start, start, 0);
-  else
-    r = backend_io (b, BLKEMU_OP_WRITE, (void *) (u->data + (start - u->offset)),
-                    end - start, start, 0);
-  note_err (cw, r);
-  cw->c->lost_bytes += end - start;
-  if (cw->c->undone)
-    cw->c->undone (cw->c->arg, start, end - start);
-}
-
-static bool
-push_range (struct crash_walk *cw, uint64_t start, uint64_t end)
-{
-  if (cw->nstack == cw->stack_cap) {
-    size_t cap = cw->stack_cap ? cw->stack_cap * 2 : 16;
-    struct span *s = realloc (cw->stack, cap * sizeof *s);
-    if (!s) {
-      note_err (cw, ENOMEM);
-      return false;
-    }
-    cw->stack = s;
-    cw->stack_cap = cap;
-  }
-  cw->stack[cw->nstack++] = (struct span) { start, end };
-  return true;
-}
-
-/* U lost [START, END): put back its old contents where no newer
- * persisted write decided the blocks.
- */
-static void
-restore_unkept (struct crash_walk *cw, const struct undo *u, uint64_t start,
-                uint64_t end)
-{
-  if (!cw->kept) {                  /* lose-all, or nothing kept yet */
-    restore (cw, u, start, end);
-    return;
-  }
-  cw->nstack = 0;
-  if (!push_range (cw, start, end))
-    return;
-  while (cw->nstack) {
-    struct span r = cw->stack[--cw->nstack];
-    void **found = tfind (&r, &cw->kept, span_cmp);
-    if (!found) {
-      restore (cw, u, r.start, r.end);
-      continue;
-    }
-    const struct span *k = *found;
-    if (r.start < k->start && !push_range (cw, r.start, k->start))
-      return;
-    if (k->end < r.end && !push_range (cw, k->end, r.end))
-      return;
-  }
 }
 
 enum fate { FATE_LOST, FATE_KEPT, FATE_TORN };
@@ -390,61 +265,245 @@ write_fate (const struct wcache_crash *c, uint64_t seq, bool tearable)
   }
 }
 
-/* One entry (a write, or a piece of one: pieces share SEQ).  Sets
- * *ANY_KEPT and *ANY_LOST by what reached the medium.
+/* A piece of an entry that reached the medium (KEEP) or not. */
+struct piece {
+  uint64_t start, end;
+  uint32_t entry;            /* its entry's number, 0 = newest */
+  bool keep;
+};
+
+/* A Fenwick tree over entry numbers: which are active at the sweep's
+ * position, with "the first" and "the last below K" in O(log n).
+ */
+struct fenwick {
+  uint32_t *t;
+  uint32_t n, top;           /* TOP: the highest power of two <= N */
+};
+
+static void
+fw_add (struct fenwick *f, uint32_t i, int32_t d)
+{
+  for (i++; i <= f->n; i += i & -i)
+    f->t[i] += (uint32_t) d;
+}
+
+static uint32_t
+fw_prefix (const struct fenwick *f, uint32_t k)   /* active in [0, k) */
+{
+  uint32_t s = 0;
+  for (; k; k -= k & -k)
+    s += f->t[k];
+  return s;
+}
+
+/* The active number with S active at or below it (S >= 1). */
+static uint32_t
+fw_find (const struct fenwick *f, uint32_t s)
+{
+  uint32_t pos = 0;
+  for (uint32_t step = f->top; step; step >>= 1)
+    if (pos + step <= f->n && f->t[pos + step] < s) {
+      pos += step;
+      s -= f->t[pos];
+    }
+  return pos;   /* 0-based: the (pos+1)-th slot */
+}
+
+static int
+piece_by_start (const void *a, const void *b)
+{
+  const struct piece *x = a, *y = b;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+struct walk {
+  struct wcache *w;
+  struct wcache_crash *c;
+  const struct undo **entry;   /* by number, newest first */
+  struct piece *p;
+  size_t np, cap;
+  int err;
+};
+
+static bool
+add_piece (struct walk *wk, uint64_t start, uint64_t end, uint32_t entry,
+           bool keep)
+{
+  if (wk->np == wk->cap) {
+    size_t cap = wk->cap ? wk->cap * 2 : 1024;
+    struct piece *p = realloc (wk->p, cap * sizeof *p);
+    if (!p)
+      return false;
+    wk->p = p;
+    wk->cap = cap;
+  }
+  wk->p[wk->np++] = (struct piece) { start, end, entry, keep };
+  return true;
+}
+
+/* Put back entry U's old contents over [START, END): on the medium, or
+ * into the caller's sink (a crash view).
  */
 static void
-crash_entry (struct crash_walk *cw, const struct undo *u, bool *any_kept,
-             bool *any_lost)
+restore (struct walk *wk, const struct undo *u, uint64_t start, uint64_t end)
 {
-  const struct wcache_crash *c = cw->c;
+  const struct backend *b = wk->w->backend;
+  struct wcache_crash *c = wk->c;
+  const void *data = u->zeros ? NULL : u->data + (start - u->offset);
+  int r;
+  if (c->sink)
+    r = c->sink (c->sink_arg, start, end - start, data);
+  else if (!data)
+    r = backend_io (b, BLKEMU_OP_ZERO, NULL, end - start, start, 0);
+  else
+    r = backend_io (b, BLKEMU_OP_WRITE, (void *) data, end - start, start, 0);
+  if (r && !wk->err)
+    wk->err = r;
+  c->lost_bytes += end - start;
+  if (c->undone)
+    c->undone (c->arg, start, end - start);
+}
+
+/* Entry number I, U: its pieces, and whether any was kept or lost. */
+static bool
+entry_pieces (struct walk *wk, uint32_t i, const struct undo *u,
+              bool *any_kept, bool *any_lost)
+{
+  const struct wcache_crash *c = wk->c;
   uint64_t start = u->offset, end = u->offset + u->len;
   uint64_t unit = c->unit ? c->unit : 1;
-  bool tearable = start / unit != (end - 1) / unit;
-  enum fate f = write_fate (c, u->seq, tearable);
+  enum fate f = write_fate (c, u->seq, start / unit != (end - 1) / unit);
   if (f != FATE_TORN) {
-    if (f == FATE_KEPT)
-      keep (cw, start, end);
-    else
-      restore_unkept (cw, u, start, end);
     *(f == FATE_KEPT ? any_kept : any_lost) = true;
-    return;
+    return add_piece (wk, start, end, i, f == FATE_KEPT);
   }
-  /* Torn: each atomic unit it touches reached the medium or not. */
   for (uint64_t a = start; a < end;) {
     uint64_t b = (a / unit + 1) * unit;
     b = b < end ? b : end;
-    if (draw (c->seed, u->seq, a / unit) & 1) {
-      keep (cw, a, b);
-      *any_kept = true;
-    }
-    else {
-      restore_unkept (cw, u, a, b);
-      *any_lost = true;
-    }
+    bool keep = draw (c->seed, u->seq, a / unit) & 1;
+    *(keep ? any_kept : any_lost) = true;
+    /* Neighbouring units with one fate are one piece. */
+    if (wk->np && wk->p[wk->np - 1].entry == i &&
+        wk->p[wk->np - 1].end == a && wk->p[wk->np - 1].keep == keep)
+      wk->p[wk->np - 1].end = b;
+    else if (!add_piece (wk, a, b, i, keep))
+      return false;
     a = b;
   }
+  return true;
 }
 
-static void
-free_span (void *p)
+static int
+piece_by_end (const void *a, const void *b)
 {
-  free (p);
+  const struct piece *x = *(struct piece *const *) a;
+  const struct piece *y = *(struct piece *const *) b;
+  return x->end < y->end ? -1 : x->end > y->end;
 }
 
-/* The walk, LOCK held.  Returns 0 or an errno. */
+static uint32_t
+highest_pow2 (uint32_t n)
+{
+  uint32_t t = 1;
+  while (t <= n / 2)
+    t *= 2;
+  return t;
+}
+
+/* The sweep: at each stretch between two piece boundaries, the first
+ * kept entry K and the last lost one below it decide what is put back;
+ * neighbouring stretches of one entry are put back at once.
+ */
+static int
+sweep (struct walk *wk, uint32_t nentries)
+{
+  size_t n = wk->np;
+  struct piece *p = wk->p;
+  struct piece **byend = malloc (n * sizeof *byend);
+  /* ACTIVE[e]: entry e's piece at the position (an entry's pieces never
+   * overlap each other); the trees count exactly these.
+   */
+  const struct piece **active = calloc (nentries, sizeof *active);
+  struct fenwick kept = { calloc (nentries + 1, sizeof (uint32_t)), nentries,
+                          highest_pow2 (nentries) };
+  struct fenwick lost = { calloc (nentries + 1, sizeof (uint32_t)), nentries,
+                          kept.top };
+  int err = 0;
+  if (!byend || !active || !kept.t || !lost.t) {
+    err = ENOMEM;
+    goto out;
+  }
+  qsort (p, n, sizeof *p, piece_by_start);
+  for (size_t i = 0; i < n; i++)
+    byend[i] = &p[i];
+  qsort (byend, n, sizeof *byend, piece_by_end);
+
+  size_t si = 0, ei = 0;
+  const struct undo *run = NULL;        /* the stretch being put back */
+  uint64_t run_start = 0, run_end = 0;
+  while (ei < n) {
+    uint64_t pos = si < n && p[si].start < byend[ei]->end ? p[si].start
+                                                          : byend[ei]->end;
+    for (; ei < n && byend[ei]->end == pos; ei++) {
+      const struct piece *q = byend[ei];
+      if (active[q->entry] == q) {
+        fw_add (q->keep ? &kept : &lost, q->entry, -1);
+        active[q->entry] = NULL;
+      }
+    }
+    for (; si < n && p[si].start == pos; si++) {
+      active[p[si].entry] = &p[si];
+      fw_add (p[si].keep ? &kept : &lost, p[si].entry, 1);
+    }
+    if (ei == n)
+      break;
+    uint64_t next = si < n && p[si].start < byend[ei]->end ? p[si].start
+                                                           : byend[ei]->end;
+    /* Over [pos, next): the first kept entry, and the last lost below. */
+    uint32_t k = fw_prefix (&kept, nentries) ? fw_find (&kept, 1) : nentries;
+    uint32_t below = fw_prefix (&lost, k);
+    const struct undo *win = below ? wk->entry[fw_find (&lost, below)] : NULL;
+    if (win && win == run && run_end == pos) {
+      run_end = next;
+      continue;
+    }
+    if (run)
+      restore (wk, run, run_start, run_end);
+    run = win;
+    run_start = pos;
+    run_end = next;
+  }
+  if (run)
+    restore (wk, run, run_start, run_end);
+out:
+  free (byend);
+  free (active);
+  free (kept.t);
+  free (lost.t);
+  return err;
+}
+
+/* The state, LOCK held.  Returns 0 or an errno. */
 static int
 crash_walk (struct wcache *w, struct wcache_crash *c)
 {
-  struct crash_walk cw = { .w = w, .c = c };
+  struct walk wk = { .w = w, .c = c };
   c->persisted = c->lost = c->torn = c->lost_bytes = 0;
+  uint32_t n = (uint32_t) w->entries;
+  wk.entry = malloc ((n ? n : 1) * sizeof *wk.entry);
+  if (!wk.entry)
+    return ENOMEM;
   /* Newest first.  The pieces of a split entry are neighbours with one
    * seq: one write, one fate, counted once.
    */
   bool any_kept = false, any_lost = false;
   uint64_t w_start = 0, w_end = 0;
-  for (struct undo *u = w->newest; u; u = u->older) {
-    crash_entry (&cw, u, &any_kept, &any_lost);
+  uint32_t i = 0;
+  int err = 0;
+  for (struct undo *u = w->newest; u && !err; u = u->older, i++) {
+    wk.entry[i] = u;
+    if (!entry_pieces (&wk, i, u, &any_kept, &any_lost))
+      err = ENOMEM;
     uint64_t end = u->offset + u->len;
     if (!u->newer || u->newer->seq != u->seq) {
       w_start = u->offset;
@@ -465,9 +524,11 @@ crash_walk (struct wcache *w, struct wcache_crash *c)
       any_kept = any_lost = false;
     }
   }
-  tdestroy (cw.kept, free_span);
-  free (cw.stack);
-  return cw.err;
+  if (!err && wk.np)
+    err = sweep (&wk, i);
+  free (wk.entry);
+  free (wk.p);
+  return err ? err : wk.err;
 }
 
 int
@@ -477,6 +538,7 @@ wcache_crash (struct wcache *w, struct wcache_crash *c)
   pthread_mutex_lock (&w->lock);
   int err = crash_walk (w, c);
   drop_older_than (w, UINT64_MAX);
+  w->frozen = false;
   pthread_mutex_unlock (&w->lock);
   if (err == 0 && !c->sink)
     err = backend_io (w->backend, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
@@ -500,6 +562,15 @@ wcache_power_cut (struct wcache *w)
    * wcache_flush_run); later ones fail.
    */
   pthread_mutex_lock (&w->lock);
+  w->frozen = true;
+  pthread_mutex_unlock (&w->lock);
+}
+
+void
+wcache_thaw (struct wcache *w)
+{
+  pthread_mutex_lock (&w->lock);
+  w->frozen = false;
   pthread_mutex_unlock (&w->lock);
 }
 

@@ -39,6 +39,8 @@ struct wcache {
   uint64_t entries;
   uint64_t next_seq;       /* stamped on each entry, increasing */
   uint64_t generation;     /* crashes so far (atomic) */
+  bool frozen;             /* powered off with the log kept: nothing may
+                              change it (crash views borrow its bytes) */
 };
 
 void wcache_init (struct wcache *w, const struct backend *backend);
@@ -85,7 +87,8 @@ struct wcache_crash {
                 enum blkemu_crash_fate fate);
   void *arg, *fate_arg;
   /* Where put-back data goes (NULL: the medium).  DATA NULL: zeros.
-   * Returns 0 or an errno.
+   * Called in increasing order of OFFSET, the ranges disjoint; DATA
+   * points into the log.  Returns 0 or an errno.
    */
   int (*sink) (void *arg, uint64_t offset, uint64_t len, const void *data);
   void *sink_arg;
@@ -98,9 +101,12 @@ int wcache_crash (struct wcache *w, struct wcache_crash *c);
  */
 int wcache_crash_state (struct wcache *w, struct wcache_crash *c);
 /* The power goes, the log kept (for crash views): requests and flushes in
- * flight fail as at a crash.
+ * flight fail as at a crash, and the log is frozen -- a write still on its
+ * way fails with EIO without reaching the medium -- until wcache_thaw or
+ * wcache_crash.
  */
 void wcache_power_cut (struct wcache *w);
+void wcache_thaw (struct wcache *w);
 
 /* Entries and bytes held now (tests, stats). */
 void wcache_usage (struct wcache *w, uint64_t *entries, uint64_t *bytes);

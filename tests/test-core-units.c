@@ -1,13 +1,15 @@
 /* Unit tests of core pieces against hand-computed expectations: unit
- * parsing and printing, the latency histogram's percentiles, and the
- * fixed model's deadlines.  Standalone: exit 0 pass, 1 fail.
+ * parsing and printing, the latency histogram's percentiles, the fixed
+ * model's deadlines and the crash view's overlay.  Standalone: exit 0 pass, 1 fail.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "model.h"
+#include "overlay.h"
 #include "stats.h"
 #include "units.h"
 
@@ -153,10 +155,61 @@ test_fixed_model (void)
   model_destroy (m, s);
 }
 
+/* The crash view's overlay: the base (borrowed, sorted), writes over it
+ * (copied, cut by later writes), zeros, and the medium where neither is.
+ */
+static void
+test_overlay (void)
+{
+  struct overlay o;
+  unsigned char a[4096], b[4096], buf[16384];
+  memset (a, 'a', sizeof a);
+  memset (b, 'b', sizeof b);
+  overlay_init (&o);
+  CHECK (overlay_base_add (&o, 0, 4096, a) == EINVAL, "a closed overlay "
+         "takes nothing");
+  overlay_reset (&o, true);
+  CHECK (overlay_base_add (&o, 4096, 4096, a) == 0, "base 1");
+  CHECK (overlay_base_add (&o, 0, 512, a) == EINVAL, "base out of order");
+  CHECK (overlay_base_add (&o, 10240, 1024, NULL) == 0, "base zeros");
+  CHECK (overlay_put (&o, 6144, 4096, b) == 0, "a write over the base");
+  CHECK (overlay_put (&o, 7168, 512, NULL) == 0, "zeros cut the write");
+  CHECK (overlay_base_add (&o, 12288, 512, a) == EINVAL, "base after a write");
+  memset (buf, 'm', sizeof buf);                 /* the medium */
+  CHECK (overlay_patch (&o, buf, 0, sizeof buf) == 0, "patch");
+  static const struct { uint64_t from, to; char want; } map[] = {
+    { 0, 4096, 'm' }, { 4096, 6144, 'a' }, { 6144, 7168, 'b' },
+    { 7168, 7680, 0 }, { 7680, 10240, 'b' }, { 10240, 11264, 0 },
+    { 11264, 16384, 'm' },
+  };
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+    for (uint64_t x = map[i].from; x < map[i].to; x++)
+      if (buf[x] != (unsigned char) map[i].want) {
+        CHECK (0, "byte %llu: %d, want %d", (unsigned long long) x, buf[x],
+               map[i].want);
+        break;
+      }
+  /* A read inside one range, at an offset. */
+  memset (buf, 'm', 100);
+  CHECK (overlay_patch (&o, buf, 7600, 100) == 0 && buf[0] == 0 &&
+         buf[79] == 0 && buf[80] == 'b' && buf[99] == 'b', "patch at 7600");
+  uint64_t ranges, bytes;
+  overlay_usage (&o, &ranges, &bytes);
+  CHECK (ranges == 3 && bytes == 3584, "written: %llu ranges, %llu bytes",
+         (unsigned long long) ranges, (unsigned long long) bytes);
+  overlay_reset (&o, false);
+  CHECK (overlay_put (&o, 0, 512, b) == EIO, "a closed view refuses writes");
+  memset (buf, 'm', 8192);
+  CHECK (overlay_patch (&o, buf, 0, 8192) == 0 && buf[5000] == 'm',
+         "after the reset the medium shows");
+  overlay_destroy (&o);
+}
+
 int
 main (void)
 {
   test_units ();
+  test_overlay ();
   test_percentiles ();
   test_fixed_model ();
   if (failures) {
