@@ -49,6 +49,8 @@ void
 wcache_destroy (struct wcache *w)
 {
   drop_older_than (w, UINT64_MAX);
+  for (int i = 0; i < 3; i++)
+    free (w->scratch[i].p);
   pthread_mutex_destroy (&w->lock);
 }
 
@@ -325,13 +327,30 @@ struct walk {
   int err;
 };
 
+/* Scratch array I of the cache, at least SIZE bytes (LOCK held). */
+static void *
+scratch (struct wcache *w, int i, size_t size)
+{
+  if (w->scratch[i].size < size) {
+    size_t want = size + size / 2;
+    void *p = realloc (w->scratch[i].p, want);
+    if (!p)
+      return NULL;
+    w->scratch[i].p = p;
+    w->scratch[i].size = want;
+  }
+  return w->scratch[i].p;
+}
+
+enum { SCRATCH_ENTRIES, SCRATCH_PIECES, SCRATCH_SWEEP };
+
 static bool
 add_piece (struct walk *wk, uint64_t start, uint64_t end, uint32_t entry,
            bool keep)
 {
   if (wk->np == wk->cap) {
     size_t cap = wk->cap ? wk->cap * 2 : 1024;
-    struct piece *p = realloc (wk->p, cap * sizeof *p);
+    struct piece *p = scratch (wk->w, SCRATCH_PIECES, cap * sizeof *p);
     if (!p)
       return false;
     wk->p = p;
@@ -419,20 +438,22 @@ sweep (struct walk *wk, uint32_t nentries)
 {
   size_t n = wk->np;
   struct piece *p = wk->p;
-  struct piece **byend = malloc (n * sizeof *byend);
-  /* ACTIVE[e]: entry e's piece at the position (an entry's pieces never
-   * overlap each other); the trees count exactly these.
+  /* One block: BYEND, then ACTIVE[e] (entry e's piece at the position:
+   * an entry's pieces never overlap each other; the trees count exactly
+   * these), then the two trees.
    */
-  const struct piece **active = calloc (nentries, sizeof *active);
-  struct fenwick kept = { calloc (nentries + 1, sizeof (uint32_t)), nentries,
-                          highest_pow2 (nentries) };
-  struct fenwick lost = { calloc (nentries + 1, sizeof (uint32_t)), nentries,
-                          kept.top };
-  int err = 0;
-  if (!byend || !active || !kept.t || !lost.t) {
-    err = ENOMEM;
-    goto out;
-  }
+  size_t ptrs = n + nentries, words = 2 * ((size_t) nentries + 1);
+  char *block = scratch (wk->w, SCRATCH_SWEEP,
+                         ptrs * sizeof (void *) + words * sizeof (uint32_t));
+  if (!block)
+    return ENOMEM;
+  memset (block + n * sizeof (void *), 0,
+          nentries * sizeof (void *) + words * sizeof (uint32_t));
+  struct piece **byend = (struct piece **) block;
+  const struct piece **active = (const struct piece **) (byend + n);
+  uint32_t *t = (uint32_t *) (active + nentries);
+  struct fenwick kept = { t, nentries, highest_pow2 (nentries) };
+  struct fenwick lost = { t + nentries + 1, nentries, kept.top };
   qsort (p, n, sizeof *p, piece_by_start);
   for (size_t i = 0; i < n; i++)
     byend[i] = &p[i];
@@ -475,12 +496,7 @@ sweep (struct walk *wk, uint32_t nentries)
   }
   if (run)
     restore (wk, run, run_start, run_end);
-out:
-  free (byend);
-  free (active);
-  free (kept.t);
-  free (lost.t);
-  return err;
+  return 0;
 }
 
 /* The state, LOCK held.  Returns 0 or an errno. */
@@ -490,7 +506,7 @@ crash_walk (struct wcache *w, struct wcache_crash *c)
   struct walk wk = { .w = w, .c = c };
   c->persisted = c->lost = c->torn = c->lost_bytes = 0;
   uint32_t n = (uint32_t) w->entries;
-  wk.entry = malloc ((n ? n : 1) * sizeof *wk.entry);
+  wk.entry = scratch (w, SCRATCH_ENTRIES, (n ? n : 1) * sizeof *wk.entry);
   if (!wk.entry)
     return ENOMEM;
   /* Newest first.  The pieces of a split entry are neighbours with one
@@ -526,8 +542,6 @@ crash_walk (struct wcache *w, struct wcache_crash *c)
   }
   if (!err && wk.np)
     err = sweep (&wk, i);
-  free (wk.entry);
-  free (wk.p);
   return err ? err : wk.err;
 }
 

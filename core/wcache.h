@@ -41,6 +41,11 @@ struct wcache {
   uint64_t generation;     /* crashes so far (atomic) */
   bool frozen;             /* powered off with the log kept: nothing may
                               change it (crash views borrow its bytes) */
+  /* A crash state's working arrays, kept from one crash or view to the
+   * next (fresh pages cost page faults every time; a run of views reuses
+   * them).  They grow to the largest log seen, about 60 bytes an entry.
+   */
+  struct { void *p; size_t size; } scratch[3];
 };
 
 void wcache_init (struct wcache *w, const struct backend *backend);
