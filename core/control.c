@@ -255,13 +255,30 @@ mode_and_seed (const char *what, char **save, struct strbuf *sb,
   return 0;
 }
 
+/* crash MODE [SEED] and view MODE [SEED]: the state by MAKE, and the
+ * reply saying what it did.
+ */
 static void
-reply_state (struct strbuf *sb, const struct blkemu_crash_report *r)
+make_state (struct blkemu_disk *disk, const char *what, const char *mode_name,
+            char **save, struct strbuf *sb,
+            int (*make) (struct blkemu_disk *, enum blkemu_crash_mode,
+                         uint64_t, struct blkemu_crash_report *, char *,
+                         size_t))
 {
+  char err[BLKEMU_ERR_MAX];
+  enum blkemu_crash_mode mode;
+  uint64_t seed;
+  struct blkemu_crash_report r;
+  if (mode_and_seed (what, save, sb, mode_name, &mode, &seed) == -1)
+    return;
+  if (make (disk, mode, seed, &r, err, sizeof err) == -1) {
+    sb_printf (sb, "error: %s\n", err);
+    return;
+  }
   sb_printf (sb, "ok mode=%s seed=%llu persisted=%llu lost=%llu torn=%llu\n",
-             blkemu_crash_mode_name (r->mode), (unsigned long long) r->seed,
-             (unsigned long long) r->persisted, (unsigned long long) r->lost,
-             (unsigned long long) r->torn);
+             blkemu_crash_mode_name (r.mode), (unsigned long long) r.seed,
+             (unsigned long long) r.persisted, (unsigned long long) r.lost,
+             (unsigned long long) r.torn);
 }
 
 static void
@@ -275,15 +292,7 @@ cmd_crash (struct blkemu_disk *disk, char **save, struct strbuf *sb,
     reply_result (sb, blkemu_disk_crash (disk, err, sizeof err), err);
     return;
   }
-  enum blkemu_crash_mode mode;
-  uint64_t seed;
-  struct blkemu_crash_report r;
-  if (mode_and_seed ("crash", save, sb, mode_name, &mode, &seed) == -1)
-    return;
-  if (blkemu_disk_crash_state (disk, mode, seed, &r, err, sizeof err) == -1)
-    sb_printf (sb, "error: %s\n", err);
-  else
-    reply_state (sb, &r);
+  make_state (disk, "crash", mode_name, save, sb, blkemu_disk_crash_state);
 }
 
 static void
@@ -314,15 +323,7 @@ cmd_view (struct blkemu_disk *disk, char **save, struct strbuf *sb,
       reply_result (sb, blkemu_disk_view_close (disk, err, sizeof err), err);
     return;
   }
-  enum blkemu_crash_mode mode;
-  uint64_t seed;
-  struct blkemu_crash_report r;
-  if (mode_and_seed ("view", save, sb, mode_name, &mode, &seed) == -1)
-    return;
-  if (blkemu_disk_view_open (disk, mode, seed, &r, err, sizeof err) == -1)
-    sb_printf (sb, "error: %s\n", err);
-  else
-    reply_state (sb, &r);
+  make_state (disk, "view", mode_name, save, sb, blkemu_disk_view_open);
 }
 
 static void
