@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,8 +48,9 @@
 #define INO_ATTR_BASE  1024
 #define CTLDIR_NAME    ".blkemu"
 
-/* Attribute files: three fixed, then one per spec key. */
-enum { ATTR_DIR, ATTR_STATS, ATTR_SUMMARY, ATTR_RESET, ATTR_KEY0 };
+/* Attribute files: the fixed ones, then one per spec key. */
+enum { ATTR_DIR, ATTR_STATS, ATTR_SUMMARY, ATTR_RESET, ATTR_POWER, ATTR_VIEW,
+       ATTR_KEY0 };
 
 /* The largest request libfuse can receive: its read buffer holds 256
  * pages (FUSE_MAX_MAX_PAGES in libfuse 3.14), and the kernel refuses a
@@ -61,6 +63,9 @@ struct disk {
   const char *name;   /* the disk's name=, owned by the disk */
   struct blkemu_disk *emu;
   struct blkemu_geometry geo;
+  /* What the power and view files read back: the last thing each did. */
+  pthread_mutex_t said_lock;
+  char power_said[160], view_said[160];
 };
 
 /* The disks given with --disk, in order. */
@@ -104,6 +109,8 @@ attr_name (unsigned attr)
   case ATTR_STATS: return "stats";
   case ATTR_SUMMARY: return "summary";
   case ATTR_RESET: return "reset";
+  case ATTR_POWER: return "power";
+  case ATTR_VIEW: return "view";
   default: return blkemu_key_name (attr - ATTR_KEY0);
   }
 }
@@ -118,7 +125,8 @@ attr_listed (unsigned attr)
     return true;
   const char *name = attr_name (attr);
   return strcmp (name, "stats") && strcmp (name, "summary") &&
-         strcmp (name, "reset");
+         strcmp (name, "reset") && strcmp (name, "power") &&
+         strcmp (name, "view");
 }
 
 /* Decode an attribute inode: returns false if INO is not one. */
@@ -195,6 +203,8 @@ fill_stat (fuse_ino_t ino, struct stat *st)
     }
     else if (attr == ATTR_RESET)
       st->st_mode = S_IFREG | 0200;
+    else if (attr == ATTR_POWER || attr == ATTR_VIEW)
+      st->st_mode = S_IFREG | 0644;
     else if (attr >= ATTR_KEY0 && blkemu_key_is_runtime (attr_name (attr)))
       st->st_mode = S_IFREG | 0644;
     else
@@ -420,6 +430,14 @@ attr_text (size_t d, unsigned attr)
   case ATTR_STATS: return blkemu_disk_stats_json (emu, true);
   case ATTR_SUMMARY: return blkemu_disk_summary_text (emu);
   case ATTR_RESET: return strdup ("");
+  case ATTR_POWER:
+  case ATTR_VIEW: {
+    pthread_mutex_lock (&disks[d].said_lock);
+    char *t = strdup (attr == ATTR_POWER ? disks[d].power_said
+                                         : disks[d].view_said);
+    pthread_mutex_unlock (&disks[d].said_lock);
+    return t;
+  }
   default:
     /* one byte kept for the newline */
     if (blkemu_disk_get (emu, attr_name (attr), v, sizeof v - 1, err,
@@ -513,6 +531,99 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   disk_submit (req, dk->emu, BLKEMU_OP_READ, NULL, size, (uint64_t) off, 0);
 }
 
+/* Remember what the power or view file reads back. */
+static void
+say (size_t d, unsigned attr, const char *fmt, ...)
+  __attribute__ ((format (printf, 3, 4)));
+static void
+say (size_t d, unsigned attr, const char *fmt, ...)
+{
+  struct disk *dk = &disks[d];
+  va_list ap;
+  va_start (ap, fmt);
+  pthread_mutex_lock (&dk->said_lock);
+  vsnprintf (attr == ATTR_POWER ? dk->power_said : dk->view_said,
+             sizeof dk->power_said, fmt, ap);
+  pthread_mutex_unlock (&dk->said_lock);
+  va_end (ap);
+}
+
+/* "MODE [SEED]" of the power and view files: 0, or EINVAL said. */
+static int
+parse_state (size_t d, const char *file, char *words, const char *what,
+             enum blkemu_crash_mode *mode, uint64_t *seed)
+{
+  char *save, *m = strtok_r (words, " ", &save), *s = strtok_r (NULL, " ", &save);
+  char *end = NULL;
+  *seed = 0;
+  if (s) {
+    errno = 0;
+    *seed = strtoull (s, &end, 10);
+  }
+  if (!m || blkemu_crash_mode_parse (m, mode) == -1 ||
+      (s && (errno || *end || *s == '-')) || strtok_r (NULL, " ", &save)) {
+    fprintf (stderr, "blkemu-fuse: %s/%s: write '%s lose-all|subset|torn "
+             "[SEED]'\n", disks[d].name, file, what);
+    return EINVAL;
+  }
+  if (!s)
+    *seed = (uint64_t) time (NULL) ^ ((uint64_t) getpid () << 32);
+  return 0;
+}
+
+/* power: "crash [MODE [SEED]]", "off" (cache kept, for views) or "on".
+ * view: "MODE [SEED]" or "end".  Each reads back what it last did.
+ */
+static int
+power_write (size_t d, unsigned attr, char *value)
+{
+  struct blkemu_disk *emu = disks[d].emu;
+  const char *file = attr_name (attr);
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_crash_report r = { 0 };
+  enum blkemu_crash_mode mode;
+  uint64_t seed;
+  int res = 0;
+  if (attr == ATTR_POWER && !strcmp (value, "on")) {
+    blkemu_disk_power_on (emu);
+    say (d, attr, "on\n");
+    return 0;
+  }
+  if (attr == ATTR_POWER && !strcmp (value, "off"))
+    res = blkemu_disk_power_off (emu, err, sizeof err);
+  else if (attr == ATTR_POWER && !strcmp (value, "crash"))
+    res = blkemu_disk_crash (emu, err, sizeof err);
+  else if (attr == ATTR_VIEW && !strcmp (value, "end"))
+    res = blkemu_disk_view_close (emu, err, sizeof err);
+  else if (attr == ATTR_POWER && !strncmp (value, "crash ", 6)) {
+    if (parse_state (d, file, value + 6, "crash", &mode, &seed))
+      return EINVAL;
+    res = blkemu_disk_crash_state (emu, mode, seed, &r, err, sizeof err);
+  }
+  else if (attr == ATTR_VIEW) {
+    if (parse_state (d, file, value, "", &mode, &seed))
+      return EINVAL;
+    res = blkemu_disk_view_open (emu, mode, seed, &r, err, sizeof err);
+  }
+  else {
+    fprintf (stderr, "blkemu-fuse: %s/power: write 'crash [MODE [SEED]]', "
+             "'off' or 'on', not '%s'\n", disks[d].name, value);
+    return EINVAL;
+  }
+  if (res == -1) {
+    fprintf (stderr, "blkemu-fuse: %s: %s\n", disks[d].name, err);
+    return EIO;
+  }
+  if (strchr (value, ' ') || attr == ATTR_VIEW)
+    say (d, attr, strcmp (value, "end") ? "mode=%s seed=%llu persisted=%llu "
+         "lost=%llu torn=%llu\n" : "end\n", blkemu_crash_mode_name (r.mode),
+         (unsigned long long) r.seed, (unsigned long long) r.persisted,
+         (unsigned long long) r.lost, (unsigned long long) r.torn);
+  else
+    say (d, attr, "%s\n", value);
+  return 0;
+}
+
 /* A write to an attribute file: the whole value in one write. */
 static int
 attr_write (size_t d, unsigned attr, const char *data, size_t size)
@@ -533,6 +644,8 @@ attr_write (size_t d, unsigned attr, const char *data, size_t size)
     blkemu_disk_reset_stats (disks[d].emu);
     return 0;
   }
+  if (attr == ATTR_POWER || attr == ATTR_VIEW)
+    return power_write (d, attr, value);
   if (attr < ATTR_KEY0) {
     fprintf (stderr, "blkemu-fuse: %s/%s is read-only\n", disks[d].name,
              attr_name (attr));
@@ -723,6 +836,9 @@ open_disks (struct options *o)
   for (ndisks = 0; ndisks < o->ndisk_specs; ndisks++) {
     disks[ndisks].emu = emu[ndisks];
     disks[ndisks].name = blkemu_disk_name (emu[ndisks]);
+    pthread_mutex_init (&disks[ndisks].said_lock, NULL);
+    strcpy (disks[ndisks].power_said, "on\n");
+    strcpy (disks[ndisks].view_said, "none\n");
     blkemu_disk_geometry (emu[ndisks], &disks[ndisks].geo);
   }
   return 0;
