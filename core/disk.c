@@ -72,6 +72,8 @@ disk_create (const struct blkemu_spec *spec, char *err)
   faults_init (&disk->faults, &disk->cfg, clock_now_ns ());
   wcache_init (&disk->wcache, &disk->backend);
   overlay_init (&disk->view);
+  badranges_init (&disk->bad);
+  pthread_mutex_init (&disk->inflight_lock, NULL);
   engine_init (&disk->engine, request_fire);
   iowork_init (&disk->iowork);
   if (trace_open (&disk->trace, disk->cfg.str[K_TRACE],
@@ -89,6 +91,8 @@ fail_trace:
   engine_destroy (&disk->engine);
   wcache_destroy (&disk->wcache);
   overlay_destroy (&disk->view);
+  badranges_destroy (&disk->bad);
+  pthread_mutex_destroy (&disk->inflight_lock);
   model_destroy (disk->model, disk->model_state);
 fail_model:
   disk->backend.ops->close (disk->backend.state);
@@ -107,6 +111,8 @@ disk_destroy (struct blkemu_disk *disk)
   iowork_destroy (&disk->iowork);
   wcache_destroy (&disk->wcache);
   overlay_destroy (&disk->view);
+  badranges_destroy (&disk->bad);
+  pthread_mutex_destroy (&disk->inflight_lock);
   zones_destroy (&disk->zones);
   model_destroy (disk->model, disk->model_state);
   disk->backend.ops->close (disk->backend.state);
@@ -295,6 +301,9 @@ struct request {
   bool own_buf;                  /* buf is a copy of a write's data */
   bool cache;
   bool view;                     /* served by the open crash view */
+  /* A write on the disk's in-flight list (interrupted crashes). */
+  struct request *wnext, *wprev;
+  bool listed;
   uint64_t cache_size, crash_gen;
   unsigned io_state;             /* IO_PENDING | IO_DUE, atomic */
   int due_err;                   /* the engine's cancel error, once due */
@@ -599,6 +608,67 @@ request_try_transfer (struct request *req)
   return true;
 }
 
+/* The medium's side of an admitted request: a read of an unreadable
+ * sector fails with a medium error (EIO), and a write joins the list of
+ * writes in flight, which a crash in mode interrupted leaves unreadable.
+ */
+static void
+medium_admit (struct request *req, struct fault_verdict *fv)
+{
+  struct blkemu_disk *disk = req->disk;
+  if (req->op == BLKEMU_OP_READ &&
+      badranges_hit (&disk->bad, req->offset, req->len)) {
+    fv->err = EIO;
+    req->marks |= TRACE_MEDIUM;
+    pthread_mutex_lock (&disk->stats.lock);
+    disk->stats.faults.medium_errors++;
+    pthread_mutex_unlock (&disk->stats.lock);
+  }
+  else if (req->op == BLKEMU_OP_WRITE || req->op == BLKEMU_OP_ZERO) {
+    pthread_mutex_lock (&disk->inflight_lock);
+    req->wprev = NULL;
+    req->wnext = disk->inflight_writes;
+    if (req->wnext)
+      req->wnext->wprev = req;
+    disk->inflight_writes = req;
+    req->listed = true;
+    pthread_mutex_unlock (&disk->inflight_lock);
+  }
+}
+
+/* The write is done (or failed): off the list; what it wrote over an
+ * unreadable sector made it readable.
+ */
+static void
+medium_written (struct request *req, int err)
+{
+  struct blkemu_disk *disk = req->disk;
+  if (!req->listed)
+    return;
+  pthread_mutex_lock (&disk->inflight_lock);
+  if (req->wprev)
+    req->wprev->wnext = req->wnext;
+  else
+    disk->inflight_writes = req->wnext;
+  if (req->wnext)
+    req->wnext->wprev = req->wprev;
+  req->listed = false;
+  pthread_mutex_unlock (&disk->inflight_lock);
+  if (err == 0)
+    badranges_clear (&disk->bad, req->offset, req->len);
+}
+
+void
+disk_interrupt_writes (struct blkemu_disk *disk, uint64_t *ranges)
+{
+  *ranges = 0;
+  pthread_mutex_lock (&disk->inflight_lock);
+  for (struct request *r = disk->inflight_writes; r; r = r->wnext)
+    if (badranges_add (&disk->bad, r->offset, r->len) == 0)
+      (*ranges)++;
+  pthread_mutex_unlock (&disk->inflight_lock);
+}
+
 /* Checks and schedule, then the data transfer unless DEFER (the caller
  * queues it).  Returns 0 with REQ scheduled (finish it with request_end),
  * or the errno of a refusal (recorded; nothing to finish).
@@ -673,6 +743,8 @@ request_begin (struct request *req, void *buf, bool defer)
    */
   req->crash_gen = wcache_generation (&disk->wcache);
   pthread_mutex_unlock (&disk->lock);
+  if (!req->view && !fv.err)
+    medium_admit (req, &fv);
   /* The zone's new write pointer reaches its sidecar before the data
    * moves (backend=file), with the disk lock dropped.  Only writes move
    * write pointers: reads take no sidecar lock.
@@ -681,7 +753,7 @@ request_begin (struct request *req, void *buf, bool defer)
     zones_sidecar_sync (&disk->zones, &disk->lock);
 
   req->err = fv.err;
-  req->injected = fv.err != 0;
+  req->injected = fv.err != 0 && !(req->marks & TRACE_MEDIUM);
   if (!defer)
     request_transfer (req);
   return 0;
@@ -700,6 +772,13 @@ request_end (struct request *req, int cancel_err)
   uint64_t npieces = req->npieces, last = req->entry.deadline_ns;
   int err = req->err ? req->err : cancel_err;
   __atomic_sub_fetch (&disk->in_flight, npieces, __ATOMIC_RELAXED);
+  /* A write that completes, even one the crash then fails, wrote its
+   * sectors: readable again.  One interrupted by a crash was marked
+   * unreadable by it (disk_interrupt_writes) before this runs: the mark
+   * stays, as its data did not complete.
+   */
+  medium_written (req, err == 0 && wcache_generation (&disk->wcache)
+                               == req->crash_gen ? 0 : EIO);
   /* The power went while the request was in the device: it never
    * completed.  Whatever it left on the medium counts as unflushed (a
    * later crash may take it); acknowledging it would promise data that

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "backend.h"
+#include "badranges.h"
 #include "config.h"
 #include "dist.h"
 #include "engine.h"
@@ -50,6 +51,9 @@ struct blkemu_disk {
   struct backend backend;         /* thread-safe calls, no lock */
   struct wcache wcache;           /* write-cache=yes: its own lock */
   struct overlay view;            /* a crash view's state: its own lock */
+  struct badranges bad;           /* unreadable sectors: its own lock */
+  pthread_mutex_t inflight_lock;  /* guards INFLIGHT_WRITES */
+  struct request *inflight_writes; /* writes between admission and end */
   struct stats stats;             /* its own lock */
   struct trace trace;             /* its own lock */
   uint64_t in_flight;             /* atomic: requests between arrival
@@ -82,6 +86,11 @@ void disk_destroy (struct blkemu_disk *disk);
 int disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs,
                     char *err);
 
+
+/* A crash in mode interrupted: every write in flight leaves its sectors
+ * unreadable; *RANGES says how many were marked.
+ */
+void disk_interrupt_writes (struct blkemu_disk *disk, uint64_t *ranges);
 
 /* Human summary: iostat-style totals, latency, size histograms. */
 void disk_write_summary (struct blkemu_disk *disk, FILE *fp);

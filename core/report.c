@@ -166,7 +166,8 @@ json_counters (const struct json_out *j, const struct stats *st)
              "\"offline\": %llu, \"crashes\": %llu, \"lost_writes\": %llu, "
              "\"lost_bytes\": %llu, \"crash_aborted\": %llu, "
              "\"persisted_writes\": %llu, \"torn_writes\": %llu, "
-             "\"views\": %llu, \"last_crash\": ", j->in1,
+             "\"views\": %llu, \"medium_errors\": %llu, "
+             "\"interrupted\": %llu, \"last_crash\": ", j->in1,
              (unsigned long long) fc->errors, (unsigned long long) fc->spikes,
              (unsigned long long) fc->stalled, (unsigned long long) fc->slowed,
              (unsigned long long) fc->dropped,
@@ -177,7 +178,9 @@ json_counters (const struct json_out *j, const struct stats *st)
              (unsigned long long) fc->crash_aborted,
              (unsigned long long) fc->persisted_writes,
              (unsigned long long) fc->torn_writes,
-             (unsigned long long) fc->views);
+             (unsigned long long) fc->views,
+             (unsigned long long) fc->medium_errors,
+             (unsigned long long) fc->interrupted);
   if (fc->crashes)
     sb_printf (j->sb, "{\"mode\": \"%s\", \"seed\": %llu, "
                "\"persisted\": %llu, \"lost\": %llu, \"torn\": %llu}",

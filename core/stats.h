@@ -52,6 +52,8 @@ struct fault_counts {
   uint64_t persisted_writes; /* cached writes a crash let reach the medium */
   uint64_t torn_writes;   /* of the lost ones, those that landed in part */
   uint64_t views;         /* crash views opened */
+  uint64_t medium_errors; /* reads failed on an unreadable sector */
+  uint64_t interrupted;   /* writes a crash left unreadable */
   /* The last crash (CRASHES > 0). */
   enum blkemu_crash_mode last_mode;
   uint64_t last_seed, last_persisted, last_lost, last_torn;

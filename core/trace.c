@@ -19,7 +19,7 @@ static const char *const mark_names[] = { "split", "oversize", "fua", "fault",
                                           "spike", "stall", "offline", "drop",
                                           "cached", "slow", "boundary",
                                           "zone-reset", "append",
-                                          "crashed" };
+                                          "crashed", "medium" };
 _Static_assert (sizeof mark_names / sizeof mark_names[0] == TRACE_MARK_COUNT,
                 "a name for every trace mark");
 

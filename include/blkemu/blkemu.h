@@ -308,6 +308,9 @@ enum blkemu_crash_mode {
   BLKEMU_CRASH_LOSE_ALL,
   BLKEMU_CRASH_SUBSET,
   BLKEMU_CRASH_TORN,
+  BLKEMU_CRASH_INTERRUPTED,     /* as TORN, and the writes in flight leave
+                                   their sectors unreadable until written
+                                   again (not for views) */
   BLKEMU_CRASH_MODE_COUNT
 };
 enum blkemu_crash_fate {
@@ -320,7 +323,7 @@ struct blkemu_crash_report {
   uint64_t persisted, lost, torn;   /* writes */
   uint64_t lost_bytes;              /* bytes put back to older versions */
 };
-/* "lose-all", "subset", "torn"; NULL past the last. */
+/* "lose-all", "subset", "torn", "interrupted"; NULL past the last. */
 const char *blkemu_crash_mode_name (enum blkemu_crash_mode mode);
 /* Returns 0 with *MODE set, or -1 when NAME is no mode. */
 int blkemu_crash_mode_parse (const char *name, enum blkemu_crash_mode *mode);
@@ -356,6 +359,20 @@ int blkemu_disk_view_open (struct blkemu_disk *disk,
 int blkemu_disk_view_close (struct blkemu_disk *disk, char *err,
                             size_t errlen);
 void blkemu_disk_power_on (struct blkemu_disk *disk);
+/* Unreadable sectors (latent sector errors): a read touching one fails
+ * with EIO, a medium error, until a write or write-zeroes covers it.
+ * OFFSET and LEN are multiples of the logical block, within the disk.
+ * Each returns 0 or -1 with ERR filled.
+ */
+int blkemu_disk_bad_add (struct blkemu_disk *disk, uint64_t offset,
+                         uint64_t len, char *err, size_t errlen);
+int blkemu_disk_bad_clear (struct blkemu_disk *disk, uint64_t offset,
+                           uint64_t len, char *err, size_t errlen);
+/* The unreadable ranges from FROM on, as "OFFSET+LENGTH ..." (at most
+ * about 4 KiB of text; "..." ends a longer list), malloc'd; *COUNT: how
+ * many there are.
+ */
+char *blkemu_disk_bad_list (struct blkemu_disk *disk, uint64_t *count);
 /* The next request gets BLKEMU_ERR_DROP: its frontend drops the link. */
 void blkemu_disk_drop (struct blkemu_disk *disk);
 /* Stats JSON in a malloc'd string (caller frees); PRETTY adds newlines. */

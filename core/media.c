@@ -1,0 +1,82 @@
+/* The medium's unreadable sectors, through the public API: validation
+ * and the text list (the set itself is core/badranges.c, the read and
+ * write paths consult it in disk.c).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "disk.h"
+#include "error.h"
+
+/* OFFSET and LEN name whole logical blocks of the disk: 0, or -1 with E. */
+static int
+check_range (struct blkemu_disk *disk, const char *what, uint64_t offset,
+             uint64_t len, char *e)
+{
+  pthread_mutex_lock (&disk->lock);
+  uint64_t lbs = disk->cfg.num[K_LOGICAL_BLOCK_SIZE];
+  uint64_t size = disk->cfg.num[K_SIZE];
+  pthread_mutex_unlock (&disk->lock);
+  if (len == 0 || offset % lbs || len % lbs) {
+    set_err (e, "%s %" PRIu64 " %" PRIu64 ": OFFSET and LENGTH must be "
+             "multiples of the logical block (%" PRIu64 "), LENGTH > 0", what,
+             offset, len, lbs);
+    return -1;
+  }
+  if (offset > size || len > size - offset) {
+    set_err (e, "%s %" PRIu64 " %" PRIu64 ": beyond the end of the disk "
+             "(%" PRIu64 " bytes)", what, offset, len, size);
+    return -1;
+  }
+  return 0;
+}
+
+int
+blkemu_disk_bad_add (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
+                     char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  int r = check_range (disk, "bad add", offset, len, e);
+  if (r == 0 && badranges_add (&disk->bad, offset, len)) {
+    set_err (e, "bad add: out of memory");
+    r = -1;
+  }
+  return err_result (r, e, err, errlen);
+}
+
+int
+blkemu_disk_bad_clear (struct blkemu_disk *disk, uint64_t offset,
+                       uint64_t len, char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  int r = check_range (disk, "bad clear", offset, len, e);
+  if (r == 0 && badranges_clear (&disk->bad, offset, len)) {
+    set_err (e, "bad clear: out of memory");
+    r = -1;
+  }
+  return err_result (r, e, err, errlen);
+}
+
+char *
+blkemu_disk_bad_list (struct blkemu_disk *disk, uint64_t *count)
+{
+  enum { SHOWN = 128 };
+  struct bad_range r[SHOWN];
+  size_t total;
+  size_t n = badranges_list (&disk->bad, 0, r, SHOWN, &total);
+  size_t cap = n * 44 + 8, used = 0;
+  char *s = malloc (cap);
+  if (!s)
+    return NULL;
+  s[0] = '\0';
+  for (size_t i = 0; i < n; i++)
+    used += (size_t) snprintf (s + used, cap - used, "%s%" PRIu64 "+%" PRIu64,
+                               i ? " " : "", r[i].start,
+                               r[i].end - r[i].start);
+  if (total > n)
+    snprintf (s + used, cap - used, " ...");
+  *count = total;
+  return s;
+}
