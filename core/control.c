@@ -15,6 +15,8 @@
  *   view MODE [SEED]   -> ok mode=M ... (serve that crash state, scratch
  *                                        writes; the disk is kept)
  *   view end           -> ok            (the view and its writes gone)
+ *   bad                -> ok N RANGES   (unreadable sectors: OFFSET+LEN)
+ *   bad add|clear OFFSET LENGTH -> ok   (make them unreadable, or heal)
  *   drop               -> ok            (the next request drops its link)
  *   dump               -> ok PATH       (stats= written now)
  *   keys               -> ok KEY ...    (the runtime-changeable keys)
@@ -235,7 +237,7 @@ mode_and_seed (const char *what, char **save, struct strbuf *sb,
 {
   const char *seed_text = strtok_r (NULL, " \t", save);
   if (blkemu_crash_mode_parse (mode_name, mode) == -1) {
-    sb_printf (sb, "error: %s %s: MODE must be lose-all, subset or torn\n",
+    sb_printf (sb, "error: %s %s: MODE must be lose-all, subset, torn or interrupted\n",
                what, mode_name);
     return -1;
   }
@@ -293,6 +295,44 @@ cmd_crash (struct blkemu_disk *disk, char **save, struct strbuf *sb,
     return;
   }
   make_state (disk, "crash", mode_name, save, sb, blkemu_disk_crash_state);
+}
+
+/* bad | bad add OFFSET LENGTH | bad clear OFFSET LENGTH */
+static void
+cmd_bad (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+         struct deferral *later)
+{
+  (void) later;
+  char err[BLKEMU_ERR_MAX];
+  const char *what = strtok_r (NULL, " \t", save);
+  const char *off_text = strtok_r (NULL, " \t", save);
+  const char *len_text = strtok_r (NULL, " \t", save);
+  if (!what) {
+    uint64_t count;
+    char *list = blkemu_disk_bad_list (disk, &count);
+    if (!list)
+      sb_printf (sb, "error: bad: out of memory\n");
+    else
+      sb_printf (sb, "ok %llu%s%s\n", (unsigned long long) count,
+                 *list ? " " : "", list);
+    free (list);
+    return;
+  }
+  bool add = !strcmp (what, "add");
+  if ((!add && strcmp (what, "clear")) || !off_text || !len_text) {
+    sb_printf (sb, "error: bad %s: usage: bad [add|clear OFFSET LENGTH]\n",
+               what);
+    return;
+  }
+  uint64_t off, len;
+  const char *why = NULL;
+  if (blkemu_parse_size (off_text, &off, &why) == -1 ||
+      blkemu_parse_size (len_text, &len, &why) == -1) {
+    sb_printf (sb, "error: bad %s %s %s: %s\n", what, off_text, len_text, why);
+    return;
+  }
+  reply_result (sb, (add ? blkemu_disk_bad_add : blkemu_disk_bad_clear)
+                      (disk, off, len, err, sizeof err), err);
 }
 
 static void
@@ -509,11 +549,12 @@ static const struct {
   { "summary", cmd_summary, 0, "summary" },
   { "reset", cmd_reset, 0, "reset" },
   { "dump", cmd_dump, 0, "dump" },
-  { "crash", cmd_crash, 2, "crash [lose-all|subset|torn [SEED]]" },
+  { "crash", cmd_crash, 2, "crash [lose-all|subset|torn|interrupted [SEED]]" },
   { "power-on", cmd_power_on, 0, "power-on" },
   { "power-off", cmd_power_off, 0, "power-off" },
   { "view", cmd_view, 2, "view lose-all|subset|torn [SEED] | view end" },
   { "drop", cmd_drop, 0, "drop" },
+  { "bad", cmd_bad, 3, "bad [add|clear OFFSET LENGTH]" },
   { "zones", cmd_zones, 2, "zones [FROM [COUNT]]" },
   { "zone", cmd_zone, 2, "zone open|close|finish|reset OFFSET | zone reset-all" },
   { "keys", cmd_keys, 0, "keys" },

@@ -53,7 +53,7 @@ ranges_add (void *arg, uint64_t offset, uint64_t len)
  * a power-on from serving before all of it is done.
  */
 static const char *const crash_mode_names[BLKEMU_CRASH_MODE_COUNT] = {
-  "lose-all", "subset", "torn",
+  "lose-all", "subset", "torn", "interrupted",
 };
 
 const char *
@@ -95,8 +95,16 @@ state_setup (struct blkemu_disk *disk, const char *what,
              enum blkemu_crash_mode mode, uint64_t seed,
              struct wcache_crash *c, char *err)
 {
+  bool view = !strcmp (what, "view");
   if ((unsigned) mode >= BLKEMU_CRASH_MODE_COUNT) {
-    set_err (err, "%s: no such mode (lose-all, subset, torn)", what);
+    set_err (err, "%s: no such mode (lose-all, subset, torn, interrupted)",
+             what);
+    return -1;
+  }
+  if (view && mode == BLKEMU_CRASH_INTERRUPTED) {
+    set_err (err, "view interrupted: a view shows data; the sectors an "
+             "interrupted write leaves unreadable are the crash's (crash "
+             "interrupted), not a view's");
     return -1;
   }
   if (zones_on (&disk->zones) && mode != BLKEMU_CRASH_LOSE_ALL) {
@@ -181,6 +189,10 @@ disk_crash (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
   disk->faults.offline = true;
   disk->held = false;
   pthread_mutex_unlock (&disk->lock);
+  /* Before the walk: the writes in flight now are the interrupted ones. */
+  uint64_t interrupted = 0;
+  if (mode == BLKEMU_CRASH_INTERRUPTED)
+    disk_interrupt_writes (disk, &interrupted);
   if (zoned) {
     c.undone = ranges_add;
     c.arg = &undone;
@@ -211,6 +223,7 @@ disk_crash (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
   fc->lost_bytes += c.lost_bytes;
   fc->persisted_writes += c.persisted;
   fc->torn_writes += c.torn;
+  fc->interrupted += interrupted;
   fc->last_mode = mode;
   fc->last_seed = seed;
   fc->last_persisted = c.persisted;

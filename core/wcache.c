@@ -259,6 +259,7 @@ write_fate (const struct wcache_crash *c, uint64_t seq, bool tearable)
   case BLKEMU_CRASH_SUBSET:
     return d & 1 ? FATE_KEPT : FATE_LOST;
   case BLKEMU_CRASH_TORN:
+  case BLKEMU_CRASH_INTERRUPTED:
     if (tearable && d % 3 == 2)
       return FATE_TORN;
     return d % 3 == 1 || (!tearable && d % 3 == 2) ? FATE_KEPT : FATE_LOST;

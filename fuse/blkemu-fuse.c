@@ -562,7 +562,7 @@ parse_state (size_t d, const char *file, char *words, const char *what,
   }
   if (!m || blkemu_crash_mode_parse (m, mode) == -1 ||
       (s && (errno || *end || *s == '-')) || strtok_r (NULL, " ", &save)) {
-    fprintf (stderr, "blkemu-fuse: %s/%s: write '%s lose-all|subset|torn "
+    fprintf (stderr, "blkemu-fuse: %s/%s: write '%s lose-all|subset|torn|interrupted "
              "[SEED]'\n", disks[d].name, file, what);
     return EINVAL;
   }

@@ -148,10 +148,10 @@ nbdkit -U - "$PLUGIN" size=1M write-cache=yes control="$sock" --run '
     r=$("$BLKEMU_CTL" "$sock" crash "$@" 2>&1) && exit 1
     echo "$r"
   }
-  refused sideways | grep -qx "blkemu-ctl: error: crash sideways: MODE must be lose-all, subset or torn"
+  refused sideways | grep -qx "blkemu-ctl: error: crash sideways: MODE must be lose-all, subset, torn or interrupted"
   refused subset -3 | grep -qx "blkemu-ctl: error: crash subset -3: SEED must be a whole number below 2^64"
   refused subset 99999999999999999999 | grep -q "SEED must be a whole number below 2^64"
-  refused subset 1 2 | grep -q "crash \[lose-all|subset|torn \[SEED\]\]"
+  refused subset 1 2 | grep -q "crash \[lose-all|subset|torn|interrupted \[SEED\]\]"
   "$NBD_IO" "$uri" write 0 4096 3 > /dev/null
   "$NBD_IO" "$uri" read 0 4096 3 > /dev/null
 ' || fail "bad crash arguments"

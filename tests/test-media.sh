@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Media that fails as media does: unreadable sectors (latent sector
+# errors) fail reads with EIO until a write covers them, and a crash in
+# mode interrupted leaves the sectors of the writes in flight unreadable.
+source "$(dirname "$0")/functions.sh"
+requires jq --version
+sock="$tmp/ctl.sock"
+export sock tmp
+
+nbdkit -U - "$PLUGIN" size=16M logical-block-size=4096 control="$sock" \
+    stats="$tmp/bad.json" trace="$tmp/bad.trace" --run '
+  set -e
+  io () { "$NBD_IO" "$uri" "$@"; }
+  ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
+  io write 0 1048576 1 > /dev/null
+  [ "$(ctl bad)" = 0 ]
+  ctl bad add 64K 8K
+  ctl bad add 72K 4K                    # abuts: one range
+  ctl bad add 1M 4K
+  [ "$(ctl bad)" = "2 65536+12288 1048576+4096" ]
+  # A read touching them fails; around them the data is there.
+  [ "$(io read 61440 8192 2>/dev/null)" = EIO ]
+  [ "$(io read 1048576 4096 2>/dev/null)" = EIO ]
+  io read 0 65536 1 > /dev/null
+  io read 77824 65536 1 > /dev/null
+  # A write heals what it covers: part of the first range.
+  io write 65536 4096 7 > /dev/null
+  io read 65536 4096 7 > /dev/null
+  [ "$(io read 69632 4096 2>/dev/null)" = EIO ]
+  [ "$(ctl bad)" = "2 69632+8192 1048576+4096" ]
+  io zero 69632 8192 > /dev/null            # write-zeroes heals too
+  io read-zeros 69632 8192 > /dev/null
+  ctl bad clear 1M 4K
+  [ "$(ctl bad)" = 0 ]
+  io read 1048576 4096 2>/dev/null | grep -qv EIO
+  # Bad requests name the rule.
+  ctl bad add 1000 4K 2>&1 | grep -q "multiples of the logical block (4096)"
+  ctl bad add 16M 4K 2>&1 | grep -q "beyond the end of the disk"
+  ctl bad wipe 0 4K 2>&1 | grep -q "usage: bad \[add|clear OFFSET LENGTH\]"
+' || fail "unreadable sectors"
+expect_eq "medium errors counted" "$(jqr "$tmp/bad.json" .faults.medium_errors)" 3
+expect_eq "not counted as injected faults" "$(jqr "$tmp/bad.json" .faults.errors)" 0
+expect_eq "reads traced with the medium mark" \
+  "$(grep -c ' EIO medium$' "$tmp/bad.trace")" 3
+
+# A crash in mode interrupted: the write in flight (2 s of latency) leaves
+# its sectors unreadable; a write that completed before, cached or not,
+# does not.  The in-flight write itself fails (EIO), and a later write
+# heals its sectors.
+nbdkit -U - "$PLUGIN" size=16M write-cache=yes latency-write=2s \
+    control="$sock" stats="$tmp/int.json" --run '
+  set -e
+  io () { "$NBD_IO" "$uri" "$@"; }
+  ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
+  io write 0 1048576 1 > /dev/null; io flush > /dev/null
+  io write 2097152 65536 2 > /dev/null         # completed, cached
+  io write 4194304 131072 3 > "$tmp/inflight.out" 2> /dev/null &
+  sleep 0.5
+  ctl crash interrupted 5 > "$tmp/reply"
+  ctl power-on
+  wait
+  [ "$(cat "$tmp/inflight.out")" = EIO ] || { echo "in flight: $(cat "$tmp/inflight.out")"; exit 1; }
+  [ "$(ctl bad)" = "1 4194304+131072" ] || { echo "bad: $(ctl bad)"; exit 1; }
+  [ "$(io read 4194304 4096 2>/dev/null)" = EIO ]
+  io read 0 1048576 1 > /dev/null             # flushed: intact and readable
+  io read 2097152 4096 > /dev/null              # cached: some version, readable
+  io write 4194304 131072 4 > /dev/null
+  io read 4194304 131072 4 > /dev/null
+  [ "$(ctl bad)" = 0 ]
+  # A view cannot be interrupted: the mode is a crash'"'"'s.
+  io write 8388608 4096 6 > /dev/null
+  ctl power-off
+  ctl view interrupted 1 2>&1 | grep -q "view interrupted: a view shows data"
+  ctl power-on
+' || fail "crash interrupted"
+grep -q "^mode=interrupted seed=5 " "$tmp/reply" || fail "reply: $(cat "$tmp/reply")"
+expect_eq "interrupted writes counted" "$(jqr "$tmp/int.json" .faults.interrupted)" 1
+expect_eq "last crash mode" "$(jqr "$tmp/int.json" .faults.last_crash.mode)" interrupted
+expect_eq "the in-flight write aborted" "$(jqr "$tmp/int.json" .faults.crash_aborted)" 1
