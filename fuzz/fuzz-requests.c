@@ -11,7 +11,9 @@
  *     nothing else appears; without write-cache nothing is lost;
  *   - a request in flight when a crash strikes (the crash runs inside its
  *     wait, and power may come back before it completes) fails with EIO,
- *     whatever it is: nothing is acknowledged that the crash undid;
+ *     whatever it is: nothing is acknowledged that the crash undid; in
+ *     mode interrupted a struck write's blocks, and only those, read EIO
+ *     until healed;
  *   - stats count exactly the bytes of the requests that succeeded, and
  *     no latency exceeds the time that passed.
  * The clock is virtual (virtual-clock.h defines clock.h's functions, so
@@ -258,6 +260,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   bool offline = false, check_data = !null_backend;
   static unsigned char buf[BLOCKS * 4096];
 
+  enum blkemu_op last_zero_op = BLKEMU_OP_TRIM;
   for (int step = 0; step < 64 && in.n > 0; step++) {
     unsigned what = take (&in, 10);
     checking = true;
@@ -311,8 +314,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           }
       }
       else if (!offline && !faults && r != EINVAL &&
-               !(strike && !during_next_wait))
+               !(strike && !during_next_wait)) {
+        fprintf (stderr, "step %d: read of blocks %llu..%llu returned %d\n",
+                 step, (unsigned long long) b,
+                 (unsigned long long) (b + nb), r);
         abort ();
+      }
       break;
     case 5:                            /* flush */
       r = blkemu_io (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
@@ -324,8 +331,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       break;
     case 6:                            /* write-zeroes or trim */
       checking = false;
-      r = blkemu_io (disk, take (&in, 2) ? BLKEMU_OP_ZERO : BLKEMU_OP_TRIM,
-                     NULL, len, off, 0);
+      last_zero_op = take (&in, 2) ? BLKEMU_OP_ZERO : BLKEMU_OP_TRIM;
+      r = blkemu_io (disk, last_zero_op, NULL, len, off, 0);
       if (r == 0)
         for (uint64_t i = 0; i < nb; i++)
           written (b + i, 0, false);
@@ -370,6 +377,18 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
      */
     bool crashed = what == 7;
     bool powered = false;
+    /* An interrupted crash leaves a struck write's (or write-zeroes')
+     * blocks unreadable: [UNREADABLE_LO, UNREADABLE_HI).
+     */
+    uint64_t unreadable_lo = 0, unreadable_hi = 0;
+    /* An injected error fails a write before it reaches the medium. */
+    bool unreadable_maybe = faults != 0;
+    if (strike && !during_next_wait &&
+        crash_mode == BLKEMU_CRASH_INTERRUPTED &&
+        (what <= 2 || (what == 6 && last_zero_op == BLKEMU_OP_ZERO))) {
+      unreadable_lo = b;
+      unreadable_hi = b + nb;
+    }
     if (strike && during_next_wait)
       during_next_wait = NULL;
     else if (strike) {
@@ -397,7 +416,25 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     checking = true;
     for (uint64_t i = 0; check_data && i < BLOCKS; i++) {
       /* Read block by block: every length passes max-transfer. */
-      if (blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, i * lbs, 0) != 0)
+      int rr = blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, i * lbs, 0);
+      bool unreadable = i >= unreadable_lo && i < unreadable_hi;
+      if (unreadable && unreadable_maybe && rr == 0)
+        unreadable = false;
+      if (unreadable != (rr == EIO)) {
+        fprintf (stderr, "block %llu after an interrupted crash: read "
+                 "returned %d (struck blocks %llu..%llu)\n",
+                 (unsigned long long) i, rr,
+                 (unsigned long long) unreadable_lo,
+                 (unsigned long long) unreadable_hi);
+        abort ();
+      }
+      if (unreadable) {
+        /* Healed without writing: the block holds what the medium has. */
+        if (blkemu_disk_bad_clear (disk, i * lbs, lbs, err, sizeof err) ||
+            blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, i * lbs, 0))
+          abort ();
+      }
+      else if (rr != 0)
         abort ();
       ok_bytes[BLKEMU_OP_READ] += lbs;
       uint32_t v = version_of (buf, lbs, i);
@@ -413,6 +450,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       sh[i].ncand = 0;
       sh[i].has_alt = false;
     }
+    /* Without data to check (backend=null) the blocks were not read and
+     * healed one by one: heal them all.
+     */
+    if (unreadable_hi > unreadable_lo &&
+        blkemu_disk_bad_clear (disk, 0, BLOCKS * lbs, err, sizeof err))
+      abort ();
   }
 
   /* Byte accounting and latencies. */
