@@ -11,7 +11,7 @@ apt-cache policy linux-image-amd64 2>/dev/null | grep Candidate >/dev/null ||
   { echo "SKIP: no Debian kernel packages reachable through apt"; exit 77; }
 
 kernels=${BLKEMU_VM_KERNELS:-"6.1 6.12"}
-scenarios=${BLKEMU_VM_SCENARIOS:-"vm-any-module md-raid1-mixed-limits raid0-limits direct-io-4m fuse-loop-leg max-sectors-regression readahead-iscsi mq-raid0-ssd crash-consistency ublk-limits ublk-mq-tags ublk-engine ublk-boundary zoned-ublk"}
+scenarios=${BLKEMU_VM_SCENARIOS:-"vm-any-module md-raid1-mixed-limits raid0-limits direct-io-4m fuse-loop-leg max-sectors-regression readahead-iscsi mq-raid0-ssd crash-consistency md-repair ublk-limits ublk-mq-tags ublk-engine ublk-boundary zoned-ublk"}
 failed=()
 for k in $kernels; do
   for s in $scenarios; do
