@@ -211,13 +211,6 @@ refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
   return err;
 }
 
-/* Data movement, through the volatile cache's undo log when there is one.
- * A flush always goes through it (a log left from before write-cache was
- * turned off still needs its flush); CRASH_GEN is the cache's generation
- * when the request arrived.  HOST_LEN is the whole request's length, of
- * which this may be a piece: a write larger than the cache goes through
- * to the medium, all of its pieces (blkemu-robustness(7)).
- */
 /* In a crash view (core/power.c) the medium is read through the view's
  * overlay and written into it; nothing reaches the medium or the cache.
  */
@@ -240,6 +233,13 @@ serve_view (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
   }
 }
 
+/* Data movement, through the volatile cache's undo log when there is one.
+ * A flush always goes through it (a log left from before write-cache was
+ * turned off still needs its flush); CRASH_GEN is the cache's generation
+ * when the request arrived.  HOST_LEN is the whole request's length, of
+ * which this may be a piece: a write larger than the cache goes through
+ * to the medium, all of its pieces (blkemu-robustness(7)).
+ */
 static int
 serve_data (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
             uint64_t len, uint64_t offset, unsigned flags, uint64_t host_len,
@@ -772,13 +772,6 @@ request_end (struct request *req, int cancel_err)
   uint64_t npieces = req->npieces, last = req->entry.deadline_ns;
   int err = req->err ? req->err : cancel_err;
   __atomic_sub_fetch (&disk->in_flight, npieces, __ATOMIC_RELAXED);
-  /* A write that completes, even one the crash then fails, wrote its
-   * sectors: readable again.  One interrupted by a crash was marked
-   * unreadable by it (disk_interrupt_writes) before this runs: the mark
-   * stays, as its data did not complete.
-   */
-  medium_written (req, err == 0 && wcache_generation (&disk->wcache)
-                               == req->crash_gen ? 0 : EIO);
   /* The power went while the request was in the device: it never
    * completed.  Whatever it left on the medium counts as unflushed (a
    * later crash may take it); acknowledging it would promise data that
@@ -791,6 +784,11 @@ request_end (struct request *req, int cancel_err)
     st->faults.crash_aborted++;
     pthread_mutex_unlock (&st->lock);
   }
+  /* A write that completed made its sectors readable again.  One a crash
+   * interrupted was marked unreadable by it (disk_interrupt_writes) before
+   * this runs: the mark stays, as its data did not complete.
+   */
+  medium_written (req, err);
   if (req->zone_cmd) {
     /* A reset frees its zones' data: traced as a trim of them. */
     enum blkemu_zone_op zop = (enum blkemu_zone_op) (req->zone_cmd - 1);

@@ -87,15 +87,15 @@ trace_fate (void *arg, uint64_t offset, uint64_t len,
               names[fate]);
 }
 
-/* The state's parameters, common to a crash and a view; WHAT names the
- * command in messages.  Returns 0 or -1 with ERR filled.  Disk lock held.
+/* The state's parameters, common to a crash and a VIEW (which names the
+ * command in messages).  Returns 0 or -1 with ERR filled.  Disk lock held.
  */
 static int
-state_setup (struct blkemu_disk *disk, const char *what,
+state_setup (struct blkemu_disk *disk, bool view,
              enum blkemu_crash_mode mode, uint64_t seed,
              struct wcache_crash *c, char *err)
 {
-  bool view = !strcmp (what, "view");
+  const char *what = view ? "view" : "crash";
   if ((unsigned) mode >= BLKEMU_CRASH_MODE_COUNT) {
     set_err (err, "%s: no such mode (lose-all, subset, torn, interrupted)",
              what);
@@ -131,9 +131,9 @@ state_setup (struct blkemu_disk *disk, const char *what,
 
 /* The state's walk, between its trace lines. */
 static int
-state_walk (struct blkemu_disk *disk, const char *what,
-            struct wcache_crash *c, bool view)
+state_walk (struct blkemu_disk *disk, struct wcache_crash *c, bool view)
 {
+  const char *what = view ? "view" : "crash";
   struct trace *t = &disk->trace;
   trace_note (t, "# %s %.6f mode=%s seed=%llu\n", what,
               (double) (clock_now_ns () - t->start_ns) / 1e9,
@@ -179,7 +179,7 @@ disk_crash (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
   struct wcache_crash c;
   pthread_mutex_lock (&disk->power_lock);
   pthread_mutex_lock (&disk->lock);
-  if (state_setup (disk, "crash", mode, seed, &c, err) == -1) {
+  if (state_setup (disk, false, mode, seed, &c, err) == -1) {
     pthread_mutex_unlock (&disk->lock);
     pthread_mutex_unlock (&disk->power_lock);
     return -1;
@@ -197,7 +197,7 @@ disk_crash (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
     c.undone = ranges_add;
     c.arg = &undone;
   }
-  int r = state_walk (disk, "crash", &c, false);
+  int r = state_walk (disk, &c, false);
   if (zoned) {
     pthread_mutex_lock (&disk->lock);
     for (size_t i = 0; i < undone.n; i++)
@@ -277,7 +277,6 @@ blkemu_disk_power_on (struct blkemu_disk *disk)
   pthread_mutex_unlock (&disk->power_lock);
 }
 
-
 int
 blkemu_disk_power_off (struct blkemu_disk *disk, char *err, size_t errlen)
 {
@@ -326,7 +325,7 @@ blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
   struct wcache_crash c;
   pthread_mutex_lock (&disk->power_lock);
   pthread_mutex_lock (&disk->lock);
-  int r = state_setup (disk, "view", mode, seed, &c, e);
+  int r = state_setup (disk, true, mode, seed, &c, e);
   if (r == 0 && !disk->held) {
     set_err (e, "view: the disk must be powered off with its cache kept "
              "first (power-off)");
@@ -341,7 +340,7 @@ blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
     overlay_reset (&disk->view, true);
     c.sink = overlay_sink;
     c.sink_arg = &disk->view;
-    int w = state_walk (disk, "view", &c, true);
+    int w = state_walk (disk, &c, true);
     if (w) {
       overlay_reset (&disk->view, false);
       set_err (e, "view: building the crash state failed: %s",

@@ -182,8 +182,7 @@ void
 wcache_settle (struct wcache *w, uint64_t offset, uint64_t len)
 {
   pthread_mutex_lock (&w->lock);
-  if (!w->frozen)        /* zoned disks are never powered off with it */
-    make_durable (w, offset, offset + len);
+  make_durable (w, offset, offset + len);
   pthread_mutex_unlock (&w->lock);
 }
 
