@@ -47,13 +47,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "control.h"
 #include "units.h"
 #include "disk.h"
@@ -227,36 +225,6 @@ cmd_dump (struct blkemu_disk *disk, char **save, struct strbuf *sb,
     sb_printf (sb, "ok %s\n", disk->cfg.str[K_STATS]);
 }
 
-/* MODE [SEED] of crash and view (WHAT): 0, or -1 with the reply made.
- * Without SEED one is picked, and the reply says which.
- */
-static int
-mode_and_seed (const char *what, char **save, struct strbuf *sb,
-               const char *mode_name, enum blkemu_crash_mode *mode,
-               uint64_t *seed)
-{
-  const char *seed_text = strtok_r (NULL, " \t", save);
-  if (blkemu_crash_mode_parse (mode_name, mode) == -1) {
-    sb_printf (sb, "error: %s %s: MODE must be lose-all, subset, torn or interrupted\n",
-               what, mode_name);
-    return -1;
-  }
-  if (seed_text) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull (seed_text, &end, 10);
-    if (errno || *end || end == seed_text || seed_text[0] == '-') {
-      sb_printf (sb, "error: %s %s %s: SEED must be a whole number below "
-                 "2^64\n", what, mode_name, seed_text);
-      return -1;
-    }
-    *seed = v;
-  }
-  else if (getrandom (seed, sizeof *seed, GRND_NONBLOCK) != sizeof *seed)
-    *seed = clock_now_ns ();   /* told in the reply: replayable all the same */
-  return 0;
-}
-
 /* crash MODE [SEED] and view MODE [SEED]: the state by MAKE, and the
  * reply saying what it did.
  */
@@ -271,9 +239,9 @@ make_state (struct blkemu_disk *disk, const char *what, const char *mode_name,
   enum blkemu_crash_mode mode;
   uint64_t seed;
   struct blkemu_crash_report r;
-  if (mode_and_seed (what, save, sb, mode_name, &mode, &seed) == -1)
-    return;
-  if (make (disk, mode, seed, &r, err, sizeof err) == -1) {
+  if (blkemu_crash_args (what, mode_name, strtok_r (NULL, " \t", save),
+                         &mode, &seed, err, sizeof err) == -1 ||
+      make (disk, mode, seed, &r, err, sizeof err) == -1) {
     sb_printf (sb, "error: %s\n", err);
     return;
   }

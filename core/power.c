@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "clock.h"
 #include "disk.h"
@@ -72,6 +73,33 @@ blkemu_crash_mode_parse (const char *name, enum blkemu_crash_mode *mode)
       return 0;
     }
   return -1;
+}
+
+int
+blkemu_crash_args (const char *what, const char *mode_text,
+                   const char *seed_text, enum blkemu_crash_mode *mode,
+                   uint64_t *seed, char *err, size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  if (blkemu_crash_mode_parse (mode_text, mode) == -1) {
+    set_err (e, "%s %s: MODE must be lose-all, subset, torn or interrupted",
+             what, mode_text);
+    return err_result (-1, e, err, errlen);
+  }
+  if (seed_text) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull (seed_text, &end, 10);
+    if (errno || *end || end == seed_text || seed_text[0] == '-') {
+      set_err (e, "%s %s %s: SEED must be a whole number below 2^64", what,
+               mode_text, seed_text);
+      return err_result (-1, e, err, errlen);
+    }
+    *seed = v;
+  }
+  else if (getrandom (seed, sizeof *seed, GRND_NONBLOCK) != sizeof *seed)
+    *seed = clock_now_ns ();   /* told back: replayable all the same */
+  return 0;
 }
 
 /* Each cached write's fate, as a trace comment: which writes a crash

@@ -553,21 +553,19 @@ static int
 parse_state (size_t d, const char *file, char *words, const char *what,
              enum blkemu_crash_mode *mode, uint64_t *seed)
 {
-  char *save, *m = strtok_r (words, " ", &save), *s = strtok_r (NULL, " ", &save);
-  char *end = NULL;
-  *seed = 0;
-  if (s) {
-    errno = 0;
-    *seed = strtoull (s, &end, 10);
-  }
-  if (!m || blkemu_crash_mode_parse (m, mode) == -1 ||
-      (s && (errno || *end || *s == '-')) || strtok_r (NULL, " ", &save)) {
-    fprintf (stderr, "blkemu-fuse: %s/%s: write '%s lose-all|subset|torn|interrupted "
-             "[SEED]'\n", disks[d].name, file, what);
+  char err[BLKEMU_ERR_MAX], *save;
+  const char *m = strtok_r (words, " ", &save), *s = strtok_r (NULL, " ", &save);
+  if (!m || strtok_r (NULL, " ", &save)) {
+    fprintf (stderr, "blkemu-fuse: %s/%s: write '%s%slose-all|subset|torn|"
+             "interrupted [SEED]'\n", disks[d].name, file, what,
+             *what ? " " : "");
     return EINVAL;
   }
-  if (!s)
-    *seed = (uint64_t) time (NULL) ^ ((uint64_t) getpid () << 32);
+  if (blkemu_crash_args (*what ? what : "view", m, s, mode, seed, err,
+                         sizeof err) == -1) {
+    fprintf (stderr, "blkemu-fuse: %s/%s: %s\n", disks[d].name, file, err);
+    return EINVAL;
+  }
   return 0;
 }
 

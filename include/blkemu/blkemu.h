@@ -327,6 +327,14 @@ struct blkemu_crash_report {
 const char *blkemu_crash_mode_name (enum blkemu_crash_mode mode);
 /* Returns 0 with *MODE set, or -1 when NAME is no mode. */
 int blkemu_crash_mode_parse (const char *name, enum blkemu_crash_mode *mode);
+/* The "MODE [SEED]" of a crash or view command, WHAT naming it in the
+ * message: SEED a whole number below 2^64, or NULL for one drawn at
+ * random (say it back: it replays the state).  Returns 0, or -1 with ERR
+ * ("WHAT MODE: MODE must be ...", "WHAT MODE SEED: SEED must be ...").
+ */
+int blkemu_crash_args (const char *what, const char *mode_text,
+                       const char *seed_text, enum blkemu_crash_mode *mode,
+                       uint64_t *seed, char *err, size_t errlen);
 /* Power loss producing MODE's state from SEED; REPORT (if not NULL) says
  * what it did.  A zoned disk takes lose-all only.  Returns 0 or -1 with
  * ERR filled.
