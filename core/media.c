@@ -33,30 +33,34 @@ check_range (struct blkemu_disk *disk, const char *what, uint64_t offset,
   return 0;
 }
 
-int
-blkemu_disk_bad_add (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
-                     char *err, size_t errlen)
+/* bad add or bad clear (ADD false) of a checked range. */
+static int
+bad_change (struct blkemu_disk *disk, bool add, uint64_t offset, uint64_t len,
+            char *err, size_t errlen)
 {
   char e[BLKEMU_ERR_MAX];
-  int r = check_range (disk, "bad add", offset, len, e);
-  if (r == 0 && badranges_add (&disk->bad, offset, len)) {
-    set_err (e, "bad add: out of memory");
+  const char *what = add ? "bad add" : "bad clear";
+  int r = check_range (disk, what, offset, len, e);
+  if (r == 0 && (add ? badranges_add : badranges_clear) (&disk->bad, offset,
+                                                         len)) {
+    set_err (e, "%s: out of memory", what);
     r = -1;
   }
   return err_result (r, e, err, errlen);
 }
 
 int
+blkemu_disk_bad_add (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
+                     char *err, size_t errlen)
+{
+  return bad_change (disk, true, offset, len, err, errlen);
+}
+
+int
 blkemu_disk_bad_clear (struct blkemu_disk *disk, uint64_t offset,
                        uint64_t len, char *err, size_t errlen)
 {
-  char e[BLKEMU_ERR_MAX];
-  int r = check_range (disk, "bad clear", offset, len, e);
-  if (r == 0 && badranges_clear (&disk->bad, offset, len)) {
-    set_err (e, "bad clear: out of memory");
-    r = -1;
-  }
-  return err_result (r, e, err, errlen);
+  return bad_change (disk, false, offset, len, err, errlen);
 }
 
 char *
