@@ -17,10 +17,7 @@ spec=(size=384M write-cache=yes cache-size=32M latency-write=200us latency-read=
 
 disk_start a "${spec[@]}"
 disk_start b "${spec[@]}"
-"$ATTACH" nbd "$work/a.sock" /dev/nbd0 > /dev/null
-"$ATTACH" nbd "$work/b.sock" /dev/nbd1 > /dev/null
-mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean \
-  --metadata=1.2 /dev/nbd0 /dev/nbd1 > "$work/mdadm.log" 2>&1 || { cat "$work/mdadm.log"; exit 1; }
+raid1_on a b
 # md marks an idle array clean after safe_mode_delay (200 ms) and dirty
 # again on the next write, each time writing its superblock with a
 # flush: a pause in the writer would flush the caches before the crash.

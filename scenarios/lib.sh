@@ -64,6 +64,16 @@ disk_stop () {
 }
 ctl () { "$CTL" "$work/$1.ctl" "${@:2}"; }
 
+# raid1_on A B: disks A and B (disk_start) attached as /dev/nbd0 and
+# /dev/nbd1 and made /dev/md0, a clean raid1 with 1.2 metadata.
+raid1_on () {
+  "$ATTACH" nbd "$work/$1.sock" /dev/nbd0 > /dev/null
+  "$ATTACH" nbd "$work/$2.sock" /dev/nbd1 > /dev/null
+  mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean \
+    --metadata=1.2 /dev/nbd0 /dev/nbd1 > "$work/mdadm.log" 2>&1 ||
+    { cat "$work/mdadm.log"; exit 1; }
+}
+
 # ublk_disk_start NAME KEY=VALUE...: the same disk as disk_start, served
 # by blkemu-ublk as a block device; prints its path (/dev/ublkbN).
 ublk_disk_start () {

@@ -12,10 +12,7 @@ modprobe raid1 2>/dev/null || true
 spec=(size=128M latency-read=50us latency-write=50us)
 disk_start a "${spec[@]}"
 disk_start b "${spec[@]}"
-"$ATTACH" nbd "$work/a.sock" /dev/nbd0 > /dev/null
-"$ATTACH" nbd "$work/b.sock" /dev/nbd1 > /dev/null
-mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean \
-  --metadata=1.2 /dev/nbd0 /dev/nbd1 > "$work/mdadm.log" 2>&1 || { cat "$work/mdadm.log"; exit 1; }
+raid1_on a b
 
 section "data on the array, then 3 stretches of leg a unreadable"
 head -c $((64 << 20)) /dev/urandom > "$work/data"
