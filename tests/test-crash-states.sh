@@ -152,7 +152,23 @@ nbdkit -U - "$PLUGIN" size=1M write-cache=yes control="$sock" --run '
   refused subset -3 | grep -qx "blkemu-ctl: error: crash subset -3: SEED must be a whole number below 2^64"
   refused subset 99999999999999999999 | grep -q "SEED must be a whole number below 2^64"
   refused subset 1 2 | grep -q "crash \[lose-all|subset|torn|interrupted \[SEED\]\]"
+  # Views: only after power-off, one at a time, with a mode.
+  view () {
+    r=$("$BLKEMU_CTL" "$sock" view "$@" 2>&1) && exit 1
+    echo "$r"
+  }
+  view torn 1 | grep -qx "blkemu-ctl: error: view: the disk must be powered off with its cache kept first (power-off)"
+  view | grep -qx "blkemu-ctl: error: view needs MODE \[SEED\] or end"
+  view end | grep -qx "blkemu-ctl: error: view end: no view is open"
+  view end now | grep -qx "blkemu-ctl: error: view end: takes no SEED"
+  view sideways | grep -qx "blkemu-ctl: error: view sideways: MODE must be lose-all, subset, torn or interrupted"
+  "$BLKEMU_CTL" "$sock" power-off > /dev/null
+  r=$("$BLKEMU_CTL" "$sock" power-off 2>&1) && exit 1
+  echo "$r" | grep -q "power-off: the disk is already off"
+  "$BLKEMU_CTL" "$sock" view subset 3 > /dev/null
+  view subset 4 | grep -qx "blkemu-ctl: error: view: a view is open; end it first (view end)"
+  "$BLKEMU_CTL" "$sock" power-on > /dev/null
   "$NBD_IO" "$uri" write 0 4096 3 > /dev/null
   "$NBD_IO" "$uri" read 0 4096 3 > /dev/null
 ' || fail "bad crash arguments"
-echo "ok: bad modes and seeds refused, the disk serves on"
+echo "ok: bad modes, seeds and views refused, the disk serves on"

@@ -129,5 +129,19 @@ out=$("$crashcheck" --control "$sock" --check true --states 0 2>&1) && rc=0 || r
 out=$("$crashcheck" --control "$sock" --check 'fsck {dev}' 2>&1) && rc=0 || rc=$?
 [ $rc = 2 ] && [ "$out" = "blkemu-crashcheck: --check uses {dev}: say what it is with --dev" ] ||
   fail "{dev} without --dev: exit $rc: $out"
+for bad in "--mode sideways:--mode sideways: must be subset, torn or lose-all" \
+           "--seed 1x:--seed 1x: must be a whole number below 10^18" \
+           "--replay -1:--replay -1: must be a whole number below 10^19" \
+           "--frobnicate:unknown option '--frobnicate' (--help lists them)" \
+           "--dev /nonexistent:--dev /nonexistent: no such file or device"; do
+  opt=${bad%%:*} want=${bad#*:}
+  # shellcheck disable=SC2086
+  out=$("$crashcheck" --control "$sock" --check true $opt 2>&1) && rc=0 || rc=$?
+  [ $rc = 2 ] && [ "$out" = "blkemu-crashcheck: $want" ] || fail "$opt: exit $rc: $out"
+done
+out=$("$crashcheck" --check true 2>&1) && rc=0 || rc=$?
+[ $rc = 2 ] && [ "$out" = "blkemu-crashcheck: --control SOCKET is required" ] ||
+  fail "no --control: exit $rc: $out"
+"$crashcheck" --help | grep -q -- "--keep-going" || fail "--help lists no --keep-going"
 echo "ok: bad options refused"
 ctl power-on > /dev/null
