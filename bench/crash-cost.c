@@ -109,7 +109,7 @@ main (int argc, char **argv)
           "torn");
   bool missed = false;
   for (int m = 0; m < BLKEMU_CRASH_MODE_COUNT; m++) {
-    struct blkemu_disk *d = blkemu_disk_open_spec (spec, 0, err, sizeof err);
+    struct blkemu_disk *d = blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
     if (!d)
       die ("open", err);
     enum blkemu_crash_mode mode = (enum blkemu_crash_mode) m;

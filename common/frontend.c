@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 int
-frontend_open_disks (const char *prog, enum blkemu_frontend frontend,
+frontend_open_disks (const char *prog, const struct blkemu_frontend *fe,
                      char *const *specs, size_t n, const char *reserved,
                      struct blkemu_disk **disks)
 {
@@ -19,7 +19,7 @@ frontend_open_disks (const char *prog, enum blkemu_frontend frontend,
     return -1;
   }
   for (size_t i = 0; i < n; i++) {
-    disks[i] = blkemu_disk_open_spec (specs[i], i, err, sizeof err);
+    disks[i] = blkemu_disk_open_spec (specs[i], i, fe, err, sizeof err);
     if (!disks[i]) {
       fprintf (stderr, "%s: --disk '%s': %s\n", prog, specs[i], err);
       frontend_close_disks (disks, i);
@@ -36,16 +36,10 @@ frontend_open_disks (const char *prog, enum blkemu_frontend frontend,
                  name);
         clash = true;
       }
-    if (!clash && blkemu_disk_check_frontend (disks[i], frontend, err,
-                                              sizeof err)) {
-      fprintf (stderr, "%s: --disk '%s': %s\n", prog, specs[i], err);
-      clash = true;
-    }
     if (clash) {
       frontend_close_disks (disks, i + 1);
       return -1;
     }
-    blkemu_disk_warn_uncarried (disks[i], frontend, prog, stderr);
   }
   return 0;
 }

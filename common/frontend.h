@@ -12,12 +12,13 @@
 #include "blkemu/blkemu.h"
 
 /* Open every --disk SPEC in order (name= defaulting to d0, d1, ...),
- * refusing two disks with one name and the name RESERVED (NULL: none),
- * and warn about keys FRONTEND does not carry.  Errors go to stderr as
+ * for frontend FE (which refuses what it cannot serve and warns about
+ * what it does not carry), refusing two disks with one name and the
+ * name RESERVED (NULL: none).  Errors go to stderr as
  * "PROG: ...".  Returns 0 with DISKS[0..N) open, or -1 with none left
  * open.
  */
-int frontend_open_disks (const char *prog, enum blkemu_frontend frontend,
+int frontend_open_disks (const char *prog, const struct blkemu_frontend *fe,
                          char *const *specs, size_t n, const char *reserved,
                          struct blkemu_disk **disks);
 /* Close them all; -1 if any stats= could not be written. */

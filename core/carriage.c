@@ -1,13 +1,17 @@
-/* How far each frontend carries the limit keys.  Everything the device
- * does (timing, faults, caches, the checks in disk.c) works the same on
- * every frontend; what differs is whether the layer above — the NBD
+/* How far a frontend carries the keys, from the descriptor it passed at
+ * open (struct blkemu_frontend).  Everything the device does (timing,
+ * faults, caches, the checks of the request pipeline) works the same on
+ * every frontend; what differs is whether the layer above — an NBD
  * client, the kernel's FUSE and loop drivers, the kernel's block layer
- * under ublk — is told a limit and splits by it.  The man pages' tables
- * and the frontends' start-up warnings come from this one table.
+ * under ublk — is told a limit and splits by it, and which operations
+ * the frontend can express at all.  The core names no frontend: what it
+ * says about one comes from its descriptor.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "carriage.h"
 #include "disk.h"
 #include "error.h"
 #include "keys.h"
@@ -15,47 +19,103 @@
 #define T BLKEMU_CARRY_TOLD
 #define D BLKEMU_CARRY_DEVICE
 
-/* Keys absent here are enforced by the device alone, on every frontend. */
+/* Keys whose setting needs an operation of the frontend.  A zoned disk
+ * is usable only with zone commands (its zones fill up and are reset),
+ * whatever is told; more than one discard segment matters only where
+ * the limit is told (the layer above then merges discards the frontend
+ * must pass on as one).
+ */
 static const struct {
   int key;
-  unsigned carry[3];   /* indexed by enum blkemu_frontend: nbd, fuse, ublk */
-} carriage[] = {
-  /* NBD: minimum block size; the device refuses misaligned requests. */
-  { K_LOGICAL_BLOCK_SIZE,  { T | D, D, T | D } },
-  /* NBD: the preferred block size (with opt-io). */
-  { K_PHYSICAL_BLOCK_SIZE, { T, 0, T } },
-  { K_MIN_IO,              { 0, 0, T } },
-  { K_OPT_IO,              { T, 0, T } },
-  /* NBD: the maximum block size.  FUSE caps requests on its own. */
-  { K_MAX_TRANSFER,        { T | D, D, T | D } },
-  { K_MAX_DISCARD,         { D, D, T | D } },
-  { K_MAX_WRITE_ZEROES,    { D, D, T | D } },
-  { K_BOUNDARY,            { D, D, T | D } },
-  { K_ROTATIONAL,          { T, 0, T } },
-  { K_QUEUE_DEPTH,         { D, D, T | D } },
-  { K_VIRT_BOUNDARY,       { 0, 0, T } },
-  { K_DISCARD_GRANULARITY, { D, D, T | D } },
-  { K_DISCARD_ALIGNMENT,   { D, D, T | D } },
-  /* Every frontend delivers one range per discard. */
-  { K_MAX_DISCARD_SEGMENTS, { 0, 0, T } },
-  { K_MAX_SEGMENTS,        { 0, 0, T } },
-  { K_MAX_SEGMENT_SIZE,    { 0, 0, T } },
-  { K_SEGMENT_BOUNDARY,    { 0, 0, T } },
-  { K_DMA_ALIGNMENT,       { 0, 0, T } },
-  /* Zones need zone commands, reports and append: only ublk has them
-   * (NBD and FUSE refuse a zoned disk, blkemu_disk_check_frontend).
-   */
-  { K_ZONED,               { 0, 0, T | D } },
+  unsigned op;           /* BLKEMU_FE_* */
+  bool only_if_told;
+  const char *lacks;     /* "FE has no ..." */
+} needs[] = {
+  { K_ZONED, BLKEMU_FE_ZONES, false,
+    "zone commands, zone reports or zone append" },
+  { K_MAX_DISCARD_SEGMENTS, BLKEMU_FE_MULTI_DISCARD, true,
+    "multi-range discards (at most 1)" },
 };
-#define NCARRIAGE (sizeof carriage / sizeof carriage[0])
 
 static unsigned
-carriage_of (int id, enum blkemu_frontend frontend)
+carriage_of (const struct blkemu_frontend *fe, int id)
 {
-  for (size_t i = 0; i < NCARRIAGE; i++)
-    if (carriage[i].key == id)
-      return carriage[i].carry[frontend];
+  if (!fe)
+    return T | D;
+  for (const struct blkemu_carry *c = fe->carries; c && c->key; c++)
+    if (!strcmp (c->key, config_keys[id].name))
+      return c->how;
   return D;
+}
+
+static bool
+is_default (const struct blkemu_config *cfg, int id)
+{
+  char v[64];
+  config_format (cfg, id, v, sizeof v);
+  const char *def = config_keys[id].def ? config_keys[id].def : "";
+  return !strcmp (v, def);
+}
+
+int
+carriage_admit (const struct blkemu_frontend *fe,
+                const struct blkemu_config *cfg, char *err)
+{
+  if (!fe)
+    return 0;
+  for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++) {
+    int id = needs[i].key;
+    if (is_default (cfg, id) || (fe->ops & needs[i].op))
+      continue;
+    if (needs[i].only_if_told && !(carriage_of (fe, id) & T))
+      continue;
+    char v[64];
+    config_format (cfg, id, v, sizeof v);
+    set_err (err, "%s=%s: %s has no %s: needs a frontend that carries it "
+             "(blkemu-ctl carriage)", config_keys[id].name, v, fe->name,
+             needs[i].lacks);
+    return -1;
+  }
+  if (fe->max_transfer_bytes &&
+      cfg->num[K_MAX_TRANSFER] > fe->max_transfer_bytes) {
+    char v[64];
+    config_format (cfg, K_MAX_TRANSFER, v, sizeof v);
+    set_err (err, "max-transfer=%s: %s moves at most %u bytes a request",
+             v, fe->name, fe->max_transfer_bytes);
+    return -1;
+  }
+  return 0;
+}
+
+int
+carriage_warn (struct blkemu_disk *disk, FILE *fp)
+{
+  const struct blkemu_frontend *fe = disk->frontend;
+  if (!fe)
+    return 0;
+  char list[1024] = "";
+  size_t used = 0;
+  int count = 0;
+  pthread_mutex_lock (&disk->lock);
+  for (int id = 0; id < K_COUNT; id++) {
+    if (carriage_of (fe, id) != 0 || is_default (&disk->cfg, id))
+      continue;
+    char v[64];
+    config_format (&disk->cfg, id, v, sizeof v);
+    int w = snprintf (list + used, sizeof list - used, "%s%s=%s",
+                      used ? " " : "", config_keys[id].name, v);
+    if (w < 0 || (size_t) w >= sizeof list - used)
+      break;
+    used += (size_t) w;
+    count++;
+  }
+  pthread_mutex_unlock (&disk->lock);
+  if (count) {
+    fprintf (fp, "%s: %s: not carried by %s, no effect there: %s\n",
+             fe->prog, blkemu_disk_name (disk), fe->name, list);
+    blkemu_disk_set_transport (disk, "not_carried", list);
+  }
+  return count;
 }
 
 static const char *
@@ -70,66 +130,23 @@ carriage_name (unsigned carry)
 }
 
 void
-blkemu_carriage_print (FILE *fp)
+blkemu_carriage_print (FILE *fp, const struct blkemu_frontend *const *fes,
+                       size_t n)
 {
-  fprintf (fp, "%-22s %-12s %-12s %s\n", "key", "nbd", "fuse", "ublk");
-  for (size_t i = 0; i < NCARRIAGE; i++)
-    fprintf (fp, "%-22s %-12s %-12s %s\n", config_keys[carriage[i].key].name,
-             carriage_name (carriage[i].carry[BLKEMU_FRONTEND_NBD]),
-             carriage_name (carriage[i].carry[BLKEMU_FRONTEND_FUSE]),
-             carriage_name (carriage[i].carry[BLKEMU_FRONTEND_UBLK]));
-}
-
-static const char *const frontend_names[] = { "NBD", "FUSE", "ublk" };
-
-int
-blkemu_disk_check_frontend (struct blkemu_disk *disk,
-                            enum blkemu_frontend frontend, char *err,
-                            size_t errlen)
-{
-  pthread_mutex_lock (&disk->lock);
-  bool zoned = disk->cfg.num[K_ZONED] != 0;
-  pthread_mutex_unlock (&disk->lock);
-  if (zoned && !(carriage_of (K_ZONED, frontend) & T)) {
-    char e[BLKEMU_ERR_MAX];
-    set_err (e, "zoned=host-managed: %s has no zone commands, zone "
-             "reports or zone append; serve a zoned disk with blkemu-ublk",
-             frontend_names[frontend]);
-    return err_result (-1, e, err, errlen);
-  }
-  return 0;
-}
-
-int
-blkemu_disk_warn_uncarried (struct blkemu_disk *disk,
-                            enum blkemu_frontend frontend, const char *prog,
-                            FILE *fp)
-{
-  char list[1024] = "";
-  size_t used = 0;
-  int count = 0;
-  pthread_mutex_lock (&disk->lock);
-  for (size_t i = 0; i < NCARRIAGE; i++) {
-    int id = carriage[i].key;
-    if (carriage[i].carry[frontend] != 0)
+  fprintf (fp, "%-22s", "key");
+  for (size_t f = 0; f < n; f++)
+    fprintf (fp, f + 1 < n ? " %-12s" : " %s", fes[f]->id);
+  fputc ('\n', fp);
+  for (int id = 0; id < K_COUNT; id++) {
+    bool listed = false;
+    for (size_t f = 0; f < n; f++)
+      listed |= carriage_of (fes[f], id) != D;
+    if (!listed)
       continue;
-    char v[64];
-    config_format (&disk->cfg, id, v, sizeof v);
-    const char *def = config_keys[id].def ? config_keys[id].def : "";
-    if (!strcmp (v, def))
-      continue;
-    int w = snprintf (list + used, sizeof list - used, "%s%s=%s",
-                      used ? " " : "", config_keys[id].name, v);
-    if (w < 0 || (size_t) w >= sizeof list - used)
-      break;
-    used += (size_t) w;
-    count++;
+    fprintf (fp, "%-22s", config_keys[id].name);
+    for (size_t f = 0; f < n; f++)
+      fprintf (fp, f + 1 < n ? " %-12s" : " %s",
+               carriage_name (carriage_of (fes[f], id)));
+    fputc ('\n', fp);
   }
-  pthread_mutex_unlock (&disk->lock);
-  if (count) {
-    fprintf (fp, "%s: %s: not carried by %s, no effect there: %s\n", prog,
-             blkemu_disk_name (disk), frontend_names[frontend], list);
-    blkemu_disk_set_transport (disk, "not_carried", list);
-  }
-  return count;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "carriage.h"
 #include "clock.h"
 #include "engine.h"
 #include "error.h"
@@ -160,10 +161,14 @@ blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
   geo->segment_boundary_bytes = n[K_SEGMENT_BOUNDARY];
   geo->dma_alignment = (uint32_t) n[K_DMA_ALIGNMENT];
   geo->rotational = n[K_ROTATIONAL] != 0;
+  bool zoned = n[K_ZONED] != 0;
   pthread_mutex_unlock (&disk->lock);
   geo->can_flush = true;
   geo->can_fua = true;
-  geo->can_trim = disk->backend.ops->can_trim;
+  /* Sequential zones are freed by resets, not discards (the pipeline
+   * refuses those there): a zoned disk advertises none.
+   */
+  geo->can_trim = disk->backend.ops->can_trim && !zoned;
   geo->can_zero = disk->backend.ops->can_zero;
   geo->can_extents = disk->backend.ops->can_extents;
   /* One disk behind every connection: a flush covers all of them. */
@@ -1191,6 +1196,8 @@ disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs, char *err)
   config_copy (&trial, &disk->cfg);
   for (int i = 0; i < npairs && r == 0; i++)
     r = config_set_runtime (&trial, pairs[i], values[i], err);
+  if (r == 0)
+    r = carriage_admit (disk->frontend, &trial, err);
   if (r == 0) {
     memcpy (disk->cfg.num, trial.num, sizeof trial.num);
     uint64_t now = clock_now_ns ();

@@ -69,6 +69,9 @@ struct blkemu_disk {
   } transport[TRANSPORT_MAX];     /* frontend facts for the stats JSON */
   pthread_mutex_t transport_lock; /* guards TRANSPORT */
 
+  const struct blkemu_frontend *frontend; /* set at open, then fixed;
+                                     NULL: the C API itself */
+
   struct service *service;        /* control.c's, owned by open.c's layer;
                                      its fields are its thread's */
 };

@@ -9,16 +9,23 @@
 #include <string.h>
 
 #include "blkemu/blkemu.h"
+#include "carriage.h"
 #include "control.h"
 #include "disk.h"
 #include "error.h"
 
 static struct blkemu_disk *
-disk_open (const struct blkemu_spec *spec, char *err)
+disk_open (const struct blkemu_spec *spec, const struct blkemu_frontend *fe,
+           char *err)
 {
   struct blkemu_disk *disk = disk_create (spec, err);
   if (!disk)
     return NULL;
+  disk->frontend = fe;
+  if (carriage_admit (fe, &disk->cfg, err) == -1) {
+    disk_destroy (disk);
+    return NULL;
+  }
   /* Paths that can fail are checked and the socket bound now, before a
    * frontend forks or reports itself ready.
    */
@@ -26,18 +33,24 @@ disk_open (const struct blkemu_spec *spec, char *err)
     disk_destroy (disk);
     return NULL;
   }
+  if (fe) {
+    blkemu_disk_set_transport (disk, "frontend", fe->id);
+    carriage_warn (disk, stderr);
+  }
   return disk;
 }
 
 struct blkemu_disk *
-blkemu_disk_open (const struct blkemu_spec *spec, char *err, size_t errlen)
+blkemu_disk_open (const struct blkemu_spec *spec,
+                  const struct blkemu_frontend *fe, char *err, size_t errlen)
 {
   char e[BLKEMU_ERR_MAX];
-  return err_result_ptr (disk_open (spec, e), e, err, errlen);
+  return err_result_ptr (disk_open (spec, fe, e), e, err, errlen);
 }
 
 static struct blkemu_disk *
-disk_open_spec (const char *list, size_t index, char *err)
+disk_open_spec (const char *list, size_t index,
+                const struct blkemu_frontend *fe, char *err)
 {
   struct blkemu_spec *spec = blkemu_spec_new ();
   if (!spec) {
@@ -62,18 +75,20 @@ disk_open_spec (const char *list, size_t index, char *err)
              name);
     goto out;
   }
-  disk = disk_open (spec, err);
+  disk = disk_open (spec, fe, err);
 out:
   blkemu_spec_free (spec);
   return disk;
 }
 
 struct blkemu_disk *
-blkemu_disk_open_spec (const char *list, size_t index, char *err,
+blkemu_disk_open_spec (const char *list, size_t index,
+                       const struct blkemu_frontend *fe, char *err,
                        size_t errlen)
 {
   char e[BLKEMU_ERR_MAX];
-  return err_result_ptr (disk_open_spec (list, index, e), e, err, errlen);
+  return err_result_ptr (disk_open_spec (list, index, fe, e), e, err,
+                         errlen);
 }
 
 void

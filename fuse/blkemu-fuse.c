@@ -34,6 +34,7 @@
 
 #include "blkemu/blkemu.h"
 #include "frontend.h"
+#include "frontends.h"
 
 /* Inode layout: the root, one file per disk, the .blkemu directory, and
  * per disk a directory with attr_slots () inodes: the directory, the
@@ -157,7 +158,6 @@ record_transport (void)
   if (limit_pages && max_write > limit_pages * page)
     max_write = limit_pages * page;
   for (size_t i = 0; i < ndisks; i++) {
-    blkemu_disk_set_transport (disks[i].emu, "frontend", "fuse");
     snprintf (v, sizeof v, "%u", max_write);
     blkemu_disk_set_transport (disks[i].emu, "fuse_max_request", v);
     snprintf (v, sizeof v, "%u", max_write / page);
@@ -828,7 +828,7 @@ static int
 open_disks (struct options *o)
 {
   struct blkemu_disk *emu[MAX_DISKS];
-  if (frontend_open_disks ("blkemu-fuse", BLKEMU_FRONTEND_FUSE, o->disk_specs,
+  if (frontend_open_disks ("blkemu-fuse", &blkemu_fuse_frontend, o->disk_specs,
                            o->ndisk_specs, CTLDIR_NAME, emu) == -1)
     return -1;
   for (ndisks = 0; ndisks < o->ndisk_specs; ndisks++) {

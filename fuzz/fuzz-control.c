@@ -78,7 +78,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     "zone-size=1M,conventional-zones=2,max-open-zones=3,max-active-zones=5",
   };
   struct blkemu_disk *disk =
-    blkemu_disk_open_spec (specs[size % 2], 0, err, sizeof err);
+    blkemu_disk_open_spec (specs[size % 2], 0, NULL, err, sizeof err);
   if (!disk)
     abort ();
   static int echo = -1;

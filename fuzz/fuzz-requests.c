@@ -240,7 +240,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
               (unsigned long long) (take (&in, 16) * lbs), take (&in, 101),
               take (&in, 4));
   }
-  struct blkemu_disk *disk = blkemu_disk_open_spec (spec, 0, err, sizeof err);
+  struct blkemu_disk *disk = blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   if (!disk) {
     fprintf (stderr, "%s: %s\n", spec, err);
     abort ();

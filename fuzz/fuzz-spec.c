@@ -46,7 +46,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (probe.num[K_SIZE] > (1ull << 40))
         blkemu_spec_set (spec, "backend", "null", err, sizeof err);
       config_free (&probe);
-      struct blkemu_disk *disk = blkemu_disk_open (spec, err, sizeof err);
+      struct blkemu_disk *disk = blkemu_disk_open (spec, NULL, err, sizeof err);
       if (disk) {
         struct blkemu_geometry geo;
         blkemu_disk_geometry (disk, &geo);

@@ -242,7 +242,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             "cache-size=16M,latency-zone=1ms,latency-write=10us",
             nzones * ZS, ZS, cap_blocks * BLK, nconv, max_open, max_active,
             cache ? "yes" : "no");
-  struct blkemu_disk *d = blkemu_disk_open_spec (spec, 0, err, sizeof err);
+  struct blkemu_disk *d = blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   if (!d) {
     fprintf (stderr, "%s: %s\n", spec, err);
     abort ();

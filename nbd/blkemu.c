@@ -19,6 +19,7 @@
 
 #include "blkemu/blkemu.h"
 #include "config-help.h"
+#include "frontends.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 
@@ -128,22 +129,12 @@ static int
 plugin_config_complete (void)
 {
   char err[BLKEMU_ERR_MAX];
-  disk = blkemu_disk_open (spec, err, sizeof err);
+  disk = blkemu_disk_open (spec, &blkemu_nbd_frontend, err, sizeof err);
   if (!disk) {
     nbdkit_error ("%s", err);
     return -1;
   }
-  if (blkemu_disk_check_frontend (disk, BLKEMU_FRONTEND_NBD, err,
-                                  sizeof err) == -1) {
-    nbdkit_error ("%s", err);
-    blkemu_disk_close (disk);
-    disk = NULL;
-    return -1;
-  }
   blkemu_disk_geometry (disk, &geo);
-  blkemu_disk_set_transport (disk, "frontend", "nbd");
-  blkemu_disk_warn_uncarried (disk, BLKEMU_FRONTEND_NBD, "nbdkit-blkemu-plugin",
-                              stderr);
   return 0;
 }
 

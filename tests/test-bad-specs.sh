@@ -49,7 +49,7 @@ bad_spec "max-active-zones=300: must be at most the sequential zones (256)" size
 bad_spec "max-zone-append=2M: must be a multiple of logical-block-size, at most max-transfer" size=1G $Z max-zone-append=2M max-transfer=1M
 bad_spec "boundary=1M: a zoned disk's boundary is its zone-size (4M)" size=1G $Z boundary=1M
 bad_spec "latency-zone=fast: takes a number with a unit" size=1G $Z latency-zone=fast
-bad_spec "zoned=host-managed: NBD has no zone commands, zone reports or zone append; serve a zoned disk with blkemu-ublk" size=1G $Z
+bad_spec "zoned=host-managed: NBD has no zone commands, zone reports or zone append: needs a frontend that carries it (blkemu-ctl carriage)" size=1G $Z
 bad_spec "max-segment-size=2K: must be at least 4K" size=1G max-segment-size=2K
 bad_spec "max-segment-size=64K: cannot be combined with virt-boundary" size=1G virt-boundary=4K max-segment-size=64K
 bad_spec "max-segment-size=1M: must be at most segment-boundary" size=1G segment-boundary=64K max-segment-size=1M

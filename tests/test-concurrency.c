@@ -114,7 +114,7 @@ static void
 run (const char *spec)
 {
   char err[BLKEMU_ERR_MAX];
-  disk = blkemu_disk_open_spec (spec, 0, err, sizeof err);
+  disk = blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   CHECK (disk != NULL, "open %s: %s", spec, err);
   if (!disk)
     return;

@@ -232,7 +232,7 @@ test_submit (void)
 {
   char err[BLKEMU_ERR_MAX];
   struct blkemu_disk *disk =
-    blkemu_disk_open_spec ("size=64M,latency-read=2ms,latency-write=1ms", 0,
+    blkemu_disk_open_spec ("size=64M,latency-read=2ms,latency-write=1ms", 0, NULL,
                            err, sizeof err);
   CHECK (disk, "open: %s", err);
   if (!disk)
@@ -290,7 +290,7 @@ test_submit (void)
   /* No latency: already due once the data has moved, so it completes
    * before blkemu_submit returns (no round trip through the thread).
    */
-  disk = blkemu_disk_open_spec ("size=1M", 0, err, sizeof err);
+  disk = blkemu_disk_open_spec ("size=1M", 0, NULL, err, sizeof err);
   CHECK (disk, "open: %s", err);
   if (!disk)
     return;
@@ -320,7 +320,7 @@ test_submit_file (const char *dir)
     return;
   snprintf (spec, sizeof spec,
             "size=4M,backend=file,file=%s,latency-write=1ms", path);
-  struct blkemu_disk *disk = blkemu_disk_open_spec (spec, 0, err, sizeof err);
+  struct blkemu_disk *disk = blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   CHECK (disk, "open: %s", err);
   if (!disk) {
     close (fd);
@@ -395,7 +395,7 @@ test_submit_file (const char *dir)
    */
   snprintf (spec, sizeof spec, "size=4M,backend=file,file=%s,stall=3600s",
             path);
-  disk = blkemu_disk_open_spec (spec, 0, err, sizeof err);
+  disk = blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   CHECK (disk, "open: %s", err);
   if (disk) {
     memset (c, 0, sizeof c);
@@ -439,7 +439,7 @@ test_cancel (void)
   char err[BLKEMU_ERR_MAX];
   struct blkemu_disk *disk =
     blkemu_disk_open_spec ("size=16M,stall=3600s",
-                           0, err, sizeof err);
+                           0, NULL, err, sizeof err);
   CHECK (disk, "open: %s", err);
   if (!disk)
     return;

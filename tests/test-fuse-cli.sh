@@ -19,7 +19,7 @@ bad "name=.blkemu: reserved for the attribute directory" "$tmp/m" --disk name=.b
 bad "logical-block-size=3000: must be a power of two" "$tmp/m" --disk size=1M,logical-block-size=3000
 bad "unknown key 'speed'" "$tmp/m" --disk size=1M,speed=9
 bad "no mount point" --disk size=1M
-bad "zoned=host-managed: FUSE has no zone commands, zone reports or zone append; serve a zoned disk with blkemu-ublk" "$tmp/m" --disk size=64M,zoned=host-managed,zone-size=4M
+bad "zoned=host-managed: FUSE has no zone commands, zone reports or zone append: needs a frontend that carries it (blkemu-ctl carriage)" "$tmp/m" --disk size=64M,zoned=host-managed,zone-size=4M
 # Into a file first: grep -q stops reading early, and a long --help would
 # die of SIGPIPE under pipefail.
 "$BLKEMU_FUSE" --help > "$tmp/help"

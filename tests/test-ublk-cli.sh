@@ -22,7 +22,7 @@ bad "unexpected argument 'extra'" --disk size=1M extra
 bad "unrecognized option '--nope'" --nope
 bad "--queues 0: a number of hardware queues from 1 to 64" --queues 0 --disk size=1M
 bad "--delete-stale takes no --disk" --delete-stale --disk size=1M
-bad "max-discard-segments=4: ublk_drv takes single-range discards only (1)" --disk size=1M,max-discard-segments=4
+bad "max-discard-segments=4: ublk has no multi-range discards (at most 1): needs a frontend that carries it" --disk size=1M,max-discard-segments=4
 
 "$UBLK" --help > "$tmp/help"
 for want in "--disk SPEC" "--queues N" "--delete-stale" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "ublk_drv"; do

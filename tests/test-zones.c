@@ -32,7 +32,7 @@ open_disk (const char *list)
   struct blkemu_spec *spec = blkemu_spec_new ();
   struct blkemu_disk *d = NULL;
   if (blkemu_spec_set_list (spec, list, err, sizeof err) == 0)
-    d = blkemu_disk_open (spec, err, sizeof err);
+    d = blkemu_disk_open (spec, NULL, err, sizeof err);
   blkemu_spec_free (spec);
   CHECK (d, "open %s: %s", list, err);
   return d;
@@ -46,7 +46,7 @@ open_error (const char *list)
   struct blkemu_disk *d = NULL;
   err[0] = 0;
   if (blkemu_spec_set_list (spec, list, err, sizeof err) == 0)
-    d = blkemu_disk_open (spec, err, sizeof err);
+    d = blkemu_disk_open (spec, NULL, err, sizeof err);
   blkemu_spec_free (spec);
   if (d) {
     blkemu_disk_close (d);
@@ -768,7 +768,7 @@ test_bad_specs (void)
   /* The caller's buffer size is respected: the message is cut to fit. */
   char small[16];
   memset (small, 'x', sizeof small);
-  CHECK (!blkemu_disk_open_spec ("size=4M,zone-size=1M", 0, small, 12) &&
+  CHECK (!blkemu_disk_open_spec ("size=4M,zone-size=1M", 0, NULL, small, 12) &&
          !strcmp (small, "zone-size=1") && small[12] == 'x' &&
          small[15] == 'x', "a 12-byte error buffer: \"%.11s\"", small);
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

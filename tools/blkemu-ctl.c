@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "blkemu/blkemu.h"
+#include "frontends.h"
 
 static void
 usage (FILE *fp)
@@ -79,7 +80,10 @@ main (int argc, char **argv)
     return blkemu_profiles_print (stdout) > 0 ? 0 : 1;
   if (argc == 2 && (!strcmp (argv[1], "carriage") ||
                     !strcmp (argv[1], "--list-carriage"))) {
-    blkemu_carriage_print (stdout);
+    const struct blkemu_frontend *const fes[] = {
+      &blkemu_nbd_frontend, &blkemu_fuse_frontend, &blkemu_ublk_frontend,
+    };
+    blkemu_carriage_print (stdout, fes, sizeof fes / sizeof fes[0]);
     return 0;
   }
   if (argc < 3) {

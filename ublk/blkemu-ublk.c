@@ -17,6 +17,7 @@
  * answer.  No thread per tag: a queue of 4096 tags is one thread.  See
  * docs/blkemu-ublk.8.md.
  */
+#include "frontends.h"
 #include "ublk.h"
 
 static struct udisk disks[MAX_DISKS];
@@ -118,7 +119,6 @@ static void
 report_transport (const struct udisk *d)
 {
   char v[32];
-  blkemu_disk_set_transport (d->emu, "frontend", "ublk");
   snprintf (v, sizeof v, "/dev/ublkb%d", d->dev_id);
   blkemu_disk_set_transport (d->emu, "device", v);
   snprintf (v, sizeof v, "%u", d->nqueues);
@@ -305,9 +305,9 @@ parse_options (int argc, char **argv, struct options *o)
 }
 
 /* The server's side of each opened disk: queues, tags, buffer size.
- * Returns -1 for a spec ublk cannot carry (after saying why).
+ * What ublk cannot carry was refused at open, by its descriptor.
  */
-static int
+static void
 prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
 {
   for (; ndisks < n; ndisks++) {
@@ -318,11 +318,6 @@ prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
     d->nqueues = nqueues;
     blkemu_disk_geometry (d->emu, &d->geo);
     blkemu_disk_zoned (d->emu, &d->zoned);
-    /* Sequential zones are freed by resets, not discards (the device
-     * refuses those there): a zoned disk advertises none.
-     */
-    if (d->zoned.nr_zones)
-      d->geo.can_trim = false;
     uint32_t qd = d->geo.queue_depth;
     d->depth = qd > MAX_DEPTH ? MAX_DEPTH : qd;
     if (qd > MAX_DEPTH)
@@ -334,14 +329,7 @@ prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
     size_t page = (size_t) sysconf (_SC_PAGESIZE);
     d->max_bytes = d->geo.max_transfer_bytes;
     d->buf_bytes = (d->max_bytes + page - 1) / page * page;
-    if (d->geo.max_discard_segments != 1) {
-      fprintf (stderr, "blkemu-ublk: %s: max-discard-segments=%u: ublk_drv "
-               "takes single-range discards only (1)\n", d->name,
-               d->geo.max_discard_segments);
-      return -1;
-    }
   }
-  return 0;
 }
 
 int
@@ -365,13 +353,10 @@ main (int argc, char **argv)
   /* Every spec is checked before any device is created. */
   int status = 1;
   struct blkemu_disk *emu[MAX_DISKS];
-  if (frontend_open_disks ("blkemu-ublk", BLKEMU_FRONTEND_UBLK, o.specs,
+  if (frontend_open_disks ("blkemu-ublk", &blkemu_ublk_frontend, o.specs,
                            o.nspecs, NULL, emu) == -1)
     return 1;
-  if (prepare_disks (emu, o.nspecs, o.nqueues) == -1) {
-    frontend_close_disks (emu, o.nspecs);
-    return 1;
-  }
+  prepare_disks (emu, o.nspecs, o.nqueues);
 
   /* Signals are taken by sigwait in this thread only. */
   sigset_t stop;

@@ -1,8 +1,9 @@
 /* blkemu - userspace block-device emulator: the public interface.
  *
- * Every frontend (nbdkit plugin, FUSE) builds a disk from key=value specs
- * and hands each request to blkemu_io(); limits, timing, stats, trace and
- * runtime control all live behind this header.
+ * Every frontend (the nbdkit plugin, blkemu-fuse, blkemu-ublk) builds a
+ * disk from key=value specs and its own descriptor, and hands each
+ * request to blkemu_io() or blkemu_submit(); limits, timing, stats,
+ * trace, crash states and runtime control all live behind this header.
  */
 #ifndef BLKEMU_BLKEMU_H
 #define BLKEMU_BLKEMU_H
@@ -44,6 +45,7 @@ enum blkemu_op {
 
 struct blkemu_spec;   /* key=value settings, before validation */
 struct blkemu_disk;   /* an emulated disk, ready for requests */
+struct blkemu_frontend; /* what a frontend carries (see "frontends") */
 
 /* --- spec --------------------------------------------------------- */
 
@@ -73,17 +75,20 @@ int blkemu_profiles_print (FILE *fp);
 
 /* --- disk --------------------------------------------------------- */
 
-/* Resolve the profile, validate every key and cross-key rule, open the
+/* Resolve the profile, validate every key and cross-key rule, check
+ * that frontend FE can serve the disk (see "frontends" below), open the
  * backend.  Does not start threads (nbdkit may still fork): call
  * blkemu_disk_start() from the process that will serve.
  */
 struct blkemu_disk *blkemu_disk_open (const struct blkemu_spec *spec,
+                                      const struct blkemu_frontend *fe,
                                       char *err, size_t errlen);
 /* Open the disk of a frontend's --disk SPEC ("name=d0,key=value,..."):
  * name= defaults to dINDEX and must be a plain file name.  Returns NULL
  * with ERR filled.
  */
 struct blkemu_disk *blkemu_disk_open_spec (const char *list, size_t index,
+                                           const struct blkemu_frontend *fe,
                                            char *err, size_t errlen);
 /* The disk's name=. */
 const char *blkemu_disk_name (const struct blkemu_disk *disk);
@@ -245,33 +250,48 @@ int blkemu_zone_append (struct blkemu_disk *disk, const void *buf,
 unsigned blkemu_zone_report (struct blkemu_disk *disk, uint64_t offset,
                              struct blkemu_zone *out, unsigned nr);
 
-/* How far each frontend carries a key: tells the layer above it (NBD's
- * block-size constraints, ublk's queue limits), and/or the device
- * enforces it.  A key neither told nor enforced has no effect there.
+/* --- frontends ----------------------------------------------------- */
+
+/* A frontend describes itself when it opens a disk: what it tells the
+ * layer above (NBD's block-size constraints, the kernel's queue limits
+ * under ublk), what it can express, and its own limits.  The core
+ * refuses a disk the frontend cannot serve and warns about keys it
+ * leaves without effect, from this alone; it never names a frontend.
  */
-enum blkemu_frontend { BLKEMU_FRONTEND_NBD, BLKEMU_FRONTEND_FUSE,
-                       BLKEMU_FRONTEND_UBLK };
-#define BLKEMU_CARRY_TOLD   1u
-#define BLKEMU_CARRY_DEVICE 2u
-/* Can FRONTEND serve DISK at all?  A zoned disk needs blkemu-ublk.
- * Returns 0 or -1 with ERR filled.
+#define BLKEMU_CARRY_TOLD   1u  /* the layer above is told and splits by it */
+#define BLKEMU_CARRY_DEVICE 2u  /* the device refuses or splits what breaks it */
+struct blkemu_carry {
+  const char *key;       /* a key name, as blkemu_spec_set takes it */
+  unsigned how;          /* BLKEMU_CARRY_* or 0: no effect there */
+};
+/* What a frontend can express beyond read, write, flush, trim and zero. */
+#define BLKEMU_FE_ZONES         (1u << 0) /* zone commands, reports, append */
+#define BLKEMU_FE_MULTI_DISCARD (1u << 1) /* several ranges in one discard */
+struct blkemu_frontend {
+  const char *name;      /* in messages: "NBD" */
+  const char *id;        /* in stats (transport.frontend), tables: "nbd" */
+  const char *prog;      /* who warns on stderr: "nbdkit-blkemu-plugin" */
+  /* The keys it treats otherwise than BLKEMU_CARRY_DEVICE alone (a key
+   * not listed the device enforces by itself), ended by { NULL, 0 }.
+   */
+  const struct blkemu_carry *carries;
+  unsigned ops;                 /* BLKEMU_FE_* */
+  uint32_t max_transfer_bytes;  /* the largest payload it moves; 0: any */
+};
+/* A disk FE cannot serve is refused at open ("KEY=VALUE: FE has no ...");
+ * keys set away from their defaults that FE neither tells nor enforces
+ * are warned about on stderr ("PROG: NAME: not carried by FE, no effect
+ * there: key=value ...") and listed in stats as transport.not_carried.
+ * FE must outlive the disk.  FE NULL: the caller drives the C API
+ * itself, every op and no warnings (tests, tools, fuzzers).
  */
-int blkemu_disk_check_frontend (struct blkemu_disk *disk,
-                                enum blkemu_frontend frontend, char *err,
-                                size_t errlen);
-/* Print the table of the keys some frontend does not simply leave to the
- * device: "key nbd fuse ublk", each column told+device, told, device or
+
+/* Print the table of the keys some of FES[0..N) does not simply leave to
+ * the device: "key ID ...", each column told+device, told, device or
  * not-carried (blkemu-ctl carriage; the man pages' tables).
  */
-void blkemu_carriage_print (FILE *fp);
-/* Warn on FP ("PROG: NAME: not carried by FRONTEND, no effect there:
- * key=value ...") about the keys DISK sets away from their defaults that
- * FRONTEND neither tells the layer above nor enforces, and list them in
- * stats as transport.not_carried.  Returns how many.
- */
-int blkemu_disk_warn_uncarried (struct blkemu_disk *disk,
-                                enum blkemu_frontend frontend,
-                                const char *prog, FILE *fp);
+void blkemu_carriage_print (FILE *fp, const struct blkemu_frontend *const *fes,
+                            size_t n);
 
 /* Frontend facts shown in stats under "transport" (e.g. FUSE's request
  * cap).  KEY and VALUE are copied; VALUE is emitted as a JSON string.

@@ -1,0 +1,154 @@
+/* A frontend's descriptor, on the public API alone: the core refuses
+ * what the frontend cannot serve (at open and on runtime changes), warns
+ * about what it leaves without effect, and names the frontend in stats
+ * from the descriptor, never from a list of its own.  A made-up
+ * frontend is the point: a fourth one needs no core change for these.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blkemu/blkemu.h"
+#include "check.h"
+
+static const struct blkemu_carry tiny_carries[] = {
+  { "max-transfer", BLKEMU_CARRY_TOLD | BLKEMU_CARRY_DEVICE },
+  { "max-discard-segments", BLKEMU_CARRY_TOLD },
+  { "opt-io", 0 },
+  { NULL, 0 },
+};
+static const struct blkemu_frontend tiny = {
+  .name = "TINY", .id = "tiny", .prog = "test-descriptor",
+  .carries = tiny_carries, .ops = 0, .max_transfer_bytes = 1u << 20,
+};
+static const struct blkemu_frontend zoned_multi = {
+  .name = "ZM", .id = "zm", .prog = "test-descriptor",
+  .carries = tiny_carries,
+  .ops = BLKEMU_FE_ZONES | BLKEMU_FE_MULTI_DISCARD,
+};
+
+#define Z "size=64M,zoned=host-managed,zone-size=4M"
+
+/* Open SPEC for FE; expect it refused with WANT in the message, or
+ * opened when WANT is NULL.  Returns the disk (NULL when refused).
+ */
+static struct blkemu_disk *
+open_expect (const struct blkemu_frontend *fe, const char *spec,
+             const char *want)
+{
+  char err[BLKEMU_ERR_MAX] = "";
+  struct blkemu_disk *d = blkemu_disk_open_spec (spec, 0, fe, err, sizeof err);
+  if (want) {
+    CHECK (!d, "%s on %s: opened, want refused with \"%s\"", spec,
+           fe ? fe->name : "the API", want);
+    CHECK (strstr (err, want), "%s: error \"%s\", want \"%s\"", spec, err,
+           want);
+    if (d)
+      blkemu_disk_close (d);
+    return NULL;
+  }
+  CHECK (d, "%s on %s: refused: %s", spec, fe ? fe->name : "the API", err);
+  return d;
+}
+
+static void
+test_limits (void)
+{
+  open_expect (&tiny, "size=16M,max-transfer=2M",
+               "max-transfer=2M: TINY moves at most 1048576 bytes a request");
+  struct blkemu_disk *d = open_expect (&tiny, "size=16M,max-transfer=1M",
+                                       NULL);
+  if (!d)
+    return;
+  char err[BLKEMU_ERR_MAX] = "";
+  CHECK (blkemu_disk_set (d, "max-transfer", "4M", err, sizeof err) == -1 &&
+         strstr (err, "TINY moves at most"),
+         "runtime max-transfer=4M on TINY: %s", err);
+  CHECK (blkemu_disk_set (d, "max-transfer", "512K", err, sizeof err) == 0,
+         "runtime max-transfer=512K: %s", err);
+  blkemu_disk_close (d);
+  /* The C API has no cap of its own below the key's. */
+  d = open_expect (NULL, "size=16M,max-transfer=32M", NULL);
+  if (d)
+    blkemu_disk_close (d);
+}
+
+static void
+test_ops (void)
+{
+  open_expect (&tiny, Z, "zoned=host-managed: TINY has no zone commands");
+  open_expect (&tiny, "size=16M,max-discard-segments=4",
+               "max-discard-segments=4: TINY has no multi-range discards");
+  struct blkemu_disk *d = open_expect (&zoned_multi, Z, NULL);
+  if (d) {
+    struct blkemu_geometry geo;
+    blkemu_disk_geometry (d, &geo);
+    CHECK (!geo.can_trim, "a zoned disk advertises trim");
+    blkemu_disk_close (d);
+  }
+  d = open_expect (&zoned_multi, "size=16M,max-discard-segments=4", NULL);
+  if (d) {
+    struct blkemu_geometry geo;
+    blkemu_disk_geometry (d, &geo);
+    CHECK (geo.can_trim && geo.max_discard_segments == 4,
+           "max-discard-segments=4 on ZM: can_trim %d, segments %u",
+           geo.can_trim, geo.max_discard_segments);
+    blkemu_disk_close (d);
+  }
+}
+
+/* Warnings go to stderr: catch them in a file. */
+static void
+test_warning (void)
+{
+  char path[] = "/tmp/test-descriptor.XXXXXX";
+  int fd = mkstemp (path);
+  CHECK (fd >= 0, "mkstemp");
+  if (fd < 0)
+    return;
+  fflush (stderr);
+  int saved = dup (2);
+  dup2 (fd, 2);
+  char err[BLKEMU_ERR_MAX] = "";
+  struct blkemu_disk *d = blkemu_disk_open_spec ("name=w,size=16M,max-transfer=1M,opt-io=64K",
+                                                 0, &tiny, err, sizeof err);
+  fflush (stderr);
+  dup2 (saved, 2);
+  close (saved);
+  char text[512] = "";
+  ssize_t n = pread (fd, text, sizeof text - 1, 0);
+  text[n > 0 ? n : 0] = '\0';
+  close (fd);
+  unlink (path);
+  CHECK (d, "opt-io=64K on TINY refused: %s", err);
+  if (!d)
+    return;
+  CHECK (strstr (text, "test-descriptor: w: not carried by TINY, no effect "
+                 "there: opt-io=64K"), "warning: \"%s\"", text);
+  char *json = blkemu_disk_stats_json (d, false);
+  CHECK (json, "no stats");
+  if (json) {
+    CHECK (strstr (json, "\"frontend\": \"tiny\""),
+           "stats do not name the frontend tiny: %.300s", json);
+    CHECK (strstr (json, "\"not_carried\": \"opt-io=64K\""),
+           "stats do not list opt-io=64K as not carried: %.300s", json);
+  }
+  free (json);
+  blkemu_disk_close (d);
+}
+
+int
+main (void)
+{
+  test_limits ();
+  test_ops ();
+  test_warning ();
+  if (failures) {
+    printf ("%d failure(s)\n", failures);
+    return 1;
+  }
+  printf ("ok: descriptors: limits, ops, warnings and stats from the "
+          "frontend's own description\n");
+  return 0;
+}
