@@ -44,15 +44,52 @@ enum key_id {
   K_COUNT
 };
 
-enum backend_kind { BACKEND_MEMORY, BACKEND_FILE, BACKEND_NULL };
-enum oversize_policy { OVERSIZE_ERROR, OVERSIZE_SPLIT, OVERSIZE_ALLOW };
-enum model_kind { MODEL_FIXED, MODEL_HDD, MODEL_SSD, MODEL_ARRAY, MODEL_LINK };
-enum latency_dist { DIST_FIXED, DIST_UNIFORM, DIST_NORMAL, DIST_LOGNORMAL,
-                    DIST_PERCENTILES };
-enum error_mode { ERROR_OFF, ERROR_ALWAYS, ERROR_ONCE, ERROR_STICKY };
+/* The choices of the enum keys, one line each: the enum and the key's
+ * choice string ("memory|file|null", index = value) both come from it,
+ * so they cannot drift apart.
+ */
+#define BACKEND_LIST(X) \
+  X (BACKEND_MEMORY, "memory") X (BACKEND_FILE, "file") X (BACKEND_NULL, "null")
+#define OVERSIZE_LIST(X) \
+  X (OVERSIZE_ERROR, "error") X (OVERSIZE_SPLIT, "split") \
+  X (OVERSIZE_ALLOW, "allow")
+/* A new model: a line here and its ops in model.c's table. */
+#define MODEL_LIST(X) \
+  X (MODEL_FIXED, "fixed") X (MODEL_HDD, "hdd") X (MODEL_SSD, "ssd") \
+  X (MODEL_ARRAY, "array") X (MODEL_LINK, "link")
+#define DIST_LIST(X) \
+  X (DIST_FIXED, "fixed") X (DIST_UNIFORM, "uniform") \
+  X (DIST_NORMAL, "normal") X (DIST_LOGNORMAL, "lognormal") \
+  X (DIST_PERCENTILES, "percentiles")
+#define ERROR_MODE_LIST(X) \
+  X (ERROR_OFF, "off") X (ERROR_ALWAYS, "always") X (ERROR_ONCE, "once") \
+  X (ERROR_STICKY, "sticky")
 /* error-op: which requests a fault rule matches. */
-enum error_op { ERROR_OP_ANY, ERROR_OP_READ, ERROR_OP_WRITE, ERROR_OP_FLUSH,
-                ERROR_OP_TRIM, ERROR_OP_ZERO };
+#define ERROR_OP_LIST(X) \
+  X (ERROR_OP_ANY, "any") X (ERROR_OP_READ, "read") \
+  X (ERROR_OP_WRITE, "write") X (ERROR_OP_FLUSH, "flush") \
+  X (ERROR_OP_TRIM, "trim") X (ERROR_OP_ZERO, "zero")
+#define TRACE_FORMAT_LIST(X) \
+  X (TRACE_FMT_BLKEMU, "blkemu") X (TRACE_FMT_BLKTRACE, "blktrace") \
+  X (TRACE_FMT_IOLOG, "iolog")
+
+#define CHOICE_ENUM(id, text) id,
+#define CHOICE_TEXT(id, text) "|" text
+/* "a|b|c": the list's texts, without the first '|'. */
+#define CHOICES(LIST) (LIST (CHOICE_TEXT) + 1)
+
+#define CHOICE_ONE(id, text) + 1
+/* How many choices (not an enumerator: switches stay complete). */
+#define COUNT_OF(LIST) (0 LIST (CHOICE_ONE))
+
+enum backend_kind { BACKEND_LIST (CHOICE_ENUM) };
+enum oversize_policy { OVERSIZE_LIST (CHOICE_ENUM) };
+enum model_kind { MODEL_LIST (CHOICE_ENUM) };
+#define MODEL_COUNT COUNT_OF (MODEL_LIST)
+enum latency_dist { DIST_LIST (CHOICE_ENUM) };
+enum error_mode { ERROR_MODE_LIST (CHOICE_ENUM) };
+enum error_op { ERROR_OP_LIST (CHOICE_ENUM) };
+enum trace_format { TRACE_FORMAT_LIST (CHOICE_ENUM) };
 
 /* Probabilities are stored in parts per billion. */
 #define BLKEMU_PROB_ONE 1000000000ull

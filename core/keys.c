@@ -8,7 +8,7 @@
 const struct key_def config_keys[K_COUNT] = {
   [K_SIZE] = { "size", T_SIZE, NULL, NULL, 1, BLKEMU_MAX_SIZE, false,
     "capacity (required unless backend=file, where the file's size is used)" },
-  [K_BACKEND] = { "backend", T_ENUM, "memory", "memory|file|null", 0, 0, false,
+  [K_BACKEND] = { "backend", T_ENUM, "memory", CHOICES (BACKEND_LIST), 0, 0, false,
     "where data lives: memory (sparse), file (file=PATH), null (discard)" },
   [K_FILE] = { "file", T_STRING, NULL, NULL, 0, 0, false,
     "backing file or block device for backend=file (created if missing)" },
@@ -38,7 +38,7 @@ const struct key_def config_keys[K_COUNT] = {
     "no request may cross a multiple of this (the kernel's chunk_sectors: "
     "NVMe's optimal I/O boundary, a RAID stripe); a crossing one follows "
     "oversize= (0: none)" },
-  [K_OVERSIZE] = { "oversize", T_ENUM, "error", "error|split|allow", 0, 0,
+  [K_OVERSIZE] = { "oversize", T_ENUM, "error", CHOICES (OVERSIZE_LIST), 0, 0,
     true,
     "a request above its limit or across boundary=: error (EINVAL), split "
     "(device splits it, each piece timed), allow (served whole); all "
@@ -125,7 +125,7 @@ const struct key_def config_keys[K_COUNT] = {
   [K_CHANNELS] = { "channels", T_UINT, "0", NULL, 0, BLKEMU_MAX_CHANNELS,
     true,
     "requests serviced in parallel (0: as many as queue-depth, up to 4096)" },
-  [K_MODEL] = { "model", T_ENUM, "fixed", "fixed|hdd|ssd|array|link", 0, 0,
+  [K_MODEL] = { "model", T_ENUM, "fixed", CHOICES (MODEL_LIST), 0, 0,
     false,
     "timing model: fixed (latency + size/bandwidth), hdd (seek, rotation, "
     "zones), ssd (dies behind channels), array (internal stripes, write-back "
@@ -133,7 +133,7 @@ const struct key_def config_keys[K_COUNT] = {
   [K_ROTATIONAL] = { "rotational", T_BOOL, "no", NULL, 0, 0, false,
     "advertise a rotational device (yes|no)" },
   [K_LATENCY_DIST] = { "latency-dist", T_ENUM, "fixed",
-    "fixed|uniform|normal|lognormal|percentiles", 0, 0, true,
+    CHOICES (DIST_LIST), 0, 0, true,
     "how each base latency varies: fixed; uniform (+-latency-jitter); normal "
     "(sd latency-jitter); lognormal (mean the base, sd latency-jitter); "
     "percentiles (p50 the base, tail from latency-p99/-p999)" },
@@ -196,13 +196,13 @@ const struct key_def config_keys[K_COUNT] = {
   [K_LINK_WINDOW] = { "link-window", T_UINT, "0", NULL, 0,
     BLKEMU_MAX_CHANNELS, true,
     "link: requests outstanding on the link at once (0: unlimited)" },
-  [K_ERROR_MODE] = { "error-mode", T_ENUM, "off", "off|always|once|sticky", 0,
+  [K_ERROR_MODE] = { "error-mode", T_ENUM, "off", CHOICES (ERROR_MODE_LIST), 0,
     0, true,
     "inject errors into matching requests: always (each with "
     "error-probability), once (the first hit, then off), sticky (after the "
     "first hit every match fails)" },
   [K_ERROR_OP] = { "error-op", T_ENUM, "any",
-    "any|read|write|flush|trim|zero", 0, 0, true,
+    CHOICES (ERROR_OP_LIST), 0, 0, true,
     "which requests the error rule matches" },
   [K_ERROR_OFFSET] = { "error-offset", T_SIZE, "0", NULL, 0, NOMAX, true,
     "start of the byte range the error rule matches" },
@@ -232,7 +232,7 @@ const struct key_def config_keys[K_COUNT] = {
   [K_TRACE] = { "trace", T_STRING, NULL, NULL, 0, 0, false,
     "per-request trace file (see blkemu-trace(5))" },
   [K_TRACE_FORMAT] = { "trace-format", T_ENUM, "blkemu",
-    "blkemu|blktrace|iolog", 0, 0, false,
+    CHOICES (TRACE_FORMAT_LIST), 0, 0, false,
     "what trace= writes: blkemu (text, blkemu-plot reads it), blktrace "
     "(binary events for blkparse, btt, iowatcher) or iolog (fio's iolog v3, "
     "for fio --read_iolog)" },

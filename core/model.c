@@ -40,15 +40,3 @@ model_service_slots (const struct blkemu_config *cfg)
   return n > BLKEMU_MAX_CHANNELS ? BLKEMU_MAX_CHANNELS : (unsigned) n;
 }
 
-const struct model_ops *
-model_lookup (enum model_kind kind)
-{
-  switch (kind) {
-  case MODEL_FIXED: return &model_fixed_ops;
-  case MODEL_HDD: return &model_hdd_ops;
-  case MODEL_SSD: return &model_ssd_ops;
-  case MODEL_ARRAY: return &model_array_ops;
-  case MODEL_LINK: return &model_fixed_ops; /* instant with zero latencies */
-  }
-  return NULL;
-}

@@ -61,6 +61,9 @@ struct fault_counts {
 
 struct stats {
   pthread_mutex_t lock;
+  /* From here to the end, counters only: stats_reset clears them in one
+   * go, so a new counter needs no line there.
+   */
   struct fault_counts faults;
   uint64_t start_ns;
   struct op_stats op[BLKEMU_OP_COUNT];

@@ -14,20 +14,6 @@
 #include "paths.h"
 #include "stats.h"
 
-const char trace_op_letter[BLKEMU_OP_COUNT] = { 'R', 'W', 'F', 'T', 'Z' };
-static const char *const mark_names[] = { "split", "oversize", "fua", "fault",
-                                          "spike", "stall", "offline", "drop",
-                                          "cached", "slow", "boundary",
-                                          "zone-reset", "append",
-                                          "crashed", "medium" };
-_Static_assert (sizeof mark_names / sizeof mark_names[0] == TRACE_MARK_COUNT,
-                "a name for every trace mark");
-
-const char *
-blkemu_trace_mark_name (unsigned i)
-{
-  return i < TRACE_MARK_COUNT ? mark_names[i] : NULL;
-}
 
 /* The device number blktrace records carry: 254:0, as a ublk or dm
  * device might be (the kernel's MKDEV layout, 20 bits of minor).
@@ -53,9 +39,9 @@ encode_blkemu (struct trace *t, const struct request_rec *r, char *out)
 {
   (void) t;
   char m[128] = "";
-  for (size_t i = 0; i < sizeof mark_names / sizeof mark_names[0]; i++)
+  for (unsigned i = 0; i < TRACE_MARK_COUNT; i++)
     if (r->marks & (1u << i)) {
-      strcat (m, mark_names[i]);
+      strcat (m, blkemu_trace_mark_name (i));
       strcat (m, ",");
     }
   size_t mlen = strlen (m);
@@ -507,16 +493,14 @@ static int
 trace_convert (FILE *in, const char *in_name, FILE *out, const char *format,
                const char *disk_name, char *err)
 {
-  enum trace_format f;
-  if (!strcmp (format, "blktrace"))
-    f = TRACE_FMT_BLKTRACE;
-  else if (!strcmp (format, "iolog"))
-    f = TRACE_FMT_IOLOG;
-  else if (!strcmp (format, "blkemu"))
-    f = TRACE_FMT_BLKEMU;
-  else {
-    set_err (err, "trace-format=%s: must be one of blkemu|blktrace|iolog",
-             format);
+#define FORMAT_NAME(id, text) [id] = text,
+  static const char *const names[] = { TRACE_FORMAT_LIST (FORMAT_NAME) };
+  enum trace_format f = 0;
+  while (f < sizeof names / sizeof names[0] && strcmp (format, names[f]))
+    f++;
+  if (f == sizeof names / sizeof names[0]) {
+    set_err (err, "trace-format=%s: must be one of %s", format,
+             CHOICES (TRACE_FORMAT_LIST));
     return -1;
   }
   /* The live trace's encoders and buffer, on OUT's descriptor; the cap

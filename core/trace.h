@@ -13,7 +13,7 @@
 
 #include "blkemu/blkemu.h"
 
-enum trace_format { TRACE_FMT_BLKEMU, TRACE_FMT_BLKTRACE, TRACE_FMT_IOLOG };
+#include "config.h"   /* enum trace_format */
 
 /* A request's op as a trace line writes it: R W F T Z. */
 extern const char trace_op_letter[BLKEMU_OP_COUNT];

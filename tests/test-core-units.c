@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "keys.h"
 #include "model.h"
 #include "overlay.h"
 #include "stats.h"
@@ -205,9 +206,45 @@ test_overlay (void)
   overlay_destroy (&o);
 }
 
+/* The key table is indexed by enum key_id with designated initializers:
+ * a key added to the enum and forgotten in the table would be a hole.
+ * Every enum key's default is one of its choices, every model= choice
+ * has its ops.
+ */
+static void
+test_tables (void)
+{
+  for (int id = 0; id < K_COUNT; id++) {
+    const struct key_def *k = &config_keys[id];
+    CHECK (k->name && k->help, "key %d has no entry in config_keys", id);
+    if (!k->name)
+      continue;
+    CHECK (config_key_lookup (k->name) == id, "%s: lookup gives %d", k->name,
+           config_key_lookup (k->name));
+    if (k->type != T_ENUM)
+      continue;
+    CHECK (k->choices, "%s: an enum without choices", k->name);
+    size_t n = strlen (k->def);
+    const char *c = k->choices;
+    bool found = false;
+    while (c && *c && !found) {
+      found = !strncmp (c, k->def, n) && (c[n] == '|' || !c[n]);
+      c = strchr (c, '|');
+      c = c ? c + 1 : NULL;
+    }
+    CHECK (found, "%s: default %s is not one of %s", k->name, k->def,
+           k->choices);
+  }
+  for (int m = 0; m < MODEL_COUNT; m++)
+    CHECK (model_lookup ((enum model_kind) m), "model %d has no ops", m);
+  CHECK (!model_lookup ((enum model_kind) MODEL_COUNT),
+         "a model past the list has ops");
+}
+
 int
 main (void)
 {
+  test_tables ();
   test_units ();
   test_overlay ();
   test_percentiles ();
