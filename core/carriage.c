@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "carriage.h"
-#include "disk.h"
 #include "error.h"
 #include "keys.h"
 
@@ -88,32 +87,24 @@ carriage_admit (const struct blkemu_frontend *fe,
 }
 
 int
-carriage_warn (struct blkemu_disk *disk, FILE *fp)
+carriage_uncarried (const struct blkemu_frontend *fe,
+                    const struct blkemu_config *cfg, char *list, size_t len)
 {
-  const struct blkemu_frontend *fe = disk->frontend;
-  if (!fe)
-    return 0;
-  char list[1024] = "";
   size_t used = 0;
   int count = 0;
-  pthread_mutex_lock (&disk->lock);
-  for (int id = 0; id < K_COUNT; id++) {
-    if (carriage_of (fe, id) != 0 || is_default (&disk->cfg, id))
+  if (len)
+    list[0] = '\0';
+  for (int id = 0; fe && id < K_COUNT; id++) {
+    if (carriage_of (fe, id) != 0 || is_default (cfg, id))
       continue;
     char v[64];
-    config_format (&disk->cfg, id, v, sizeof v);
-    int w = snprintf (list + used, sizeof list - used, "%s%s=%s",
-                      used ? " " : "", config_keys[id].name, v);
-    if (w < 0 || (size_t) w >= sizeof list - used)
+    config_format (cfg, id, v, sizeof v);
+    int w = snprintf (list + used, len - used, "%s%s=%s", used ? " " : "",
+                      config_keys[id].name, v);
+    if (w < 0 || (size_t) w >= len - used)
       break;
     used += (size_t) w;
     count++;
-  }
-  pthread_mutex_unlock (&disk->lock);
-  if (count) {
-    fprintf (fp, "%s: %s: not carried by %s, no effect there: %s\n",
-             fe->prog, blkemu_disk_name (disk), fe->name, list);
-    blkemu_disk_set_transport (disk, "not_carried", list);
   }
   return count;
 }

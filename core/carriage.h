@@ -8,8 +8,6 @@
 
 #include "config.h"
 
-struct blkemu_disk;
-
 /* Can FE (NULL: the C API, everything) serve a disk set as CFG?  At
  * open, and on every runtime change.  Returns 0, or -1 with ERR
  * "KEY=VALUE: FE ...".
@@ -17,9 +15,12 @@ struct blkemu_disk;
 int carriage_admit (const struct blkemu_frontend *fe,
                     const struct blkemu_config *cfg, char *err);
 
-/* At open, once admitted: the warning and transport.not_carried for the
- * keys DISK's frontend leaves without effect.  Returns how many.
+/* The keys CFG sets away from their defaults that FE neither tells nor
+ * enforces, as "key=value ..." in LIST (LEN bytes; the keys that do not
+ * fit are left out).  Returns how many are listed.
  */
-int carriage_warn (struct blkemu_disk *disk, FILE *fp);
+int carriage_uncarried (const struct blkemu_frontend *fe,
+                        const struct blkemu_config *cfg, char *list,
+                        size_t len);
 
 #endif

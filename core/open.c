@@ -35,7 +35,13 @@ disk_open (const struct blkemu_spec *spec, const struct blkemu_frontend *fe,
   }
   if (fe) {
     blkemu_disk_set_transport (disk, "frontend", fe->id);
-    carriage_warn (disk, stderr);
+    /* No thread of the disk's runs yet: its settings need no lock. */
+    char list[1024];
+    if (carriage_uncarried (fe, &disk->cfg, list, sizeof list)) {
+      fprintf (stderr, "%s: %s: not carried by %s, no effect there: %s\n",
+               fe->prog, blkemu_disk_name (disk), fe->name, list);
+      blkemu_disk_set_transport (disk, "not_carried", list);
+    }
   }
   return disk;
 }

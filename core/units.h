@@ -5,8 +5,15 @@
 #ifndef BLKEMU_UNITS_H
 #define BLKEMU_UNITS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+static inline bool
+is_pow2 (uint64_t v)
+{
+  return v && (v & (v - 1)) == 0;
+}
 
 int blkemu_parse_size (const char *s, uint64_t *bytes, const char **why);
 int blkemu_parse_duration (const char *s, uint64_t *ns, const char **why);

@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "keys.h"
+#include "units.h"
 
 #define C_NOT_WP   BLKEMU_ZONE_COND_NOT_WP
 #define C_EMPTY    BLKEMU_ZONE_COND_EMPTY
@@ -37,11 +38,8 @@ struct sidecar_record {
   uint32_t reserved;
 };
 
-static bool
-is_pow2 (uint64_t v)
-{
-  return v && (v & (v - 1)) == 0;
-}
+static int zones_validate_count (const struct blkemu_config *cfg,
+                                 uint64_t size, char *err);
 
 int
 zones_validate (const struct blkemu_config *cfg, uint64_t size, char *err)
@@ -98,8 +96,20 @@ zones_validate (const struct blkemu_config *cfg, uint64_t size, char *err)
              (unsigned long long) n[K_MAX_ACTIVE_ZONES]);
     return -1;
   }
-  if (size == 0)
-    return 0;
+  return size ? zones_validate_count (cfg, size, err) : 0;
+}
+
+/* The rules that need the disk's size: a whole number of zones, one
+ * sequential at least, open/active limits within them.
+ */
+static int
+zones_validate_count (const struct blkemu_config *cfg, uint64_t size,
+                      char *err)
+{
+  const uint64_t *n = cfg->num;
+  uint64_t zs = n[K_ZONE_SIZE];
+  char v[64], w[64];
+  config_format (cfg, K_ZONE_SIZE, v, sizeof v);
   if (size % zs) {
     config_format (cfg, K_SIZE, w, sizeof w);
     set_err (err, "size=%s: a zoned disk's size must be a whole number of "
@@ -184,6 +194,35 @@ zones_sidecar_sync (struct zones *z, pthread_mutex_t *state_lock)
   pthread_mutex_unlock (&z->sidecar_lock);
 }
 
+/* Read the zone records of an existing sidecar FD (PATH) into Z;
+ * *ACTIVE: how many zones they leave active.  Returns 0, or -1 with ERR
+ * when a record is damaged.
+ */
+static int
+sidecar_load (struct zones *z, int fd, const char *path, uint64_t *active,
+              char *err)
+{
+  *active = 0;
+  for (uint64_t i = z->nr_conv; i < z->nr; i++) {
+    struct sidecar_record r;
+    off_t at = (off_t) (sizeof (struct sidecar_header) + i * sizeof r);
+    uint64_t start = i * z->zone_size;
+    if (pread (fd, &r, sizeof r, at) != (ssize_t) sizeof r ||
+        r.wp < start || r.wp > start + z->capacity ||
+        (r.cond != C_EMPTY && r.cond != C_IMP_OPEN && r.cond != C_EXP_OPEN &&
+         r.cond != C_CLOSED && r.cond != C_FULL)) {
+      set_err (err, "zoned: %s: zone %llu's record is damaged; delete the "
+               "file to start with empty zones", path,
+               (unsigned long long) i);
+      return -1;
+    }
+    z->z[i].wp = r.wp;
+    z->z[i].cond = (uint8_t) r.cond;
+    *active += r.cond != C_EMPTY && r.cond != C_FULL && r.wp > start;
+  }
+  return 0;
+}
+
 static int
 sidecar_open (struct zones *z, const char *file, char *err)
 {
@@ -236,24 +275,10 @@ sidecar_open (struct zones *z, const char *file, char *err)
     close (fd);
     return -1;
   }
-  uint64_t active = 0;   /* closed after the power cycle below */
-  for (uint64_t i = z->nr_conv; i < z->nr; i++) {
-    struct sidecar_record r;
-    off_t at = (off_t) (sizeof have + i * sizeof r);
-    uint64_t start = i * z->zone_size;
-    if (pread (fd, &r, sizeof r, at) != (ssize_t) sizeof r ||
-        r.wp < start || r.wp > start + z->capacity ||
-        (r.cond != C_EMPTY && r.cond != C_IMP_OPEN && r.cond != C_EXP_OPEN &&
-         r.cond != C_CLOSED && r.cond != C_FULL)) {
-      set_err (err, "zoned: %s: zone %llu's record is damaged; delete the "
-               "file to start with empty zones", path,
-               (unsigned long long) i);
-      close (fd);
-      return -1;
-    }
-    z->z[i].wp = r.wp;
-    z->z[i].cond = (uint8_t) r.cond;
-    active += r.cond != C_EMPTY && r.cond != C_FULL && r.wp > start;
+  uint64_t active;   /* closed after the power cycle below */
+  if (sidecar_load (z, fd, path, &active, err) == -1) {
+    close (fd);
+    return -1;
   }
   /* Refused before anything is written back: the file stays as it was. */
   if (z->max_active && active > z->max_active) {

@@ -68,6 +68,109 @@ usage (FILE *fp)
     "errors.\n");
 }
 
+/* Send ARGS as one protocol line to the socket at PATH.  Returns the
+ * connected descriptor, its write side shut, or -1 (said on stderr).
+ */
+static int
+send_command (const char *path, int nargs, char **args)
+{
+  size_t len = 2;
+  for (int i = 0; i < nargs; i++) {
+    if (strchr (args[i], '\n')) {
+      fprintf (stderr, "blkemu-ctl: arguments must not contain newlines\n");
+      return -1;
+    }
+    len += strlen (args[i]) + 1;
+  }
+  struct sockaddr_un sa = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof sa.sun_path) {
+    fprintf (stderr, "blkemu-ctl: %s: socket path too long\n", path);
+    return -1;
+  }
+  strcpy (sa.sun_path, path);
+  char *line = malloc (len);
+  if (!line)
+    return -1;
+  line[0] = '\0';
+  for (int i = 0; i < nargs; i++) {
+    strcat (line, args[i]);
+    strcat (line, i + 1 < nargs ? " " : "\n");
+  }
+  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
+  int sent = fd != -1 &&
+             connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0 &&
+             write (fd, line, strlen (line)) == (ssize_t) strlen (line);
+  int saved_errno = errno;
+  free (line);
+  if (!sent) {
+    fprintf (stderr, "blkemu-ctl: %s: %s\n", path, strerror (saved_errno));
+    if (fd != -1)
+      close (fd);
+    return -1;
+  }
+  shutdown (fd, SHUT_WR);
+  return fd;
+}
+
+/* The whole reply on FD, NUL-terminated and malloc'd; NULL without
+ * memory.  Closes FD.
+ */
+static char *
+read_reply (int fd)
+{
+  size_t cap = 65536, have = 0;
+  char *buf = malloc (cap + 1);
+  ssize_t r;
+  while (buf && (r = read (fd, buf + have, cap - have)) > 0) {
+    have += (size_t) r;
+    if (have == cap) {
+      char *nbuf = realloc (buf, cap * 2 + 1);
+      if (!nbuf) {
+        free (buf);
+        buf = NULL;
+        break;
+      }
+      buf = nbuf;
+      cap *= 2;
+    }
+  }
+  close (fd);
+  if (buf)
+    buf[have] = '\0';
+  return buf;
+}
+
+/* One command: the exit status (0 ok, 1 refused, 2 not delivered). */
+static int
+run_command (const char *path, int nargs, char **args)
+{
+  int fd = send_command (path, nargs, args);
+  if (fd == -1)
+    return 2;
+  /* Read the whole reply, then judge it by its first word. */
+  char *buf = read_reply (fd);
+  if (!buf)
+    return 2;
+  int status;
+  if (!strncmp (buf, "ok", 2)) {
+    const char *body = buf + 2;
+    if (*body == ' ' || *body == '\n')
+      body++;
+    /* "summary" ends with a line holding a single dot. */
+    size_t blen = strlen (body);
+    if (blen >= 2 && !strcmp (body + blen - 2, ".\n"))
+      blen -= 2;
+    fwrite (body, 1, blen, stdout);
+    status = 0;
+  }
+  else {
+    fprintf (stderr, "blkemu-ctl: %s", buf);
+    status = 1;
+  }
+  free (buf);
+  return status;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -91,81 +194,5 @@ main (int argc, char **argv)
     return 2;
   }
 
-  /* The command line becomes one protocol line. */
-  size_t len = 2;
-  for (int i = 2; i < argc; i++) {
-    if (strchr (argv[i], '\n')) {
-      fprintf (stderr, "blkemu-ctl: arguments must not contain newlines\n");
-      return 2;
-    }
-    len += strlen (argv[i]) + 1;
-  }
-  struct sockaddr_un sa = { .sun_family = AF_UNIX };
-  if (strlen (argv[1]) >= sizeof sa.sun_path) {
-    fprintf (stderr, "blkemu-ctl: %s: socket path too long\n", argv[1]);
-    return 2;
-  }
-  strcpy (sa.sun_path, argv[1]);
-  char *line = malloc (len);
-  if (!line)
-    return 2;
-  line[0] = '\0';
-  for (int i = 2; i < argc; i++) {
-    strcat (line, argv[i]);
-    strcat (line, i + 1 < argc ? " " : "\n");
-  }
-
-  int fd = socket (AF_UNIX, SOCK_STREAM, 0);
-  int sent = fd != -1 &&
-             connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0 &&
-             write (fd, line, strlen (line)) == (ssize_t) strlen (line);
-  int saved_errno = errno;
-  free (line);
-  if (!sent) {
-    fprintf (stderr, "blkemu-ctl: %s: %s\n", argv[1], strerror (saved_errno));
-    if (fd != -1)
-      close (fd);
-    return 2;
-  }
-  shutdown (fd, SHUT_WR);
-
-  /* Read the whole reply, then judge it by its first word. */
-  size_t cap = 65536, have = 0;
-  char *buf = malloc (cap + 1);
-  ssize_t r;
-  while (buf && (r = read (fd, buf + have, cap - have)) > 0) {
-    have += (size_t) r;
-    if (have == cap) {
-      char *nbuf = realloc (buf, cap * 2 + 1);
-      if (!nbuf) {
-        free (buf);
-        buf = NULL;
-        break;
-      }
-      buf = nbuf;
-      cap *= 2;
-    }
-  }
-  close (fd);
-  if (!buf)
-    return 2;
-  buf[have] = '\0';
-  int status;
-  if (!strncmp (buf, "ok", 2)) {
-    const char *body = buf + 2;
-    if (*body == ' ' || *body == '\n')
-      body++;
-    /* "summary" ends with a line holding a single dot. */
-    size_t blen = strlen (body);
-    if (blen >= 2 && !strcmp (body + blen - 2, ".\n"))
-      blen -= 2;
-    fwrite (body, 1, blen, stdout);
-    status = 0;
-  }
-  else {
-    fprintf (stderr, "blkemu-ctl: %s", buf);
-    status = 1;
-  }
-  free (buf);
-  return status;
+  return run_command (argv[1], argc - 2, argv + 2);
 }

@@ -1,0 +1,975 @@
+/* One request's way through the device: range and alignment checks,
+ * the oversize policy and boundary, the timing model, the backend, the
+ * wait for the deadline (blkemu_io, in the caller's thread) or the
+ * completion engine (blkemu_submit), then stats and trace.  With a
+ * blocking backend (file) blkemu_submit leaves the transfer to the disk's
+ * I/O worker, and the request completes at its deadline or when its
+ * transfer ends, whichever is later.
+ */
+#include "pipeline.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "disk.h"
+#include "engine.h"
+#include "error.h"
+
+/* The limit that applies to OP's length (0: none). */
+static uint64_t
+op_limit (const struct blkemu_config *cfg, enum blkemu_op op)
+{
+  switch (op) {
+  case BLKEMU_OP_READ: case BLKEMU_OP_WRITE: return cfg->num[K_MAX_TRANSFER];
+  case BLKEMU_OP_TRIM: return cfg->num[K_MAX_DISCARD];
+  case BLKEMU_OP_ZERO: return cfg->num[K_MAX_WRITE_ZEROES];
+  default: return 0;
+  }
+}
+
+/* Refuse a request before it reaches the device. */
+static int
+refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
+        uint64_t offset, uint64_t arrival, uint64_t *counter, unsigned marks,
+        int err)
+{
+  stats_record_refused (&disk->stats, op, len, counter);
+  trace_record (&disk->trace, arrival, op, offset, len, 0, 0, err, marks);
+  return err;
+}
+
+/* In a crash view (core/power.c) the medium is read through the view's
+ * overlay and written into it; nothing reaches the medium or the cache.
+ */
+static int
+serve_view (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+            uint64_t len, uint64_t offset)
+{
+  switch (op) {
+  case BLKEMU_OP_READ: {
+    int r = backend_io (&disk->backend, op, buf, len, offset, 0);
+    return r ? r : overlay_patch (&disk->view, buf, offset, len);
+  }
+  case BLKEMU_OP_WRITE:
+    return overlay_put (&disk->view, offset, len, buf);
+  case BLKEMU_OP_TRIM:
+  case BLKEMU_OP_ZERO:
+    return overlay_put (&disk->view, offset, len, NULL);
+  default:
+    return 0;            /* a flush: the view is thrown away anyway */
+  }
+}
+
+/* Data movement, through the volatile cache's undo log when there is one.
+ * A flush always goes through it (a log left from before write-cache was
+ * turned off still needs its flush); CRASH_GEN is the cache's generation
+ * when the request arrived.  HOST_LEN is the whole request's length, of
+ * which this may be a piece: a write larger than the cache goes through
+ * to the medium, all of its pieces (blkemu-robustness(7)).
+ */
+static int
+serve_data (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+            uint64_t len, uint64_t offset, unsigned flags, uint64_t host_len,
+            bool cache, uint64_t cache_size, uint64_t crash_gen, bool view)
+{
+  if (view)
+    return serve_view (disk, op, buf, len, offset);
+  if (op == BLKEMU_OP_FLUSH)
+    return wcache_flush_run (&disk->wcache, crash_gen);
+  if (cache && model_is_write (op))
+    return wcache_write (&disk->wcache, op, buf, len, offset, flags,
+                         (flags & BLKEMU_FLAG_FUA) || host_len > cache_size,
+                         cache_size);
+  return backend_io (&disk->backend, op, buf, len, offset, flags);
+}
+
+static void
+count_faults (struct stats *st, unsigned marks, int injected, bool slowed)
+{
+  pthread_mutex_lock (&st->lock);
+  st->faults.errors += injected != 0;
+  st->faults.spikes += (marks & TRACE_SPIKE) != 0;
+  st->faults.stalled += (marks & TRACE_STALL) != 0;
+  st->faults.slowed += slowed;
+  pthread_mutex_unlock (&st->lock);
+}
+
+/* One request from arrival to completion.  blkemu_io keeps it on the
+ * stack and waits in the caller's thread; blkemu_submit allocates it and
+ * the completion engine fires it.
+ */
+#define INLINE_PIECES 4
+
+struct request {
+  struct engine_entry entry;     /* entry.deadline_ns: the last piece's */
+  struct blkemu_disk *disk;
+  enum blkemu_op op;
+  unsigned flags, marks;
+  uint64_t len, offset, arrival;
+  uint64_t npieces;
+  uint64_t split_limit;          /* split: the pieces' largest size, or 0 */
+  uint64_t split_boundary;       /* split: at multiples of this, or 0 */
+  uint64_t qd;                   /* in flight, this request's pieces included */
+  uint64_t free_lo, free_hi;     /* trim: the whole discard units freed */
+  int err;                       /* injected or from the backend */
+  bool injected, slowed;
+  int zone_cmd;                  /* a zone command: 1 + enum blkemu_zone_op */
+  struct zone_span zone_span;    /* a zone command: what it changed */
+  uint64_t *append_at;           /* a zone append: where the data went */
+  uint64_t *deadline;            /* per piece */
+  uint64_t *cut;                 /* piece i is [cut[i], cut[i + 1]) */
+  uint64_t inline_deadline[INLINE_PIECES];
+  uint64_t inline_cut[INLINE_PIECES + 1];
+  blkemu_done_cb done;
+  void *cookie;
+  /* The transfer, when the I/O worker runs it after request_begin. */
+  struct iowork_job job;
+  void *buf;
+  bool own_buf;                  /* buf is a copy of a write's data */
+  bool cache;
+  bool view;                     /* served by the open crash view */
+  /* A write on the disk's in-flight list (interrupted crashes). */
+  struct request *wnext, *wprev;
+  bool listed;
+  uint64_t cache_size, crash_gen;
+  unsigned io_state;             /* IO_PENDING | IO_DUE, atomic */
+  int due_err;                   /* the engine's cancel error, once due */
+};
+#define IO_PENDING 1u   /* the transfer is queued or running */
+#define IO_DUE     2u   /* the engine fired it: the worker completes it */
+
+static uint64_t
+piece_len (const struct request *req, uint64_t i)
+{
+  return req->cut[i + 1] - req->cut[i];
+}
+
+/* Where a piece starting at POS ends: at END, after LIMIT bytes or at the
+ * next multiple of BOUNDARY, whichever comes first (0: no such cut).
+ */
+static uint64_t
+next_cut (uint64_t pos, uint64_t end, uint64_t limit, uint64_t boundary)
+{
+  uint64_t e = end;
+  if (limit && end - pos > limit)
+    e = pos + limit;
+  if (boundary) {
+    uint64_t b = (pos / boundary + 1) * boundary;
+    if (b < e)
+      e = b;
+  }
+  return e;
+}
+
+static uint64_t
+count_pieces (uint64_t offset, uint64_t len, uint64_t limit,
+              uint64_t boundary)
+{
+  uint64_t n = 0;
+  for (uint64_t pos = offset, end = offset + len; pos < end;
+       pos = next_cut (pos, end, limit, boundary))
+    n++;
+  return n ? n : 1;
+}
+
+/* Does [OFFSET, OFFSET + LEN) cross a multiple of BOUNDARY? */
+static bool
+crosses (uint64_t offset, uint64_t len, uint64_t boundary)
+{
+  return boundary && len && offset / boundary != (offset + len - 1) / boundary;
+}
+
+/* The part of a trim of [OFFSET, OFFSET + LEN) made of whole discard
+ * units (GRAN bytes, the first starting at ALIGN), in *LO..*HI (empty
+ * when LO >= HI).  A device frees only whole units: the rest keeps its
+ * data, as a real one may.
+ */
+static void
+discard_units (uint64_t offset, uint64_t len, uint64_t gran, uint64_t align,
+               uint64_t *lo, uint64_t *hi)
+{
+  uint64_t end = offset + len;
+  *lo = offset <= align ? align
+                        : align + (offset - align + gran - 1) / gran * gran;
+  *hi = end < align ? 0 : align + (end - align) / gran * gran;
+}
+
+/* Under the disk lock: range and alignment, the oversize policy (how many
+ * pieces the device serves) for a request above its limit or across a
+ * boundary, and the faults.  Returns 0, or the errno of a refusal with
+ * *COUNTER the stat it counts in.
+ */
+static int
+request_check (struct request *req, struct fault_verdict *fv,
+               uint64_t **counter)
+{
+  struct blkemu_disk *disk = req->disk;
+  struct stats *st = &disk->stats;
+  const uint64_t *n = disk->cfg.num;
+  uint64_t len = req->len, offset = req->offset;
+  uint64_t limit = op_limit (&disk->cfg, req->op);
+
+  req->marks = 0;
+  req->npieces = 1;
+  req->split_limit = req->split_boundary = 0;
+  if (req->op != BLKEMU_OP_FLUSH) {
+    if (offset > n[K_SIZE] || len > n[K_SIZE] - offset) {
+      *counter = &st->out_of_range;
+      return EINVAL;
+    }
+    uint64_t lbs = n[K_LOGICAL_BLOCK_SIZE];
+    if (offset % lbs || len % lbs || len == 0) {
+      *counter = &st->misaligned;
+      return EINVAL;
+    }
+  }
+  req->free_lo = offset;
+  req->free_hi = offset + len;
+  if (req->op == BLKEMU_OP_TRIM && n[K_DISCARD_GRANULARITY])
+    discard_units (offset, len, n[K_DISCARD_GRANULARITY],
+                   n[K_DISCARD_ALIGNMENT], &req->free_lo, &req->free_hi);
+  if (req->flags & BLKEMU_FLAG_FUA)
+    req->marks = TRACE_FUA;
+  bool over = limit && len > limit;
+  bool across = req->op != BLKEMU_OP_FLUSH &&
+                crosses (offset, len, n[K_BOUNDARY]);
+  if (over)
+    req->marks |= TRACE_OVERSIZE;
+  if (across)
+    req->marks |= TRACE_BOUNDARY;
+  enum oversize_policy policy = (enum oversize_policy) n[K_OVERSIZE];
+  if ((over || across) && policy == OVERSIZE_ERROR) {
+    *counter = over ? &st->oversize_rejected : &st->boundary_rejected;
+    return EINVAL;
+  }
+  if ((over || across) && policy == OVERSIZE_SPLIT) {
+    req->split_limit = over ? limit : 0;
+    req->split_boundary = across ? n[K_BOUNDARY] : 0;
+    req->npieces = count_pieces (offset, len, req->split_limit,
+                                 req->split_boundary);
+    req->marks = (req->marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
+  }
+  faults_check (&disk->faults, &disk->cfg, &disk->rng, req->op, offset, len,
+                req->arrival, fv);
+  req->marks |= fv->marks;
+  if (fv->refused) {
+    *counter = fv->err == BLKEMU_ERR_DROP ? &st->faults.dropped
+                                          : &st->faults.offline;
+    return fv->err;
+  }
+  /* Last: a request refused above must not move a write pointer.  An
+   * append learns its offset here (its length fits one zone: no split).
+   */
+  if (zones_on (&disk->zones) && fv->err == 0) {
+    int r = 0;
+    if (req->op == BLKEMU_OP_TRIM)
+      r = zones_trim (&disk->zones, offset, len);
+    else if (model_is_write (req->op)) {
+      r = zones_write (&disk->zones, &req->offset, len,
+                       req->append_at != NULL);
+      if (r == 0 && req->append_at) {
+        *req->append_at = req->offset;
+        req->marks |= TRACE_APPEND;
+      }
+    }
+    if (r) {
+      *counter = &st->zone_refused;
+      return r;
+    }
+  }
+  else if (req->append_at && !zones_on (&disk->zones)) {
+    *counter = &st->zone_refused;
+    return EINVAL;
+  }
+  return 0;
+}
+
+/* Under the disk lock: a zone command's checks, state change and
+ * schedule (latency-zone, no media model).  Returns 0 or the errno of a
+ * refusal, counted in *COUNTER.
+ */
+static int
+zone_cmd_begin (struct request *req, uint64_t **counter)
+{
+  struct blkemu_disk *disk = req->disk;
+  req->npieces = 1;
+  if (disk->faults.offline) {
+    *counter = &disk->stats.faults.offline;
+    return EIO;
+  }
+  *counter = &disk->stats.zone_refused;
+  if (!zones_on (&disk->zones))
+    return EOPNOTSUPP;
+  int r = zones_command (&disk->zones,
+                         (enum blkemu_zone_op) (req->zone_cmd - 1),
+                         req->offset, &req->zone_span);
+  if (r)
+    return r;
+  req->deadline = req->inline_deadline;
+  req->cut = req->inline_cut;
+  req->cut[0] = req->cut[1] = req->offset;
+  uint64_t lat = dist_sample (&disk->cfg, &disk->rng,
+                              disk->cfg.num[K_LATENCY_ZONE]);
+  req->deadline[0] = model_add (req->arrival,
+                               model_mul (lat, disk->cfg.num[K_SLOWDOWN]));
+  req->entry.deadline_ns = req->deadline[0];
+  req->qd = __atomic_add_fetch (&disk->in_flight, 1, __ATOMIC_RELAXED);
+  req->crash_gen = wcache_generation (&disk->wcache);
+  return 0;
+}
+
+/* A reset frees its zones' blocks, straight on the medium: the command
+ * is durable when it completes, whatever the write cache holds.  A
+ * finish makes its zone's cached writes durable.
+ */
+static void
+zone_cmd_transfer (struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  const struct zone_span *span = &req->zone_span;
+  if (req->err || span->lo == span->hi)
+    return;
+  /* The zone's state is durable at once; so are its writes (finish), or
+   * they are gone (reset): no crash may bring back what came before.
+   */
+  wcache_settle (&disk->wcache, span->lo, span->hi - span->lo);
+  /* What reads as never written holds zeroes on the medium too: a reset's
+   * blocks, and whatever an earlier crash left past a finished zone's
+   * write pointer.
+   */
+  if (disk->backend.ops->can_trim && span->unwritten < span->hi)
+    req->err = backend_io (&disk->backend, BLKEMU_OP_TRIM, NULL,
+                           span->hi - span->unwritten, span->unwritten, 0);
+}
+
+/* Under the disk lock: every piece scheduled as the device would queue
+ * it, at arrival; each draws its own base latency, the first carries any
+ * spike.  Sets the pieces' deadlines and the request's (the last).
+ */
+static void
+request_schedule (struct request *req, const struct fault_verdict *fv)
+{
+  struct blkemu_disk *disk = req->disk;
+  uint64_t slowdown = disk->cfg.num[K_SLOWDOWN];
+  uint64_t last = req->arrival;
+  for (uint64_t i = 0; i < req->npieces; i++) {
+    struct model_req mreq = {
+      .op = req->op, .offset = req->cut[i],
+      .len = piece_len (req, i), .flags = req->flags,
+      .arrival_ns = faults_to_device_time (&disk->faults, slowdown,
+                                           req->arrival),
+      .latency_ns = dist_sample (&disk->cfg, &disk->rng,
+                                 cfg_latency_ns (&disk->cfg, req->op))
+                    + (i == 0 ? fv->extra_ns : 0),
+    };
+    uint64_t t = faults_to_wall_time (
+      &disk->faults, slowdown,
+      disk->model->schedule (disk->model_state, &disk->cfg, &mreq));
+    /* Device time rounds on the way there and back: never before the
+     * request arrived (slowdown=7 gave deadlines a few ns early).
+     */
+    req->deadline[i] = model_max (t, model_max (fv->not_before,
+                                                req->arrival));
+    last = model_max (last, req->deadline[i]);
+  }
+  req->entry.deadline_ns = last;
+  if (model_write_cached (&disk->cfg, &(struct model_req){
+                            .op = req->op, .flags = req->flags }))
+    req->marks |= TRACE_CACHED;
+  req->slowed = slowdown > 1;
+  if (req->slowed)
+    req->marks |= TRACE_SLOW;
+}
+
+/* The data transfer.  An injected error fails the request without
+ * touching the data.  A split request reaches the backend piece by
+ * piece, as the device would move it: nothing above the limit goes
+ * through.
+ */
+static void
+request_transfer (struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  if (req->zone_cmd)
+    return zone_cmd_transfer (req);
+  for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
+    /* A trim frees only the whole discard units inside each piece. */
+    uint64_t lo = model_max (req->cut[i], req->free_lo);
+    uint64_t hi = req->cut[i + 1] < req->free_hi ? req->cut[i + 1]
+                                                 : req->free_hi;
+    if (req->op == BLKEMU_OP_TRIM && lo >= hi)
+      continue;
+    if (req->op != BLKEMU_OP_TRIM) {
+      lo = req->cut[i];
+      hi = req->cut[i + 1];
+    }
+    req->err = serve_data (disk, req->op,
+                           req->buf ? (char *) req->buf + (lo - req->offset)
+                                    : NULL,
+                           hi - lo, lo, req->flags, req->len, req->cache,
+                           req->cache_size, req->crash_gen, req->view);
+  }
+}
+
+/* The transfer without sleeping, when it can be: reads and plain writes
+ * served from the page cache.  Returns false (nothing to rely on: the
+ * worker does it all) where any piece would block.
+ */
+static bool
+request_try_transfer (struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  if (req->err || req->cache || req->view)
+    return req->err != 0;
+  for (uint64_t i = 0; i < req->npieces; i++) {
+    int r = backend_try_io (&disk->backend, req->op,
+                            (char *) req->buf + (req->cut[i] - req->offset),
+                            piece_len (req, i), req->cut[i], req->flags);
+    if (r == EAGAIN)
+      return false;
+    if (r) {
+      req->err = r;
+      break;
+    }
+  }
+  return true;
+}
+
+/* The medium's side of an admitted request: a read of an unreadable
+ * sector fails with a medium error (EIO), and a write joins the list of
+ * writes in flight, which a crash in mode interrupted leaves unreadable.
+ */
+static void
+medium_admit (struct request *req, struct fault_verdict *fv)
+{
+  struct blkemu_disk *disk = req->disk;
+  if (req->op == BLKEMU_OP_READ &&
+      badranges_hit (&disk->bad, req->offset, req->len)) {
+    fv->err = EIO;
+    req->marks |= TRACE_MEDIUM;
+    pthread_mutex_lock (&disk->stats.lock);
+    disk->stats.faults.medium_errors++;
+    pthread_mutex_unlock (&disk->stats.lock);
+  }
+  else if (req->op == BLKEMU_OP_WRITE || req->op == BLKEMU_OP_ZERO) {
+    pthread_mutex_lock (&disk->inflight_lock);
+    req->wprev = NULL;
+    req->wnext = disk->inflight_writes;
+    if (req->wnext)
+      req->wnext->wprev = req;
+    disk->inflight_writes = req;
+    req->listed = true;
+    pthread_mutex_unlock (&disk->inflight_lock);
+  }
+}
+
+/* The write is done (or failed): off the list; what it wrote over an
+ * unreadable sector made it readable.
+ */
+static void
+medium_written (struct request *req, int err)
+{
+  struct blkemu_disk *disk = req->disk;
+  if (!req->listed)
+    return;
+  pthread_mutex_lock (&disk->inflight_lock);
+  if (req->wprev)
+    req->wprev->wnext = req->wnext;
+  else
+    disk->inflight_writes = req->wnext;
+  if (req->wnext)
+    req->wnext->wprev = req->wprev;
+  req->listed = false;
+  pthread_mutex_unlock (&disk->inflight_lock);
+  if (err == 0)
+    badranges_clear (&disk->bad, req->offset, req->len);
+}
+
+void
+disk_interrupt_writes (struct blkemu_disk *disk, uint64_t *ranges)
+{
+  *ranges = 0;
+  pthread_mutex_lock (&disk->inflight_lock);
+  for (struct request *r = disk->inflight_writes; r; r = r->wnext)
+    if (badranges_add (&disk->bad, r->offset, r->len) == 0)
+      (*ranges)++;
+  pthread_mutex_unlock (&disk->inflight_lock);
+}
+
+/* A zone command: the zone rules under the disk lock, the sidecar
+ * written after it.  Returns 0 or the error it fails with.
+ */
+static int
+zone_cmd_start (struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  uint64_t *counter = NULL;
+  pthread_mutex_lock (&disk->lock);
+  int r = zone_cmd_begin (req, &counter);
+  pthread_mutex_unlock (&disk->lock);
+  zones_sidecar_sync (&disk->zones, &disk->lock);
+  if (r) {
+    pthread_mutex_lock (&disk->stats.lock);
+    (*counter)++;
+    pthread_mutex_unlock (&disk->stats.lock);
+    return r;
+  }
+  req->err = 0;
+  request_transfer (req);     /* a reset's hole punch: short */
+  return 0;
+}
+
+/* The pieces a checked request is served as: cut[i] to cut[i + 1], each
+ * with its deadline.  Returns 0 or ENOMEM.
+ */
+static int
+request_cut (struct request *req)
+{
+  req->deadline = req->inline_deadline;
+  req->cut = req->inline_cut;
+  if (req->npieces > INLINE_PIECES) {
+    /* One block: the deadlines, then the cuts. */
+    req->deadline = malloc ((2 * req->npieces + 1) * sizeof *req->deadline);
+    if (!req->deadline)
+      return ENOMEM;
+    req->cut = req->deadline + req->npieces;
+  }
+  uint64_t end = req->offset + req->len;
+  req->cut[0] = req->offset;
+  for (uint64_t i = 1; i < req->npieces; i++)
+    req->cut[i] = next_cut (req->cut[i - 1], end, req->split_limit,
+                            req->split_boundary);
+  req->cut[req->npieces] = end;
+  return 0;
+}
+
+/* A scheduled request enters the device: what it needs of the disk's
+ * state, read under the disk lock the caller holds.
+ */
+static void
+request_admit (struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  req->cache = disk->cfg.num[K_WRITE_CACHE] != 0;
+  req->view = disk->viewing;
+  /* A cache larger than the disk holds at most the disk's size of old
+   * data: cache-size=1T on a 64M disk must not let repeated overwrites
+   * grow the undo log to a terabyte.
+   */
+  req->cache_size = disk->cfg.num[K_CACHE_SIZE] < disk->cfg.num[K_SIZE]
+                    ? disk->cfg.num[K_CACHE_SIZE] : disk->cfg.num[K_SIZE];
+  req->qd = __atomic_add_fetch (&disk->in_flight, req->npieces,
+                                __ATOMIC_RELAXED);
+  /* Read under the lock that blkemu_disk_crash takes to go offline: a crash
+   * after this point fails a flush that has not finished.
+   */
+  req->crash_gen = wcache_generation (&disk->wcache);
+}
+
+/* Checks and schedule, then the data transfer unless DEFER (the caller
+ * queues it).  Returns 0 with REQ scheduled (finish it with request_end),
+ * or the errno of a refusal (recorded; nothing to finish).
+ */
+static int
+request_begin (struct request *req, void *buf, bool defer)
+{
+  struct blkemu_disk *disk = req->disk;
+  uint64_t *counter = &disk->stats.cancelled;
+  struct fault_verdict fv = { 0 };
+  int r = ESHUTDOWN;
+
+  if (__atomic_load_n (&disk->cancelled, __ATOMIC_ACQUIRE))
+    return refuse (disk, req->op, req->len, req->offset, req->arrival,
+                   counter, 0, r);
+  if (req->zone_cmd)
+    return zone_cmd_start (req);
+  pthread_mutex_lock (&disk->lock);
+  if ((r = request_check (req, &fv, &counter)) != 0) {
+    pthread_mutex_unlock (&disk->lock);
+    if (req->marks & TRACE_BOUNDARY) {
+      pthread_mutex_lock (&disk->stats.lock);
+      disk->stats.boundary_crossed++;
+      pthread_mutex_unlock (&disk->stats.lock);
+    }
+    return refuse (disk, req->op, req->len, req->offset, req->arrival,
+                   counter, req->marks, r);
+  }
+  if (request_cut (req) != 0) {
+    pthread_mutex_unlock (&disk->lock);
+    return ENOMEM;
+  }
+  request_schedule (req, &fv);
+  req->buf = buf;
+  request_admit (req);
+  pthread_mutex_unlock (&disk->lock);
+  if (!req->view && !fv.err)
+    medium_admit (req, &fv);
+  /* The zone's new write pointer reaches its sidecar before the data
+   * moves (backend=file), with the disk lock dropped.  Only writes move
+   * write pointers: reads take no sidecar lock.
+   */
+  if (model_is_write (req->op))
+    zones_sidecar_sync (&disk->zones, &disk->lock);
+
+  req->err = fv.err;
+  req->injected = fv.err != 0 && !(req->marks & TRACE_MEDIUM);
+  if (!defer)
+    request_transfer (req);
+  return 0;
+}
+
+/* The power went while REQ was in the device: it never completed.
+ * Whatever it left on the medium counts as unflushed (a later crash may
+ * take it); acknowledging it would promise data that the crash may
+ * already have rolled back.  Returns the error it completes with.
+ */
+static int
+request_crashed (struct request *req)
+{
+  struct stats *st = &req->disk->stats;
+  req->err = EIO;
+  req->marks |= TRACE_CRASHED;
+  pthread_mutex_lock (&st->lock);
+  st->faults.crash_aborted++;
+  pthread_mutex_unlock (&st->lock);
+  return EIO;
+}
+
+/* What the request's shape cost: splits, allowed oversize, boundary
+ * crossings, cancellation, the part of a trim not made of whole units.
+ */
+static void
+count_shape (const struct request *req, int cancel_err)
+{
+  struct stats *st = &req->disk->stats;
+  uint64_t freed = req->free_hi > req->free_lo ? req->free_hi - req->free_lo
+                                               : 0;
+  bool partial = req->op == BLKEMU_OP_TRIM && freed != req->len;
+  /* The stats lock is contended: take it here only when there is
+   * something to count (stats_record takes it anyway).
+   */
+  if (!(req->marks & (TRACE_SPLIT | TRACE_OVERSIZE | TRACE_BOUNDARY)) &&
+      !cancel_err && !partial)
+    return;
+  pthread_mutex_lock (&st->lock);
+  if (req->split_limit) {
+    st->oversize_split++;
+    st->oversize_pieces += req->npieces;
+  }
+  else if (req->marks & TRACE_OVERSIZE)
+    st->oversize_allowed++;
+  st->boundary_crossed += (req->marks & TRACE_BOUNDARY) != 0;
+  st->boundary_split += req->split_boundary != 0;
+  st->cancelled += cancel_err != 0;
+  if (partial && !req->err && !cancel_err) {
+    st->discard_unaligned++;
+    st->discard_kept_bytes += req->len - freed;
+  }
+  pthread_mutex_unlock (&st->lock);
+}
+
+/* Each piece is a request the device saw: stats and trace.  Pieces that
+ * finished before the last one keep their modelled completion time.
+ */
+static void
+record_pieces (const struct request *req, uint64_t done, int err)
+{
+  struct blkemu_disk *disk = req->disk;
+  uint64_t npieces = req->npieces, last = req->entry.deadline_ns;
+  for (uint64_t i = 0; i < npieces; i++) {
+    uint64_t piece_off = req->cut[i];
+    uint64_t plen = piece_len (req, i);
+    uint64_t end = req->deadline[i] < done ? req->deadline[i] : done;
+    if (req->deadline[i] == last)
+      end = done;
+    uint64_t piece_qd = req->qd > npieces - 1 - i
+                        ? req->qd - (npieces - 1 - i) : 1;
+    stats_record (&disk->stats, req->op, piece_off,
+                  req->op == BLKEMU_OP_FLUSH ? 0 : plen, req->arrival,
+                  end - req->arrival, req->deadline[i] - req->arrival,
+                  piece_qd, err);
+    trace_record (&disk->trace, req->arrival, req->op, piece_off, plen,
+                  end - req->arrival, piece_qd, err, req->marks);
+  }
+}
+
+/* Completion: stats and trace for each piece.  CANCEL_ERR is non-zero when
+ * the disk stopped before the deadline (the request fails with it).
+ * Returns the request's result.
+ */
+static int
+request_end (struct request *req, int cancel_err)
+{
+  struct blkemu_disk *disk = req->disk;
+  uint64_t done = clock_now_ns ();
+  int err = req->err ? req->err : cancel_err;
+  __atomic_sub_fetch (&disk->in_flight, req->npieces, __ATOMIC_RELAXED);
+  if (err == 0 && wcache_generation (&disk->wcache) != req->crash_gen)
+    err = request_crashed (req);
+  /* A write that completed made its sectors readable again.  One a crash
+   * interrupted was marked unreadable by it (disk_interrupt_writes) before
+   * this runs: the mark stays, as its data did not complete.
+   */
+  medium_written (req, err);
+  if (req->zone_cmd) {
+    /* A reset frees its zones' data: traced as a trim of them. */
+    enum blkemu_zone_op zop = (enum blkemu_zone_op) (req->zone_cmd - 1);
+    if (zop == BLKEMU_ZONE_RESET || zop == BLKEMU_ZONE_RESET_ALL)
+      trace_record (&disk->trace, req->arrival, BLKEMU_OP_TRIM,
+                    req->zone_span.lo, req->zone_span.hi - req->zone_span.lo,
+                    done - req->arrival, req->qd, err, TRACE_ZONE_RESET);
+    return err;
+  }
+  /* A zoned disk reads zeroes past a write pointer, whatever the medium
+   * still holds there (data a crash rolled back).
+   */
+  if (req->op == BLKEMU_OP_READ && !err && zones_on (&disk->zones)) {
+    pthread_mutex_lock (&disk->lock);
+    zones_mask_read (&disk->zones, req->buf, req->len, req->offset);
+    pthread_mutex_unlock (&disk->lock);
+  }
+  if (req->marks & (TRACE_FAULT | TRACE_SPIKE | TRACE_STALL | TRACE_SLOW))
+    count_faults (&disk->stats, req->marks, req->injected, req->slowed);
+  count_shape (req, cancel_err);
+  record_pieces (req, done, err);
+  if (req->deadline != req->inline_deadline)
+    free (req->deadline);
+  return err;
+}
+
+/* The blocking wait of blkemu_io: a futex that blkemu_disk_cancel and
+ * blkemu_disk_interrupt wake, the last microseconds spun.  Returns 0 or
+ * ESHUTDOWN.  (nbdkit_nanosleep, used for long waits before, asserted
+ * when nbdkit's captive --run parent took a SIGTERM: it shares the quit
+ * pipe, and the sleeper woke to a quit that nbdkit had not seen.)
+ */
+static int
+wait_deadline (struct blkemu_disk *disk, uint64_t deadline)
+{
+  return clock_wait_until_or_cancel (deadline, &disk->cancelled) == 0
+         ? 0 : ESHUTDOWN;
+}
+
+/* The blocking form: REQ (on the caller's stack) begun, waited out in
+ * the caller's thread, ended.  blkemu_io, blkemu_zone_command and
+ * blkemu_zone_append.
+ */
+static int
+request_run (struct request *req, void *buf)
+{
+  int r = request_begin (req, buf, false);
+  if (r)
+    return r;
+  return request_end (req, wait_deadline (req->disk,
+                                          req->entry.deadline_ns));
+}
+
+int
+blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+           uint64_t len, uint64_t offset, unsigned flags)
+{
+  struct request req = {
+    .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
+    .arrival = clock_now_ns (),
+  };
+  return request_run (&req, buf);
+}
+
+static void
+request_complete (struct request *req, int cancel_err)
+{
+  int err = request_end (req, cancel_err);
+  if (req->own_buf)
+    free (req->buf);
+  req->done (req->cookie, err);
+  free (req);
+}
+
+static void request_io_run (struct iowork_job *job);
+
+/* Queue REQ's transfer on the worker.  A write's data is copied: the
+ * caller's buffer is only lent for the duration of blkemu_submit (FUSE
+ * hands its own back when the write handler returns).  Returns false
+ * when it cannot be queued (no memory, no thread).
+ */
+static bool
+request_defer (struct request *req)
+{
+  if (req->op == BLKEMU_OP_WRITE && req->buf) {
+    void *copy = malloc (req->len);
+    if (!copy)
+      return false;
+    memcpy (copy, req->buf, req->len);
+    req->buf = copy;
+    req->own_buf = true;
+  }
+  req->io_state = IO_PENDING;
+  req->job.run = request_io_run;
+  if (iowork_add (&req->disk->iowork, &req->job) == 0)
+    return true;
+  req->io_state = 0;
+  if (req->own_buf) {
+    free (req->buf);
+    req->own_buf = false;
+  }
+  return false;
+}
+
+/* Due (or cancelled).  A transfer still with the I/O worker completes
+ * the request when it ends; whichever of the two comes second completes.
+ */
+void
+pipeline_fire (struct engine_entry *entry, int cancel_err)
+{
+  struct request *req = (struct request *) entry;   /* entry is first */
+  req->due_err = cancel_err;
+  if (__atomic_fetch_or (&req->io_state, IO_DUE, __ATOMIC_ACQ_REL)
+      & IO_PENDING)
+    return;
+  request_complete (req, cancel_err);
+}
+
+/* On the I/O worker.  After blkemu_disk_cancel the transfer is skipped
+ * and the request fails with ESHUTDOWN, even if its deadline had already
+ * passed: it must not report data moved that never was.
+ */
+static void
+request_io_run (struct iowork_job *job)
+{
+  struct request *req =
+    (struct request *) ((char *) job - offsetof (struct request, job));
+  if (!__atomic_load_n (&req->disk->cancelled, __ATOMIC_ACQUIRE))
+    request_transfer (req);
+  else if (req->err == 0)
+    req->err = ESHUTDOWN;
+  if (__atomic_fetch_and (&req->io_state, ~IO_PENDING, __ATOMIC_ACQ_REL)
+      & IO_DUE)
+    request_complete (req, req->due_err);
+}
+
+/* Queue a begun request on the engine, or complete it now if due. */
+static void
+request_finish_async (struct request *req, int r)
+{
+  if (r == 0 && req->entry.deadline_ns <= clock_now_ns ()) {
+    pipeline_fire (&req->entry, 0);
+    return;
+  }
+  if (r == 0 && (r = engine_add (&req->disk->engine, &req->entry)) != 0) {
+    pipeline_fire (&req->entry, r);
+    return;
+  }
+  if (r) {
+    blkemu_done_cb done = req->done;
+    void *cookie = req->cookie;
+    free (req);
+    done (cookie, r);
+  }
+}
+
+/* The asynchronous form: a request allocated for a read, write,
+ * write-zeroes, trim or flush (APPEND_AT: a zone append), begun and
+ * queued on the engine, or completed at once.
+ */
+static void
+submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf, uint64_t len,
+        uint64_t offset, unsigned flags, uint64_t *append_at,
+        blkemu_done_cb done, void *cookie)
+{
+  uint64_t arrival = clock_now_ns ();
+  struct request *req = malloc (sizeof *req);
+  if (!req) {
+    done (cookie, ENOMEM);
+    return;
+  }
+  *req = (struct request) {
+    .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
+    .arrival = arrival, .done = done, .cookie = cookie,
+    .append_at = append_at,
+  };
+  bool defer = disk->backend.ops->blocking;
+  int r = request_begin (req, buf, defer);
+  /* Served from the page cache at once when nothing queued before it
+   * could be overtaken; otherwise the worker moves it, in order.
+   */
+  if (r == 0 && defer &&
+      !(iowork_idle (&disk->iowork) && request_try_transfer (req)) &&
+      !request_defer (req))
+    request_transfer (req);        /* cannot queue: move the data here */
+  /* Already due (no latency, or the transfer took that long): complete
+   * here, without waking the completion thread and back.
+   */
+  request_finish_async (req, r);
+}
+
+void
+blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+               uint64_t len, uint64_t offset, unsigned flags,
+               blkemu_done_cb done, void *cookie)
+{
+  submit (disk, op, buf, len, offset, flags, NULL, done, cookie);
+}
+
+void
+blkemu_submit_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
+                      uint64_t zone_offset, unsigned flags,
+                      uint64_t *written_at, blkemu_done_cb done, void *cookie)
+{
+  /* A write: BUF is only read (the cast as in blkemu_zone_append). */
+  submit (disk, BLKEMU_OP_WRITE, (void *) buf, len, zone_offset, flags,
+          written_at, done, cookie);
+}
+
+void
+blkemu_zone_submit (struct blkemu_disk *disk, enum blkemu_zone_op op,
+                    uint64_t offset, blkemu_done_cb done, void *cookie)
+{
+  struct request *req = malloc (sizeof *req);
+  if (!req) {
+    done (cookie, ENOMEM);
+    return;
+  }
+  *req = (struct request) {
+    .disk = disk, .op = BLKEMU_OP_TRIM, .offset = offset,
+    .arrival = clock_now_ns (), .done = done, .cookie = cookie,
+    .zone_cmd = (int) op + 1,
+  };
+  if ((unsigned) op >= BLKEMU_ZONE_OP_COUNT) {
+    free (req);
+    done (cookie, EINVAL);
+    return;
+  }
+  request_finish_async (req, request_begin (req, NULL, false));
+}
+
+int
+blkemu_zone_command (struct blkemu_disk *disk, enum blkemu_zone_op op,
+                     uint64_t offset)
+{
+  if ((unsigned) op >= BLKEMU_ZONE_OP_COUNT)
+    return EINVAL;
+  struct request req = {
+    .disk = disk, .op = BLKEMU_OP_TRIM, .offset = offset,
+    .arrival = clock_now_ns (), .zone_cmd = (int) op + 1,
+  };
+  return request_run (&req, NULL);
+}
+
+int
+blkemu_zone_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
+                    uint64_t zone_offset, unsigned flags,
+                    uint64_t *written_at)
+{
+  struct request req = {
+    .disk = disk, .op = BLKEMU_OP_WRITE, .flags = flags, .len = len,
+    .offset = zone_offset, .arrival = clock_now_ns (),
+    .append_at = written_at,
+  };
+  /* A write: the backend only reads BUF (the path is shared with reads,
+   * hence the cast).
+   */
+  return request_run (&req, (void *) buf);
+}
+

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The tree keeps its shape: core/ has no call or include cycle, and no
+# function outside the tests is over 80 lines (tests/layering.py).
+source "$(dirname "$0")/functions.sh"
+requires nm --version
+lib=$BLKEMU_BUILD/core/libblkemu.a
+[ -f "$lib" ] || fail "$lib: not built"
+python3 "$top/tests/layering.py" "$top" "$lib"
