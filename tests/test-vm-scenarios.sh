@@ -11,7 +11,12 @@ apt-cache policy linux-image-amd64 2>/dev/null | grep Candidate >/dev/null ||
   { echo "SKIP: no Debian kernel packages reachable through apt"; exit 77; }
 
 kernels=${BLKEMU_VM_KERNELS:-"6.1 6.12"}
-scenarios=${BLKEMU_VM_SCENARIOS:-"vm-any-module md-raid1-mixed-limits raid0-limits direct-io-4m fuse-loop-leg max-sectors-regression readahead-iscsi mq-raid0-ssd crash-consistency md-repair ublk-limits ublk-mq-tags ublk-engine ublk-boundary zoned-ublk"}
+# Every scenario in scenarios/ (lib.sh is their library): a new one runs
+# here by being there.
+all=$(cd "$top/scenarios" && ls *.sh | grep -vx lib.sh | sed 's/\.sh$//' | sort)
+[ -n "$all" ] || fail "no scenarios in $top/scenarios"
+scenarios=${BLKEMU_VM_SCENARIOS:-$all}
+echo "scenarios: $(echo $scenarios | wc -w) on kernels $kernels"
 failed=()
 for k in $kernels; do
   for s in $scenarios; do
