@@ -23,11 +23,11 @@
 struct file {
   int fd;
   bool is_block;
-  bool can_punch;     /* cleared after the first EOPNOTSUPP */
+  bool can_punch; /* cleared after the first EOPNOTSUPP */
   bool can_zero_range;
-  bool can_dsync;     /* pwritev2 RWF_DSYNC works */
-  bool nowait_read, nowait_write;   /* RWF_NOWAIT works (cleared if not) */
-  bool in_memory;     /* tmpfs or ramfs: reads and writes never wait on I/O */
+  bool can_dsync;                 /* pwritev2 RWF_DSYNC works */
+  bool nowait_read, nowait_write; /* RWF_NOWAIT works (cleared if not) */
+  bool in_memory; /* tmpfs or ramfs: reads and writes never wait on I/O */
 };
 
 /* tmpfs and ramfs keep the data in memory: nothing to wait for but
@@ -42,6 +42,40 @@ in_memory_fs (int fd)
           fs.f_type == (__fsword_t) 0x858458f6 /* RAMFS_MAGIC */);
 }
 
+/* size= against the file's own HAVE bytes: take it when size= is unset,
+ * grow a regular file to it; a block device cannot grow.  Returns 0 or
+ * -1 with ERR filled.
+ */
+static int
+file_fit_size (struct blkemu_config *cfg, int fd, bool is_block, uint64_t have,
+               char *err)
+{
+  const char *path = cfg->str[K_FILE];
+  uint64_t want = cfg->num[K_SIZE];
+  if (want == 0) {
+    if (have == 0) {
+      set_err (err, "file=%s: is empty (give size= to extend it)", path);
+      return -1;
+    }
+    cfg->num[K_SIZE] = have;
+    return 0;
+  }
+  if (want <= have)
+    return 0;
+  if (is_block) {
+    set_err (err,
+             "size=%llu: larger than the block device file=%s (%llu "
+             "bytes)",
+             (unsigned long long) want, path, (unsigned long long) have);
+    return -1;
+  }
+  if (ftruncate (fd, (off_t) want) == -1) {
+    set_err (err, "file=%s: %s", path, strerrordesc_np (errno));
+    return -1;
+  }
+  return 0;
+}
+
 static int
 file_open (struct blkemu_config *cfg, void **state, char *err)
 {
@@ -54,14 +88,16 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
     flags |= O_CREAT;
   /* /proc/self/status opened read-write "worked" as a disk. */
   if (path_is_kernel_interface (path)) {
-    set_err (err, "file=%s: is a kernel interface (/proc, /sys ...), not "
-             "storage", path);
+    set_err (err,
+             "file=%s: is a kernel interface (/proc, /sys ...), not "
+             "storage",
+             path);
     return -1;
   }
   int fd = open (path, flags, 0644);
   if (fd == -1) {
     set_err (err, "file=%s: %s%s", path, strerrordesc_np (errno),
-              errno == ENOENT ? " (give size= to create it)" : "");
+             errno == ENOENT ? " (give size= to create it)" : "");
     return -1;
   }
   if (fstat (fd, &sb) == -1)
@@ -76,31 +112,14 @@ file_open (struct blkemu_config *cfg, void **state, char *err)
   else if (S_ISREG (sb.st_mode))
     have = (uint64_t) sb.st_size;
   else {
-    set_err (err,
-              "file=%s: must be a regular file or a block device", path);
+    set_err (err, "file=%s: must be a regular file or a block device", path);
     close (fd);
     return -1;
   }
 
-  if (want == 0) {
-    if (have == 0) {
-      set_err (err, "file=%s: is empty (give size= to "
-                "extend it)", path);
-      close (fd);
-      return -1;
-    }
-    cfg->num[K_SIZE] = have;
-  }
-  else if (want > have) {
-    if (is_block) {
-      set_err (err, "size=%llu: larger than the block "
-                "device file=%s (%llu bytes)", (unsigned long long) want,
-                path, (unsigned long long) have);
-      close (fd);
-      return -1;
-    }
-    if (ftruncate (fd, (off_t) want) == -1)
-      goto fail_errno;
+  if (file_fit_size (cfg, fd, is_block, have, err) == -1) {
+    close (fd);
+    return -1;
   }
 
   struct file *f = calloc (1, sizeof *f);
@@ -145,7 +164,7 @@ file_pread (void *state, void *buf, uint64_t len, uint64_t offset)
         continue;
       return errno;
     }
-    if (r == 0) {           /* past the end of a shorter file: zeros */
+    if (r == 0) { /* past the end of a shorter file: zeros */
       memset (p, 0, len);
       return 0;
     }
@@ -156,8 +175,7 @@ file_pread (void *state, void *buf, uint64_t len, uint64_t offset)
   return 0;
 }
 
-static int file_pread (void *state, void *buf, uint64_t len,
-                       uint64_t offset);
+static int file_pread (void *state, void *buf, uint64_t len, uint64_t offset);
 static int file_pwrite (void *state, const void *buf, uint64_t len,
                         uint64_t offset, bool fua);
 
@@ -166,8 +184,7 @@ static int file_pwrite (void *state, const void *buf, uint64_t len,
  * served whole.
  */
 static int
-file_try_rw (void *state, bool write, void *buf, uint64_t len,
-             uint64_t offset)
+file_try_rw (void *state, bool write, void *buf, uint64_t len, uint64_t offset)
 {
   struct file *f = state;
   if (f->in_memory)
@@ -196,8 +213,8 @@ file_pwrite (void *state, const void *buf, uint64_t len, uint64_t offset,
   bool dsync = fua && f->can_dsync;
   while (len > 0) {
     struct iovec iov = { .iov_base = (void *) p, .iov_len = len };
-    ssize_t r = pwritev2 (f->fd, &iov, 1, (off_t) offset,
-                          dsync ? RWF_DSYNC : 0);
+    ssize_t r =
+      pwritev2 (f->fd, &iov, 1, (off_t) offset, dsync ? RWF_DSYNC : 0);
     if (r == -1) {
       if (errno == EINTR)
         continue;
@@ -229,7 +246,7 @@ file_trim (void *state, uint64_t len, uint64_t offset)
 {
   struct file *f = state;
   if (!f->can_punch)
-    return 0;   /* trim is advisory: nothing to do is a valid answer */
+    return 0; /* trim is advisory: nothing to do is a valid answer */
   if (fallocate (f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
                  (off_t) offset, (off_t) len) == -1) {
     if (errno == EOPNOTSUPP) {
@@ -288,9 +305,9 @@ file_extents (void *state, uint64_t offset, uint64_t len, blkemu_extent_cb cb,
   while (offset < end) {
     off_t data = lseek (f->fd, (off_t) offset, SEEK_DATA);
     if (data == -1 && errno == ENXIO)
-      data = (off_t) end;                 /* only a hole is left */
+      data = (off_t) end; /* only a hole is left */
     else if (data == -1) {
-      cb (opaque, offset, end - offset, false);  /* no SEEK_DATA: all data */
+      cb (opaque, offset, end - offset, false); /* no SEEK_DATA: all data */
       return 0;
     }
     if ((uint64_t) data > offset) {
@@ -301,7 +318,8 @@ file_extents (void *state, uint64_t offset, uint64_t len, blkemu_extent_cb cb,
       continue;
     }
     off_t hole = lseek (f->fd, (off_t) offset, SEEK_HOLE);
-    uint64_t stop = hole == -1 || (uint64_t) hole > end ? end : (uint64_t) hole;
+    uint64_t stop =
+      hole == -1 || (uint64_t) hole > end ? end : (uint64_t) hole;
     if (cb (opaque, offset, stop - offset, false) == -1)
       return 0;
     offset = stop;
@@ -314,7 +332,9 @@ const struct backend_ops backend_file_ops = {
   .persistent = true,
   .blocking = true,
   .try_rw = file_try_rw,
-  .can_trim = true, .can_zero = true, .can_extents = true,
+  .can_trim = true,
+  .can_zero = true,
+  .can_extents = true,
   .open = file_open,
   .close = file_close,
   .pread = file_pread,

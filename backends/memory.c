@@ -22,7 +22,7 @@
 #include "units.h"
 
 #define CHUNK_SHIFT 16
-#define CHUNK_SIZE  (1u << CHUNK_SHIFT)
+#define CHUNK_SIZE (1u << CHUNK_SHIFT)
 #define TABLE_SHIFT 12
 #define TABLE_SLOTS (1u << TABLE_SHIFT)
 
@@ -33,7 +33,7 @@
 #define STRIPES 64
 
 struct memory {
-  pthread_rwlock_t lock;   /* shared for read/write, exclusive to free */
+  pthread_rwlock_t lock; /* shared for read/write, exclusive to free */
   pthread_mutex_t stripe[STRIPES]; /* chunk ci's bytes: stripe[ci % STRIPES] */
   uint64_t size;
   uint64_t ntables;
@@ -50,8 +50,10 @@ memory_open (struct blkemu_config *cfg, void **state, char *err)
   if (m->size > MEMORY_MAX_SIZE) {
     char v[32];
     blkemu_format_size (m->size, v, sizeof v);
-    set_err (err, "size=%s: backend=memory holds at most 1024T (use "
-             "backend=null or backend=file for larger disks)", v);
+    set_err (err,
+             "size=%s: backend=memory holds at most 1024T (use "
+             "backend=null or backend=file for larger disks)",
+             v);
     free (m);
     return -1;
   }
@@ -68,8 +70,10 @@ memory_open (struct blkemu_config *cfg, void **state, char *err)
   *state = m;
   return 0;
 oom:
-  set_err (err, "backend=memory: cannot allocate the "
-            "directory for size=%llu", (unsigned long long) cfg->num[K_SIZE]);
+  set_err (err,
+           "backend=memory: cannot allocate the "
+           "directory for size=%llu",
+           (unsigned long long) cfg->num[K_SIZE]);
   return -1;
 }
 
@@ -107,7 +111,7 @@ chunk_get (struct memory *m, uint64_t ci, bool create)
                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
       table = fresh;
     else
-      free (fresh);   /* another thread won; TABLE now holds its table */
+      free (fresh); /* another thread won; TABLE now holds its table */
   }
   unsigned char **cslot = &table[ci & (TABLE_SLOTS - 1)];
   unsigned char *chunk = __atomic_load_n (cslot, __ATOMIC_ACQUIRE);
@@ -157,7 +161,7 @@ memory_pwrite (void *state, const void *buf, uint64_t len, uint64_t offset,
   struct memory *m = state;
   const unsigned char *in_buf = buf;
   int r = 0;
-  (void) fua;   /* RAM is as durable as this process gets */
+  (void) fua; /* RAM is as durable as this process gets */
   pthread_rwlock_rdlock (&m->lock);
   while (len > 0) {
     uint64_t in = offset & (CHUNK_SIZE - 1);
@@ -191,7 +195,7 @@ static int
 memory_zero (void *state, uint64_t len, uint64_t offset, bool may_trim)
 {
   struct memory *m = state;
-  (void) may_trim;  /* freeing is how this backend stores zeros */
+  (void) may_trim; /* freeing is how this backend stores zeros */
   pthread_rwlock_wrlock (&m->lock);
   while (len > 0) {
     uint64_t ci = offset >> CHUNK_SHIFT;
@@ -247,7 +251,9 @@ memory_extents (void *state, uint64_t offset, uint64_t len,
 const struct backend_ops backend_memory_ops = {
   .name = "memory",
   .persistent = false,
-  .can_trim = true, .can_zero = true, .can_extents = true,
+  .can_trim = true,
+  .can_zero = true,
+  .can_extents = true,
   .open = memory_open,
   .close = memory_close,
   .pread = memory_pread,

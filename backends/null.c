@@ -33,7 +33,11 @@ static int
 null_pwrite (void *state, const void *buf, uint64_t len, uint64_t offset,
              bool fua)
 {
-  (void) state; (void) buf; (void) len; (void) offset; (void) fua;
+  (void) state;
+  (void) buf;
+  (void) len;
+  (void) offset;
+  (void) fua;
   return 0;
 }
 
@@ -47,14 +51,19 @@ null_flush (void *state)
 static int
 null_trim (void *state, uint64_t len, uint64_t offset)
 {
-  (void) state; (void) len; (void) offset;
+  (void) state;
+  (void) len;
+  (void) offset;
   return 0;
 }
 
 static int
 null_zero (void *state, uint64_t len, uint64_t offset, bool may_trim)
 {
-  (void) state; (void) len; (void) offset; (void) may_trim;
+  (void) state;
+  (void) len;
+  (void) offset;
+  (void) may_trim;
   return 0;
 }
 
@@ -70,7 +79,9 @@ null_extents (void *state, uint64_t offset, uint64_t len, blkemu_extent_cb cb,
 const struct backend_ops backend_null_ops = {
   .name = "null",
   .persistent = false,
-  .can_trim = true, .can_zero = true, .can_extents = true,
+  .can_trim = true,
+  .can_zero = true,
+  .can_extents = true,
   .open = null_open,
   .close = null_close,
   .pread = null_pread,

@@ -97,19 +97,21 @@ main (int argc, char **argv)
   char spec[256], err[BLKEMU_ERR_MAX];
   snprintf (spec, sizeof spec,
             "size=%" PRIu64 ",write-cache=yes,cache-size=64G,"
-            "physical-block-size=4096", region);
+            "physical-block-size=4096",
+            region);
   unsigned char *buf = malloc (1 << 20);
   if (!buf)
     die ("malloc", "out of memory");
 
   printf ("crash-cost: %" PRIu64 " random writes of 4K-8K over %" PRIu64
-          " MiB, every one in the cache\n\n", writes, region >> 20);
+          " MiB, every one in the cache\n\n",
+          writes, region >> 20);
   printf ("%-9s %9s %9s %9s %8s %9s %8s %8s %8s\n", "mode", "crash ms",
-          "1st view", "view ms", "end ms", "view MiB", "kept", "lost",
-          "torn");
+          "1st view", "view ms", "end ms", "view MiB", "kept", "lost", "torn");
   bool missed = false;
   for (int m = 0; m < BLKEMU_CRASH_MODE_COUNT; m++) {
-    struct blkemu_disk *d = blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
+    struct blkemu_disk *d =
+      blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
     if (!d)
       die ("open", err);
     enum blkemu_crash_mode mode = (enum blkemu_crash_mode) m;
@@ -147,9 +149,10 @@ main (int argc, char **argv)
 
     double crash_ms = (t4 - t3) * 1e3, view_ms = (t1 - t0) * 1e3;
     printf ("%-9s %9.1f %9.1f %9.1f %8.1f %9.1f %8" PRIu64 " %8" PRIu64
-            " %8" PRIu64 "\n", blkemu_crash_mode_name (mode), crash_ms,
-            first_ms, view_ms, (t2 - t1) * 1e3,
-            (double) (rss1 - rss0) / 1024.0, r.persisted, r.lost, r.torn);
+            " %8" PRIu64 "\n",
+            blkemu_crash_mode_name (mode), crash_ms, first_ms, view_ms,
+            (t2 - t1) * 1e3, (double) (rss1 - rss0) / 1024.0, r.persisted,
+            r.lost, r.torn);
     if (crash_ms > 1000 || view_ms > 100 || first_ms > 1000)
       missed = true;
   }

@@ -14,8 +14,10 @@ frontend_open_disks (const char *prog, const struct blkemu_frontend *fe,
 {
   char err[BLKEMU_ERR_MAX];
   if (n == 0) {
-    fprintf (stderr, "%s: no disks: give at least one "
-             "--disk 'name=d0,size=1G,...'\n", prog);
+    fprintf (stderr,
+             "%s: no disks: give at least one "
+             "--disk 'name=d0,size=1G,...'\n",
+             prog);
     return -1;
   }
   for (size_t i = 0; i < n; i++) {
@@ -62,7 +64,8 @@ frontend_print_common_options (FILE *fp)
   fputs ("  --list-keys          print the disk keys and exit\n"
          "  --list-profiles      print the presets for profile=NAME and exit\n"
          "  -h, --help           print this help and exit\n"
-         "  -V, --version        print the version and exit\n", fp);
+         "  -V, --version        print the version and exit\n",
+         fp);
 }
 
 int

@@ -11,8 +11,8 @@
 
 struct backend_ops {
   const char *name;
-  bool persistent;      /* data outlives the process */
-  bool blocking;        /* calls may sleep (I/O): blkemu_submit defers them */
+  bool persistent; /* data outlives the process */
+  bool blocking;   /* calls may sleep (I/O): blkemu_submit defers them */
   bool can_trim, can_zero, can_extents;
   /* May set cfg->num[K_SIZE] when it was left 0 (file: the file's size). */
   int (*open) (struct blkemu_config *cfg, void **state, char *err);

@@ -94,9 +94,9 @@ badranges_clear (struct badranges *b, uint64_t offset, uint64_t len)
   struct bad_range keep[2];
   size_t n = 0;
   if (i < j && b->r[i].start < offset)
-    keep[n++] = (struct bad_range) { b->r[i].start, offset };
+    keep[n++] = (struct bad_range){ b->r[i].start, offset };
   if (i < j && b->r[j - 1].end > end)
-    keep[n++] = (struct bad_range) { end, b->r[j - 1].end };
+    keep[n++] = (struct bad_range){ end, b->r[j - 1].end };
   int err = i < j ? splice (b, i, j, keep, n) : 0;
   pthread_mutex_unlock (&b->lock);
   return err;

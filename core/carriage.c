@@ -26,9 +26,9 @@
  */
 static const struct {
   int key;
-  unsigned op;           /* BLKEMU_FE_* */
+  unsigned op; /* BLKEMU_FE_* */
   bool only_if_told;
-  const char *lacks;     /* "FE has no ..." */
+  const char *lacks; /* "FE has no ..." */
 } needs[] = {
   { K_ZONED, BLKEMU_FE_ZONES, false,
     "zone commands, zone reports or zone append" },
@@ -70,17 +70,18 @@ carriage_admit (const struct blkemu_frontend *fe,
       continue;
     char v[64];
     config_format (cfg, id, v, sizeof v);
-    set_err (err, "%s=%s: %s has no %s: needs a frontend that carries it "
-             "(blkemu-ctl carriage)", config_keys[id].name, v, fe->name,
-             needs[i].lacks);
+    set_err (err,
+             "%s=%s: %s has no %s: needs a frontend that carries it "
+             "(blkemu-ctl carriage)",
+             config_keys[id].name, v, fe->name, needs[i].lacks);
     return -1;
   }
   if (fe->max_transfer_bytes &&
       cfg->num[K_MAX_TRANSFER] > fe->max_transfer_bytes) {
     char v[64];
     config_format (cfg, K_MAX_TRANSFER, v, sizeof v);
-    set_err (err, "max-transfer=%s: %s moves at most %u bytes a request",
-             v, fe->name, fe->max_transfer_bytes);
+    set_err (err, "max-transfer=%s: %s moves at most %u bytes a request", v,
+             fe->name, fe->max_transfer_bytes);
     return -1;
   }
   return 0;
@@ -114,9 +115,9 @@ carriage_name (unsigned carry)
 {
   switch (carry) {
   case T | D: return "told+device";
-  case T:     return "told";
-  case D:     return "device";
-  default:    return "not-carried";
+  case T: return "told";
+  case D: return "device";
+  default: return "not-carried";
   }
 }
 

@@ -79,7 +79,8 @@ clock_sleep_target (uint64_t deadline_ns, uint64_t now_ns)
   if (contended (now_ns))
     margin = 0;
   return deadline_ns > now_ns && deadline_ns - now_ns > margin
-         ? deadline_ns - margin : 0;
+           ? deadline_ns - margin
+           : 0;
 }
 
 void
@@ -112,7 +113,7 @@ cpu_relax (void)
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause ();
 #elif defined(__aarch64__)
-  __asm__ __volatile__ ("yield");
+  __asm__ __volatile__("yield");
 #endif
 }
 
@@ -160,6 +161,6 @@ void
 clock_cancel (uint32_t *cancel)
 {
   __atomic_store_n (cancel, 1, __ATOMIC_RELEASE);
-  syscall (SYS_futex, cancel, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, INT32_MAX,
-           NULL, NULL, 0);
+  syscall (SYS_futex, cancel, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, INT32_MAX, NULL,
+           NULL, 0);
 }

@@ -33,7 +33,8 @@ config_format (const struct blkemu_config *cfg, int id, char *buf, size_t len)
   const struct key_def *k = &config_keys[id];
   uint64_t v = cfg->num[id];
   switch (k->type) {
-  case T_SIZE: case T_RATE: blkemu_format_size (v, buf, len); break;
+  case T_SIZE:
+  case T_RATE: blkemu_format_size (v, buf, len); break;
   case T_DURATION: blkemu_format_duration (v, buf, len); break;
   case T_UINT: snprintf (buf, len, "%llu", (unsigned long long) v); break;
   case T_PROB: blkemu_format_fraction (v, buf, len); break;
@@ -50,7 +51,8 @@ config_format (const struct blkemu_config *cfg, int id, char *buf, size_t len)
     snprintf (buf, len, "%.*s", (int) n, p ? p : "");
     break;
   }
-  case T_STRING: snprintf (buf, len, "%s", cfg->str[id] ? cfg->str[id] : "");
+  case T_STRING:
+    snprintf (buf, len, "%s", cfg->str[id] ? cfg->str[id] : "");
     break;
   }
 }

@@ -10,37 +10,98 @@
 #include "blkemu/blkemu.h"
 
 enum key_id {
-  K_SIZE, K_BACKEND, K_FILE, K_NAME,
-  K_LOGICAL_BLOCK_SIZE, K_PHYSICAL_BLOCK_SIZE, K_MIN_IO, K_OPT_IO,
-  K_MAX_TRANSFER, K_MAX_DISCARD, K_MAX_WRITE_ZEROES, K_BOUNDARY, K_OVERSIZE,
+  K_SIZE,
+  K_BACKEND,
+  K_FILE,
+  K_NAME,
+  K_LOGICAL_BLOCK_SIZE,
+  K_PHYSICAL_BLOCK_SIZE,
+  K_MIN_IO,
+  K_OPT_IO,
+  K_MAX_TRANSFER,
+  K_MAX_DISCARD,
+  K_MAX_WRITE_ZEROES,
+  K_BOUNDARY,
+  K_OVERSIZE,
   /* the kernel's other queue limits (see core/carriage.c) */
-  K_VIRT_BOUNDARY, K_DISCARD_GRANULARITY, K_DISCARD_ALIGNMENT,
-  K_MAX_DISCARD_SEGMENTS, K_MAX_SEGMENTS, K_MAX_SEGMENT_SIZE,
-  K_SEGMENT_BOUNDARY, K_DMA_ALIGNMENT,
+  K_VIRT_BOUNDARY,
+  K_DISCARD_GRANULARITY,
+  K_DISCARD_ALIGNMENT,
+  K_MAX_DISCARD_SEGMENTS,
+  K_MAX_SEGMENTS,
+  K_MAX_SEGMENT_SIZE,
+  K_SEGMENT_BOUNDARY,
+  K_DMA_ALIGNMENT,
   /* host-managed zones (see core/zones.h) */
-  K_ZONED, K_ZONE_SIZE, K_ZONE_CAPACITY, K_CONVENTIONAL_ZONES,
-  K_MAX_OPEN_ZONES, K_MAX_ACTIVE_ZONES, K_MAX_ZONE_APPEND, K_LATENCY_ZONE,
-  K_LATENCY_READ, K_LATENCY_WRITE, K_LATENCY_FLUSH, K_LATENCY_TRIM,
-  K_BANDWIDTH, K_READ_BANDWIDTH, K_WRITE_BANDWIDTH,
-  K_QUEUE_DEPTH, K_CHANNELS, K_MODEL, K_ROTATIONAL,
+  K_ZONED,
+  K_ZONE_SIZE,
+  K_ZONE_CAPACITY,
+  K_CONVENTIONAL_ZONES,
+  K_MAX_OPEN_ZONES,
+  K_MAX_ACTIVE_ZONES,
+  K_MAX_ZONE_APPEND,
+  K_LATENCY_ZONE,
+  K_LATENCY_READ,
+  K_LATENCY_WRITE,
+  K_LATENCY_FLUSH,
+  K_LATENCY_TRIM,
+  K_BANDWIDTH,
+  K_READ_BANDWIDTH,
+  K_WRITE_BANDWIDTH,
+  K_QUEUE_DEPTH,
+  K_CHANNELS,
+  K_MODEL,
+  K_ROTATIONAL,
   /* latency distribution */
-  K_LATENCY_DIST, K_LATENCY_JITTER, K_LATENCY_P99, K_LATENCY_P999, K_SEED,
+  K_LATENCY_DIST,
+  K_LATENCY_JITTER,
+  K_LATENCY_P99,
+  K_LATENCY_P999,
+  K_SEED,
   /* model=hdd */
-  K_RPM, K_SEEK_TRACK, K_SEEK_AVG, K_SEEK_FULL, K_ZONE_RATE_OUTER,
-  K_ZONE_RATE_INNER, K_COMMAND_BUFFER, K_BUFFER_STALL,
+  K_RPM,
+  K_SEEK_TRACK,
+  K_SEEK_AVG,
+  K_SEEK_FULL,
+  K_ZONE_RATE_OUTER,
+  K_ZONE_RATE_INNER,
+  K_COMMAND_BUFFER,
+  K_BUFFER_STALL,
   /* model=ssd */
-  K_DIES, K_CHANNEL_BANDWIDTH,
+  K_DIES,
+  K_CHANNEL_BANDWIDTH,
   /* model=array */
-  K_ARRAY_STRIPE, K_PIECE_OVERHEAD,
+  K_ARRAY_STRIPE,
+  K_PIECE_OVERHEAD,
   /* volatile write cache (every model) */
-  K_WRITE_CACHE, K_CACHE_SIZE, K_DESTAGE_RATE, K_ATOMIC_UNIT,
+  K_WRITE_CACHE,
+  K_CACHE_SIZE,
+  K_DESTAGE_RATE,
+  K_ATOMIC_UNIT,
   /* the link in front of any model */
-  K_LINK_BANDWIDTH, K_LINK_RTT, K_LINK_WINDOW,
+  K_LINK_BANDWIDTH,
+  K_LINK_RTT,
+  K_LINK_WINDOW,
   /* faults */
-  K_ERROR_MODE, K_ERROR_OP, K_ERROR_OFFSET, K_ERROR_LENGTH, K_ERROR_ERRNO,
-  K_ERROR_PROBABILITY, K_ERROR_AFTER, K_SPIKE_PROBABILITY, K_SPIKE_LATENCY,
-  K_STALL, K_SLOWDOWN,
-  K_PROFILE, K_STATS, K_TRACE, K_TRACE_FORMAT, K_TRACE_MAX_SIZE, K_CONTROL, K_CONTROL_MODE, K_SUMMARY,
+  K_ERROR_MODE,
+  K_ERROR_OP,
+  K_ERROR_OFFSET,
+  K_ERROR_LENGTH,
+  K_ERROR_ERRNO,
+  K_ERROR_PROBABILITY,
+  K_ERROR_AFTER,
+  K_SPIKE_PROBABILITY,
+  K_SPIKE_LATENCY,
+  K_STALL,
+  K_SLOWDOWN,
+  K_PROFILE,
+  K_STATS,
+  K_TRACE,
+  K_TRACE_FORMAT,
+  K_TRACE_MAX_SIZE,
+  K_CONTROL,
+  K_CONTROL_MODE,
+  K_SUMMARY,
   K_COUNT
 };
 
@@ -48,6 +109,7 @@ enum key_id {
  * choice string ("memory|file|null", index = value) both come from it,
  * so they cannot drift apart.
  */
+/* clang-format off */
 #define BACKEND_LIST(X) \
   X (BACKEND_MEMORY, "memory") X (BACKEND_FILE, "file") X (BACKEND_NULL, "null")
 #define OVERSIZE_LIST(X) \
@@ -73,12 +135,14 @@ enum key_id {
   X (TRACE_FMT_BLKEMU, "blkemu") X (TRACE_FMT_BLKTRACE, "blktrace") \
   X (TRACE_FMT_IOLOG, "iolog")
 
+/* clang-format on */
+
 #define CHOICE_ENUM(id, text) id,
 #define CHOICE_TEXT(id, text) "|" text
 /* "a|b|c": the list's texts, without the first '|'. */
 #define CHOICES(LIST) (LIST (CHOICE_TEXT) + 1)
 
-#define CHOICE_ONE(id, text) + 1
+#define CHOICE_ONE(id, text) +1
 /* How many choices (not an enumerator: switches stay complete). */
 #define COUNT_OF(LIST) (0 LIST (CHOICE_ONE))
 
@@ -95,13 +159,13 @@ enum trace_format { TRACE_FORMAT_LIST (CHOICE_ENUM) };
 #define BLKEMU_PROB_ONE 1000000000ull
 
 /* Limits of the emulation, also checked by the key table. */
-#define BLKEMU_MAX_CHANNELS    4096
+#define BLKEMU_MAX_CHANNELS 4096
 #define BLKEMU_MAX_QUEUE_DEPTH 65536
-#define BLKEMU_MAX_TRANSFER    (32u << 20) /* NBD's portable payload cap */
+#define BLKEMU_MAX_TRANSFER (32u << 20) /* NBD's portable payload cap */
 /* The largest disk: NBD, FUSE and the file backend address it with a
  * signed 64-bit offset; 2^62 leaves every offset + length sum in range.
  */
-#define BLKEMU_MAX_SIZE        (1ull << 62)
+#define BLKEMU_MAX_SIZE (1ull << 62)
 
 /* Effective settings.  Numeric keys (sizes in bytes, durations in ns,
  * rates in bytes/s, enums as their index) live in num[]; string keys in

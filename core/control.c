@@ -60,34 +60,34 @@
 #include "strbuf.h"
 
 #define CONTROL_MAX_CLIENTS 32
-#define CONTROL_LINE_MAX    65536          /* a longer line drops the client */
-#define CONTROL_OUT_MAX     (16u << 20)    /* unread replies: drop beyond */
-#define CONTROL_OUT_PAUSE   (256u << 10)   /* stop reading commands beyond */
-#define CONTROL_LINES_TURN  8              /* commands per client per turn */
-#define CONTROL_POLL_MS     200            /* SIGUSR1 from another disk */
+#define CONTROL_LINE_MAX 65536         /* a longer line drops the client */
+#define CONTROL_OUT_MAX (16u << 20)    /* unread replies: drop beyond */
+#define CONTROL_OUT_PAUSE (256u << 10) /* stop reading commands beyond */
+#define CONTROL_LINES_TURN 8           /* commands per client per turn */
+#define CONTROL_POLL_MS 200            /* SIGUSR1 from another disk */
 
 struct client {
-  int fd;                  /* -1: free slot */
+  int fd; /* -1: free slot */
   char in[CONTROL_LINE_MAX];
   size_t have;
-  char *out;               /* replies not yet sent */
+  char *out; /* replies not yet sent */
   size_t out_len, out_sent;
-  uint64_t ticket;         /* who holds the slot (deferred replies) */
-  bool waiting;            /* a deferred reply is due: run nothing else */
-  bool closing;            /* the client is done sending: close after it */
+  uint64_t ticket; /* who holds the slot (deferred replies) */
+  bool waiting;    /* a deferred reply is due: run nothing else */
+  bool closing;    /* the client is done sending: close after it */
 };
 
 struct service {
   pthread_t thread;
   bool running;
-  int listen_fd;           /* -1: no control socket */
-  pid_t owner;             /* the process that bound it */
-  dev_t sock_dev;          /* the bound socket, removed only if still ours */
+  int listen_fd;  /* -1: no control socket */
+  pid_t owner;    /* the process that bound it */
+  dev_t sock_dev; /* the bound socket, removed only if still ours */
   ino_t sock_ino;
-  int stop_pipe[2];        /* written by service_stop */
-  int done_pipe[2];        /* struct deferral pointers, from completions */
+  int stop_pipe[2]; /* written by service_stop */
+  int done_pipe[2]; /* struct deferral pointers, from completions */
   uint64_t next_ticket;
-  uint64_t usr1_seen;      /* SIGUSR1 generation already handled */
+  uint64_t usr1_seen; /* SIGUSR1 generation already handled */
   struct client clients[CONTROL_MAX_CLIENTS];
 };
 
@@ -153,8 +153,7 @@ cmd_get (struct blkemu_disk *disk, char **save, struct strbuf *sb,
   }
   sb_printf (sb, "ok");
   for (size_t i = 0; blkemu_key_name (i); i++) {
-    blkemu_disk_get (disk, blkemu_key_name (i), v, sizeof v, err,
-                     sizeof err);
+    blkemu_disk_get (disk, blkemu_key_name (i), v, sizeof v, err, sizeof err);
     sb_printf (sb, " %s=%s", blkemu_key_name (i), v);
   }
   sb_printf (sb, "\n");
@@ -166,7 +165,7 @@ cmd_set (struct blkemu_disk *disk, char **save, struct strbuf *sb,
 {
   (void) later;
   char err[BLKEMU_ERR_MAX];
-  char *pairs[DISK_SET_MAX + 1];   /* one more: too many is an error */
+  char *pairs[DISK_SET_MAX + 1]; /* one more: too many is an error */
   int npairs = 0;
   for (char *p = strtok_r (NULL, " \t", save); p && npairs <= DISK_SET_MAX;
        p = strtok_r (NULL, " \t", save))
@@ -239,8 +238,8 @@ make_state (struct blkemu_disk *disk, const char *what, const char *mode_name,
   enum blkemu_crash_mode mode;
   uint64_t seed;
   struct blkemu_crash_report r;
-  if (blkemu_crash_args (what, mode_name, strtok_r (NULL, " \t", save),
-                         &mode, &seed, err, sizeof err) == -1 ||
+  if (blkemu_crash_args (what, mode_name, strtok_r (NULL, " \t", save), &mode,
+                         &seed, err, sizeof err) == -1 ||
       make (disk, mode, seed, &r, err, sizeof err) == -1) {
     sb_printf (sb, "error: %s\n", err);
     return;
@@ -299,8 +298,11 @@ cmd_bad (struct blkemu_disk *disk, char **save, struct strbuf *sb,
     sb_printf (sb, "error: bad %s %s %s: %s\n", what, off_text, len_text, why);
     return;
   }
-  reply_result (sb, (add ? blkemu_disk_bad_add : blkemu_disk_bad_clear)
-                      (disk, off, len, err, sizeof err), err);
+  reply_result (sb,
+                (add
+                   ? blkemu_disk_bad_add
+                   : blkemu_disk_bad_clear) (disk, off, len, err, sizeof err),
+                err);
 }
 
 static void
@@ -355,10 +357,12 @@ cmd_drop (struct blkemu_disk *disk, char **save, struct strbuf *sb,
 }
 
 static const char *const zone_cond_names[16] = {
-  [BLKEMU_ZONE_COND_NOT_WP] = "not-wp", [BLKEMU_ZONE_COND_EMPTY] = "empty",
+  [BLKEMU_ZONE_COND_NOT_WP] = "not-wp",
+  [BLKEMU_ZONE_COND_EMPTY] = "empty",
   [BLKEMU_ZONE_COND_IMP_OPEN] = "implicit-open",
   [BLKEMU_ZONE_COND_EXP_OPEN] = "explicit-open",
-  [BLKEMU_ZONE_COND_CLOSED] = "closed", [BLKEMU_ZONE_COND_FULL] = "full",
+  [BLKEMU_ZONE_COND_CLOSED] = "closed",
+  [BLKEMU_ZONE_COND_FULL] = "full",
 };
 
 /* zones [FROM [COUNT]]: a report like blkzone's, from the disk's side. */
@@ -386,12 +390,12 @@ cmd_zones (struct blkemu_disk *disk, char **save, struct strbuf *sb,
                count);
     return;
   }
-  sb_printf (sb, "ok\n%6s %12s %8s %8s %12s %-4s %s\n", "zone", "start",
-             "len", "cap", "wp", "type", "cond");
+  sb_printf (sb, "ok\n%6s %12s %8s %8s %12s %-4s %s\n", "zone", "start", "len",
+             "cap", "wp", "type", "cond");
   struct blkemu_zone z[64];
   while (n > 0) {
-    unsigned got = blkemu_zone_report (disk, off, z,
-                                       n < 64 ? (unsigned) n : 64);
+    unsigned got =
+      blkemu_zone_report (disk, off, z, n < 64 ? (unsigned) n : 64);
     if (got == 0)
       break;
     for (unsigned i = 0; i < got; i++) {
@@ -427,9 +431,9 @@ struct deferral {
   struct service *sv;
   int slot;
   uint64_t ticket;
-  bool used;           /* the command took it */
+  bool used; /* the command took it */
   int result;
-  char what[80];       /* for the error message */
+  char what[80]; /* for the error message */
 };
 
 static void
@@ -462,11 +466,12 @@ cmd_zone (struct blkemu_disk *disk, char **save, struct strbuf *sb,
       op = i;
   uint64_t off = 0;
   const char *why = NULL;
-  if (op < 0 || (op != BLKEMU_ZONE_RESET_ALL &&
-                 (!at || blkemu_parse_size (at, &off, &why) == -1)) ||
+  if (op < 0 ||
+      (op != BLKEMU_ZONE_RESET_ALL &&
+       (!at || blkemu_parse_size (at, &off, &why) == -1)) ||
       (op == BLKEMU_ZONE_RESET_ALL && at)) {
     sb_printf (sb, "error: zone needs open|close|finish|reset OFFSET or "
-               "reset-all\n");
+                   "reset-all\n");
     return;
   }
   if (later) {
@@ -498,8 +503,8 @@ cmd_keys (struct blkemu_disk *disk, char **save, struct strbuf *sb,
   sb_printf (sb, "\n");
 }
 
-static void cmd_help (struct blkemu_disk *disk, char **save,
-                      struct strbuf *sb, struct deferral *later);
+static void cmd_help (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+                      struct deferral *later);
 
 /* Each command with the most arguments it takes (-1: any number) and
  * its usage, for the refusal of anything more ('crash now' crashed the
@@ -524,7 +529,8 @@ static const struct {
   { "drop", cmd_drop, 0, "drop" },
   { "bad", cmd_bad, 3, "bad [add|clear OFFSET LENGTH]" },
   { "zones", cmd_zones, 2, "zones [FROM [COUNT]]" },
-  { "zone", cmd_zone, 2, "zone open|close|finish|reset OFFSET | zone reset-all" },
+  { "zone", cmd_zone, 2,
+    "zone open|close|finish|reset OFFSET | zone reset-all" },
   { "keys", cmd_keys, 0, "keys" },
   { "help", cmd_help, 0, "help" },
 };
@@ -571,8 +577,10 @@ run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb,
     if (!strcmp (cmd, commands[i].name)) {
       int args = count_words (save);
       if (commands[i].max_args >= 0 && args > commands[i].max_args) {
-        sb_printf (sb, "error: %s: takes %s%d argument%s, got %d (usage: "
-                   "%s)\n", cmd, commands[i].max_args ? "at most " : "",
+        sb_printf (sb,
+                   "error: %s: takes %s%d argument%s, got %d (usage: "
+                   "%s)\n",
+                   cmd, commands[i].max_args ? "at most " : "",
                    commands[i].max_args, commands[i].max_args == 1 ? "" : "s",
                    args, commands[i].usage);
         return;
@@ -607,7 +615,7 @@ client_queue (struct client *c, const char *s, size_t n)
 {
   if (c->out_len - c->out_sent + n > CONTROL_OUT_MAX)
     return false;
-  if (c->out_sent > 0) {            /* compact what was sent */
+  if (c->out_sent > 0) { /* compact what was sent */
     memmove (c->out, c->out + c->out_sent, c->out_len - c->out_sent);
     c->out_len -= c->out_sent;
     c->out_sent = 0;
@@ -659,20 +667,22 @@ client_run_lines (struct blkemu_disk *disk, struct client *c)
   struct service *sv = disk->service;
   char *nl;
   for (int turn = 0; turn < CONTROL_LINES_TURN && !c->waiting &&
-       c->out_len - c->out_sent < CONTROL_OUT_PAUSE &&
-       (nl = memchr (c->in, '\n', c->have)) != NULL; turn++) {
+                     c->out_len - c->out_sent < CONTROL_OUT_PAUSE &&
+                     (nl = memchr (c->in, '\n', c->have)) != NULL;
+       turn++) {
     *nl = '\0';
     if (nl > c->in && nl[-1] == '\r')
       nl[-1] = '\0';
     struct strbuf sb = { 0 };
     struct deferral *later = malloc (sizeof *later);
     if (later)
-      *later = (struct deferral) { .sv = sv, .slot = (int) (c - sv->clients),
-                                   .ticket = c->ticket };
+      *later = (struct deferral){ .sv = sv,
+                                  .slot = (int) (c - sv->clients),
+                                  .ticket = c->ticket };
     run_command (disk, c->in, &sb, later);
     bool deferred = later && later->used;
     if (deferred)
-      c->waiting = true;      /* deferral_done owns LATER now */
+      c->waiting = true; /* deferral_done owns LATER now */
     else
       free (later);
     char *out = sb_take (&sb);
@@ -698,7 +708,7 @@ deferral_done (void *cookie, int result)
   struct deferral *later = cookie;
   later->result = result;
   if (write (later->sv->done_pipe[1], &later, sizeof later) != sizeof later)
-    free (later);    /* the service is gone: nobody to tell */
+    free (later); /* the service is gone: nobody to tell */
 }
 
 /* On the service thread: the deferred replies that came in, each to its
@@ -736,8 +746,8 @@ deliver_deferred (struct blkemu_disk *disk, struct service *sv)
 static void
 client_readable (struct blkemu_disk *disk, struct client *c)
 {
-  ssize_t r = recv (c->fd, c->in + c->have, sizeof c->in - c->have,
-                    MSG_DONTWAIT);
+  ssize_t r =
+    recv (c->fd, c->in + c->have, sizeof c->in - c->have, MSG_DONTWAIT);
   if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
     return;
   if (r <= 0) {
@@ -752,7 +762,7 @@ client_readable (struct blkemu_disk *disk, struct client *c)
     }
     client_send (c);
     if (r == 0 && c->waiting) {
-      c->closing = true;      /* closed when its deferred reply is sent */
+      c->closing = true; /* closed when its deferred reply is sent */
       return;
     }
     client_close (c);
@@ -798,21 +808,21 @@ service_main (void *arg)
 
   for (;;) {
     int n = 0;
-    pfd[n++] = (struct pollfd) { .fd = sv->stop_pipe[0], .events = POLLIN };
-    pfd[n++] = (struct pollfd) { .fd = usr1_pipe[0], .events = POLLIN };
-    pfd[n++] = (struct pollfd) { .fd = sv->listen_fd, .events = POLLIN };
-    pfd[n++] = (struct pollfd) { .fd = sv->done_pipe[0], .events = POLLIN };
+    pfd[n++] = (struct pollfd){ .fd = sv->stop_pipe[0], .events = POLLIN };
+    pfd[n++] = (struct pollfd){ .fd = usr1_pipe[0], .events = POLLIN };
+    pfd[n++] = (struct pollfd){ .fd = sv->listen_fd, .events = POLLIN };
+    pfd[n++] = (struct pollfd){ .fd = sv->done_pipe[0], .events = POLLIN };
     for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
       struct client *c = &sv->clients[i];
       if (c->fd < 0 || (c->closing && c->out_sent == c->out_len))
-        continue;               /* closing: its hang-up would spin us */
+        continue; /* closing: its hang-up would spin us */
       short ev = 0;
       if (c->out_len - c->out_sent < CONTROL_OUT_PAUSE && !c->closing)
         ev |= POLLIN;
       if (c->out_sent < c->out_len)
         ev |= POLLOUT;
       who[n] = c;
-      pfd[n++] = (struct pollfd) { .fd = c->fd, .events = ev };
+      pfd[n++] = (struct pollfd){ .fd = c->fd, .events = ev };
     }
     /* Commands still queued from an earlier turn: do not sleep. */
     bool pending = false;
@@ -879,8 +889,10 @@ claim_socket_path (const char *path, const struct sockaddr_un *sa, char *err)
     return -1;
   }
   if (!S_ISSOCK (st.st_mode)) {
-    set_err (err, "control=%s: exists and is not a socket (refusing to "
-             "replace it)", path);
+    set_err (err,
+             "control=%s: exists and is not a socket (refusing to "
+             "replace it)",
+             path);
     return -1;
   }
   int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -913,8 +925,8 @@ listen_unix (struct service *sv, const char *path, unsigned mode, char *err)
 {
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   if (strlen (path) >= sizeof sa.sun_path) {
-    set_err (err, "control=%s: path longer than %zu bytes",
-             path, sizeof sa.sun_path - 1);
+    set_err (err, "control=%s: path longer than %zu bytes", path,
+             sizeof sa.sun_path - 1);
     return -1;
   }
   strcpy (sa.sun_path, path);
@@ -1012,9 +1024,9 @@ service_prepare (struct blkemu_disk *disk, char *err)
     return -1;
   }
   if (disk->cfg.str[K_CONTROL]) {
-    sv->listen_fd = listen_unix (sv, disk->cfg.str[K_CONTROL],
-                                 (unsigned) disk->cfg.num[K_CONTROL_MODE],
-                                 err);
+    sv->listen_fd =
+      listen_unix (sv, disk->cfg.str[K_CONTROL],
+                   (unsigned) disk->cfg.num[K_CONTROL_MODE], err);
     if (sv->listen_fd == -1) {
       service_free (disk, sv);
       return -1;
@@ -1034,9 +1046,9 @@ service_abandon (struct blkemu_disk *disk)
   struct stat st;
   if (lstat (path, &st) == -1 || st.st_dev != sv->sock_dev ||
       st.st_ino != sv->sock_ino)
-    return;                     /* gone, or a successor's */
+    return; /* gone, or a successor's */
   if (sv->running && sv->owner == getpid ()) {
-    unlink (path);              /* served here, and here it ends */
+    unlink (path); /* served here, and here it ends */
     return;
   }
   /* Bound here, never served here: a forked child (nbdkit's daemon, its
@@ -1063,11 +1075,11 @@ service_start (struct blkemu_disk *disk, char *err)
   if (!sv || sv->running)
     return 0;
   pthread_once (&usr1_once, usr1_setup);
-  sv->owner = getpid ();   /* the serving process, after any fork */
+  sv->owner = getpid (); /* the serving process, after any fork */
   sv->usr1_seen = __atomic_load_n (&usr1_generation, __ATOMIC_RELAXED);
   int r = pthread_create (&sv->thread, NULL, service_main, disk);
   if (r == 0)
-    pthread_setname_np (sv->thread, "blkemu-control");   /* for top -H */
+    pthread_setname_np (sv->thread, "blkemu-control"); /* for top -H */
   if (r != 0) {
     set_err (err, "pthread_create: %s", strerrordesc_np (r));
     return -1;

@@ -55,7 +55,9 @@ disk_create (const struct blkemu_spec *spec, char *err)
     disk->cfg.num[K_BOUNDARY] = disk->cfg.num[K_ZONE_SIZE];
   if (zones_init (&disk->zones, &disk->cfg,
                   disk->cfg.num[K_BACKEND] == BACKEND_FILE
-                  ? disk->cfg.str[K_FILE] : NULL, err) == -1)
+                    ? disk->cfg.str[K_FILE]
+                    : NULL,
+                  err) == -1)
     goto fail_model;
 
   disk->model = &model_link_ops;
@@ -138,8 +140,8 @@ blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
   const uint64_t *n = disk->cfg.num;
   geo->size_bytes = n[K_SIZE];
   geo->logical_block_size = (uint32_t) n[K_LOGICAL_BLOCK_SIZE];
-  geo->physical_block_size = (uint32_t) (n[K_PHYSICAL_BLOCK_SIZE]
-                                         ? n[K_PHYSICAL_BLOCK_SIZE]
+  geo->physical_block_size =
+    (uint32_t) (n[K_PHYSICAL_BLOCK_SIZE] ? n[K_PHYSICAL_BLOCK_SIZE]
                                          : n[K_LOGICAL_BLOCK_SIZE]);
   geo->min_io_bytes = (uint32_t) n[K_MIN_IO];
   geo->opt_io_bytes = (uint32_t) n[K_OPT_IO];
@@ -194,8 +196,8 @@ blkemu_zone_report (struct blkemu_disk *disk, uint64_t offset,
                     struct blkemu_zone *out, unsigned nr)
 {
   pthread_mutex_lock (&disk->lock);
-  unsigned n = zones_on (&disk->zones)
-               ? zones_report (&disk->zones, offset, out, nr) : 0;
+  unsigned n =
+    zones_on (&disk->zones) ? zones_report (&disk->zones, offset, out, nr) : 0;
   pthread_mutex_unlock (&disk->lock);
   return n;
 }
@@ -205,10 +207,13 @@ blkemu_disk_zoned (struct blkemu_disk *disk, struct blkemu_zoned *zg)
 {
   pthread_mutex_lock (&disk->lock);
   const struct zones *z = &disk->zones;
-  *zg = (struct blkemu_zoned) {
-    .zone_size = z->zone_size, .zone_capacity = z->capacity,
-    .nr_zones = (uint32_t) z->nr, .nr_conventional = (uint32_t) z->nr_conv,
-    .max_open = (uint32_t) z->max_open, .max_active = (uint32_t) z->max_active,
+  *zg = (struct blkemu_zoned){
+    .zone_size = z->zone_size,
+    .zone_capacity = z->capacity,
+    .nr_zones = (uint32_t) z->nr,
+    .nr_conventional = (uint32_t) z->nr_conv,
+    .max_open = (uint32_t) z->max_open,
+    .max_active = (uint32_t) z->max_active,
     .max_append_bytes = (uint32_t) z->max_append,
   };
   pthread_mutex_unlock (&disk->lock);
@@ -242,7 +247,8 @@ blkemu_extents (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
     cb (opaque, offset, len, false);
     return 0;
   }
-  return disk->backend.ops->extents (disk->backend.state, offset, len, cb, opaque);
+  return disk->backend.ops->extents (disk->backend.state, offset, len, cb,
+                                     opaque);
 }
 
 /* ---- runtime control --------------------------------------------- */

@@ -34,35 +34,35 @@ struct blkemu_disk {
   pthread_mutex_t lock;
   /* Under LOCK. */
   struct blkemu_config cfg;
-  void *model_state;              /* the model's queue, heads, caches */
-  struct rng rng;                 /* latency draws and fault chances */
-  struct faults faults;           /* the rules, offline, drop_armed */
-  struct zones zones;             /* zoned=: state under LOCK, its sidecar
-                                     written under its own sidecar_lock */
-  bool held;                      /* powered off, the cache kept for views */
-  bool viewing;                   /* a crash view is open (core/power.c) */
+  void *model_state;    /* the model's queue, heads, caches */
+  struct rng rng;       /* latency draws and fault chances */
+  struct faults faults; /* the rules, offline, drop_armed */
+  struct zones zones;   /* zoned=: state under LOCK, its sidecar
+                           written under its own sidecar_lock */
+  bool held;            /* powered off, the cache kept for views */
+  bool viewing;         /* a crash view is open (core/power.c) */
 
   /* Serializes crash and power-on, so that a power-on never serves
    * while a crash is still rolling the medium back (without LOCK).
    */
   pthread_mutex_t power_lock;
 
-  const struct model_ops *model;  /* the link, wrapping model= */
-  struct backend backend;         /* thread-safe calls, no lock */
-  struct wcache wcache;           /* write-cache=yes: its own lock */
-  struct overlay view;            /* a crash view's state: its own lock */
-  struct badranges bad;           /* unreadable sectors: its own lock */
-  pthread_mutex_t inflight_lock;  /* guards INFLIGHT_WRITES */
+  const struct model_ops *model;   /* the link, wrapping model= */
+  struct backend backend;          /* thread-safe calls, no lock */
+  struct wcache wcache;            /* write-cache=yes: its own lock */
+  struct overlay view;             /* a crash view's state: its own lock */
+  struct badranges bad;            /* unreadable sectors: its own lock */
+  pthread_mutex_t inflight_lock;   /* guards INFLIGHT_WRITES */
   struct request *inflight_writes; /* writes between admission and end */
-  struct stats stats;             /* its own lock */
-  struct trace trace;             /* its own lock */
-  uint64_t in_flight;             /* atomic: requests between arrival
-                                     and completion */
+  struct stats stats;              /* its own lock */
+  struct trace trace;              /* its own lock */
+  uint64_t in_flight;              /* atomic: requests between arrival
+                                      and completion */
 
-  struct engine engine;           /* completes blkemu_submit's requests */
-  struct iowork iowork;           /* their transfers, for a blocking backend */
-  uint32_t cancelled;             /* futex word, atomic: blkemu_disk_cancel
-                                     or blkemu_disk_interrupt was called */
+  struct engine engine; /* completes blkemu_submit's requests */
+  struct iowork iowork; /* their transfers, for a blocking backend */
+  uint32_t cancelled;   /* futex word, atomic: blkemu_disk_cancel
+                           or blkemu_disk_interrupt was called */
 
   struct {
     char *key, *value;
@@ -72,8 +72,8 @@ struct blkemu_disk {
   const struct blkemu_frontend *frontend; /* set at open, then fixed;
                                      NULL: the C API itself */
 
-  struct service *service;        /* control.c's, owned by open.c's layer;
-                                     its fields are its thread's */
+  struct service *service; /* control.c's, owned by open.c's layer;
+                              its fields are its thread's */
 };
 
 /* The disk without its service (open.c adds it): validate, open the
@@ -89,7 +89,6 @@ void disk_destroy (struct blkemu_disk *disk);
 int disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs,
                     char *err);
 
-
 /* A crash in mode interrupted: every write in flight leaves its sectors
  * unreadable; *RANGES says how many were marked.
  */
@@ -97,6 +96,5 @@ void disk_interrupt_writes (struct blkemu_disk *disk, uint64_t *ranges);
 
 /* Human summary: iostat-style totals, latency, size histograms. */
 void disk_write_summary (struct blkemu_disk *disk, FILE *fp);
-
 
 #endif

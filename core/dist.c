@@ -77,8 +77,7 @@ dist_from_z (const struct blkemu_config *cfg, uint64_t base_ns, double z)
   double base = (double) base_ns, jitter = (double) cfg->num[K_LATENCY_JITTER];
 
   switch ((enum latency_dist) cfg->num[K_LATENCY_DIST]) {
-  case DIST_NORMAL:
-    return base + jitter * z;
+  case DIST_NORMAL: return base + jitter * z;
   case DIST_LOGNORMAL: {
     if (base <= 0)
       return 0;
@@ -95,8 +94,7 @@ dist_from_z (const struct blkemu_config *cfg, uint64_t base_ns, double z)
     return base * exp (lz);
   }
   case DIST_FIXED:
-  case DIST_UNIFORM:
-    break;
+  case DIST_UNIFORM: break;
   }
   return base;
 }
@@ -106,11 +104,10 @@ dist_sample (const struct blkemu_config *cfg, struct rng *r, uint64_t base_ns)
 {
   double v;
   switch ((enum latency_dist) cfg->num[K_LATENCY_DIST]) {
-  case DIST_FIXED:
-    return base_ns;
+  case DIST_FIXED: return base_ns;
   case DIST_UNIFORM:
-    v = (double) base_ns
-        + (2.0 * rng_uniform (r) - 1.0) * (double) cfg->num[K_LATENCY_JITTER];
+    v = (double) base_ns +
+        (2.0 * rng_uniform (r) - 1.0) * (double) cfg->num[K_LATENCY_JITTER];
     break;
   default:
     if (base_ns == 0)

@@ -11,7 +11,7 @@
 #include "config.h"
 
 struct rng {
-  uint64_t s[4];      /* xoshiro256** state */
+  uint64_t s[4]; /* xoshiro256** state */
 };
 
 void rng_seed (struct rng *r, uint64_t seed);
@@ -24,7 +24,7 @@ double rng_normal (struct rng *r);
 bool rng_chance (struct rng *r, uint64_t ppb);
 
 /* Standard normal quantiles the percentile shape is pinned to. */
-#define Z_P99  2.3263478740408408
+#define Z_P99 2.3263478740408408
 #define Z_P999 3.0902323061678132
 
 /* The latency of one request whose base latency is BASE_NS, drawn from

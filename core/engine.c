@@ -64,7 +64,7 @@ update_head (struct engine *e)
 void
 engine_init (struct engine *e, engine_fire_fn fire)
 {
-  *e = (struct engine) { .fire = fire, .head_ns = UINT64_MAX };
+  *e = (struct engine){ .fire = fire, .head_ns = UINT64_MAX };
   pthread_mutex_init (&e->lock, NULL);
   pthread_condattr_t attr;
   pthread_condattr_init (&attr);

@@ -14,23 +14,23 @@
 
 struct engine_entry {
   uint64_t deadline_ns;
-  uint64_t seq;           /* set by engine_add: ties in arrival order */
+  uint64_t seq; /* set by engine_add: ties in arrival order */
 };
 
 typedef void (*engine_fire_fn) (struct engine_entry *entry, int cancel_err);
 
 struct engine {
   pthread_mutex_t lock;
-  pthread_cond_t wake;          /* a new earliest deadline, or stop */
-  struct engine_entry **heap;   /* min-heap on (deadline, seq) */
+  pthread_cond_t wake;        /* a new earliest deadline, or stop */
+  struct engine_entry **heap; /* min-heap on (deadline, seq) */
   size_t n, cap;
   uint64_t next_seq;
-  uint64_t head_ns;             /* heap[0]'s deadline, read while spinning */
+  uint64_t head_ns; /* heap[0]'s deadline, read while spinning */
   engine_fire_fn fire;
-  int stop_err;                 /* non-zero once stopped */
-  bool started;                 /* the thread starts with the first entry */
+  int stop_err; /* non-zero once stopped */
+  bool started; /* the thread starts with the first entry */
   pthread_t thread;
-  uint64_t fired;               /* completions fired, on time or not */
+  uint64_t fired; /* completions fired, on time or not */
 };
 
 void engine_init (struct engine *e, engine_fire_fn fire);

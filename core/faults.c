@@ -45,8 +45,8 @@ range_matches (const struct blkemu_config *cfg, enum blkemu_op op,
 }
 
 static int
-error_rule (struct faults *f, const struct blkemu_config *cfg,
-            struct rng *rng, enum blkemu_op op, uint64_t offset, uint64_t len)
+error_rule (struct faults *f, const struct blkemu_config *cfg, struct rng *rng,
+            enum blkemu_op op, uint64_t offset, uint64_t len)
 {
   enum error_mode mode = (enum error_mode) cfg->num[K_ERROR_MODE];
   if (mode == ERROR_OFF ||

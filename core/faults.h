@@ -14,21 +14,21 @@
 #include "model.h"
 
 struct faults {
-  uint64_t matched;         /* requests the error rule matched since set */
-  bool fired;               /* the rule has injected an error */
-  uint64_t stall_until_ns;  /* hold requests until then */
-  bool drop_armed;          /* the next request drops its connection */
-  bool offline;             /* crashed, until power-on */
-  uint64_t slow_base_ns;    /* slowdown dilates time from here */
+  uint64_t matched;        /* requests the error rule matched since set */
+  bool fired;              /* the rule has injected an error */
+  uint64_t stall_until_ns; /* hold requests until then */
+  bool drop_armed;         /* the next request drops its connection */
+  bool offline;            /* crashed, until power-on */
+  uint64_t slow_base_ns;   /* slowdown dilates time from here */
 };
 
 /* What the faults do to one request. */
 struct fault_verdict {
-  int err;              /* 0, or the errno to return */
-  bool refused;         /* offline or dropped: never reaches the device */
-  uint64_t extra_ns;    /* a latency spike */
-  uint64_t not_before;  /* a stall: no completion before this time */
-  unsigned marks;       /* TRACE_* marks */
+  int err;             /* 0, or the errno to return */
+  bool refused;        /* offline or dropped: never reaches the device */
+  uint64_t extra_ns;   /* a latency spike */
+  uint64_t not_before; /* a stall: no completion before this time */
+  unsigned marks;      /* TRACE_* marks */
 };
 
 void faults_init (struct faults *f, const struct blkemu_config *cfg,
@@ -45,14 +45,16 @@ void faults_check (struct faults *f, const struct blkemu_config *cfg,
 static inline uint64_t
 faults_to_device_time (const struct faults *f, uint64_t n, uint64_t t)
 {
-  return n > 1 && t > f->slow_base_ns ? f->slow_base_ns + (t - f->slow_base_ns) / n
-                                      : t;
+  return n > 1 && t > f->slow_base_ns
+           ? f->slow_base_ns + (t - f->slow_base_ns) / n
+           : t;
 }
 static inline uint64_t
 faults_to_wall_time (const struct faults *f, uint64_t n, uint64_t t)
 {
   return n > 1 && t > f->slow_base_ns
-         ? model_add (f->slow_base_ns, model_mul (t - f->slow_base_ns, n)) : t;
+           ? model_add (f->slow_base_ns, model_mul (t - f->slow_base_ns, n))
+           : t;
 }
 
 /* KEY was just set at runtime: re-arm the error rule, start a stall, or

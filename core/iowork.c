@@ -21,7 +21,7 @@ worker (void *arg)
       w->tail = NULL;
     w->busy = true;
     pthread_mutex_unlock (&w->lock);
-    job->run (job);   /* may free JOB */
+    job->run (job); /* may free JOB */
     pthread_mutex_lock (&w->lock);
     w->busy = false;
   }
@@ -33,7 +33,7 @@ worker (void *arg)
 void
 iowork_init (struct iowork *w)
 {
-  *w = (struct iowork) { 0 };
+  *w = (struct iowork){ 0 };
   pthread_mutex_init (&w->lock, NULL);
   pthread_cond_init (&w->more, NULL);
   pthread_cond_init (&w->idle, NULL);

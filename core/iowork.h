@@ -18,10 +18,10 @@ struct iowork_job {
 
 struct iowork {
   pthread_mutex_t lock;
-  pthread_cond_t more;          /* a job was queued, or stop */
-  pthread_cond_t idle;          /* the queue ran empty */
+  pthread_cond_t more; /* a job was queued, or stop */
+  pthread_cond_t idle; /* the queue ran empty */
   struct iowork_job *head, *tail;
-  bool busy;                    /* a job is running */
+  bool busy; /* a job is running */
   bool started, stopping;
   pthread_t thread;
 };

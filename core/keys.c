@@ -4,249 +4,327 @@
  */
 #include "keys.h"
 
-#define MAX_LAT 60000000000ull   /* 60 s: the longest latency key */
+#define MAX_LAT 60000000000ull /* 60 s: the longest latency key */
 const struct key_def config_keys[K_COUNT] = {
   [K_SIZE] = { "size", T_SIZE, NULL, NULL, 1, BLKEMU_MAX_SIZE, false,
-    "capacity (required unless backend=file, where the file's size is used)" },
-  [K_BACKEND] = { "backend", T_ENUM, "memory", CHOICES (BACKEND_LIST), 0, 0, false,
-    "where data lives: memory (sparse), file (file=PATH), null (discard)" },
+               "capacity (required unless backend=file, where the file's size "
+               "is used)" },
+  [K_BACKEND] = { "backend", T_ENUM, "memory", CHOICES (BACKEND_LIST), 0, 0,
+                  false,
+                  "where data lives: memory (sparse), file (file=PATH), null "
+                  "(discard)" },
   [K_FILE] = { "file", T_STRING, NULL, NULL, 0, 0, false,
-    "backing file or block device for backend=file (created if missing)" },
+               "backing file or block device for backend=file (created if "
+               "missing)" },
   [K_NAME] = { "name", T_STRING, "disk0", NULL, 0, 0, false,
-    "the disk's name in stats, trace and FUSE paths" },
-  [K_LOGICAL_BLOCK_SIZE] = { "logical-block-size", T_SIZE, "512", NULL,
-    512, 65536, false,
-    "smallest addressable unit: a power of two, 512..64K" },
-  [K_PHYSICAL_BLOCK_SIZE] = { "physical-block-size", T_SIZE, "0", NULL,
-    0, 1u << 20, false,
-    "internal block size: a power of two >= logical (0: same as logical)" },
+               "the disk's name in stats, trace and FUSE paths" },
+  [K_LOGICAL_BLOCK_SIZE] = { "logical-block-size", T_SIZE, "512", NULL, 512,
+                             65536, false,
+                             "smallest addressable unit: a power of two, "
+                             "512..64K" },
+  [K_PHYSICAL_BLOCK_SIZE] = { "physical-block-size", T_SIZE, "0", NULL, 0,
+                              1u << 20, false,
+                              "internal block size: a power of two >= logical "
+                              "(0: same as logical)" },
   [K_MIN_IO] = { "min-io", T_SIZE, "0", NULL, 0, 1u << 30, false,
-    "minimum I/O hint, a multiple of the logical block size (0: none)" },
+                 "minimum I/O hint, a multiple of the logical block size (0: "
+                 "none)" },
   [K_OPT_IO] = { "opt-io", T_SIZE, "0", NULL, 0, 1u << 30, false,
-    "optimal I/O hint, a multiple of the logical block size (0: none)" },
-  [K_MAX_TRANSFER] = { "max-transfer", T_SIZE, "32M", NULL,
-    512, BLKEMU_MAX_TRANSFER, true,
-    "largest read/write payload (max_hw_sectors_kb), a multiple of the "
-    "logical block size, <= 32M" },
+                 "optimal I/O hint, a multiple of the logical block size (0: "
+                 "none)" },
+  [K_MAX_TRANSFER] = { "max-transfer", T_SIZE, "32M", NULL, 512,
+                       BLKEMU_MAX_TRANSFER, true,
+                       "largest read/write payload (max_hw_sectors_kb), a "
+                       "multiple of the "
+                       "logical block size, <= 32M" },
   [K_MAX_DISCARD] = { "max-discard", T_SIZE, "0", NULL, 0, NOMAX, true,
-    "largest trim, a multiple of the logical block size (0: unlimited)" },
+                      "largest trim, a multiple of the logical block size (0: "
+                      "unlimited)" },
   [K_MAX_WRITE_ZEROES] = { "max-write-zeroes", T_SIZE, "0", NULL, 0, NOMAX,
-    true,
-    "largest write-zeroes, a multiple of the logical block size "
-    "(0: unlimited)" },
+                           true,
+                           "largest write-zeroes, a multiple of the logical "
+                           "block size "
+                           "(0: unlimited)" },
   [K_BOUNDARY] = { "boundary", T_SIZE, "0", NULL, 0, 1ull << 40, true,
-    "no request may cross a multiple of this (the kernel's chunk_sectors: "
-    "NVMe's optimal I/O boundary, a RAID stripe); a crossing one follows "
-    "oversize= (0: none)" },
+                   "no request may cross a multiple of this (the kernel's "
+                   "chunk_sectors: "
+                   "NVMe's optimal I/O boundary, a RAID stripe); a crossing "
+                   "one follows "
+                   "oversize= (0: none)" },
   [K_OVERSIZE] = { "oversize", T_ENUM, "error", CHOICES (OVERSIZE_LIST), 0, 0,
-    true,
-    "a request above its limit or across boundary=: error (EINVAL), split "
-    "(device splits it, each piece timed), allow (served whole); all "
-    "counted" },
-  [K_VIRT_BOUNDARY] = { "virt-boundary", T_SIZE, "0", NULL, 0, 1u << 20,
-    false,
-    "the kernel's virt_boundary_mask + 1: no gap between the segments of "
-    "a request except at multiples of this (NVMe's 4K); a power of two "
-    ">= 4K; blkemu-ublk only (0: none)" },
+                   true,
+                   "a request above its limit or across boundary=: error "
+                   "(EINVAL), split "
+                   "(device splits it, each piece timed), allow (served "
+                   "whole); all "
+                   "counted" },
+  [K_VIRT_BOUNDARY] = { "virt-boundary", T_SIZE, "0", NULL, 0, 1u << 20, false,
+                        "the kernel's virt_boundary_mask + 1: no gap between "
+                        "the segments of "
+                        "a request except at multiples of this (NVMe's 4K); a "
+                        "power of two "
+                        ">= 4K; blkemu-ublk only (0: none)" },
   [K_DISCARD_GRANULARITY] = { "discard-granularity", T_SIZE, "0", NULL, 0,
-    1u << 30, false,
-    "the unit a trim frees: a multiple of logical-block-size >= the "
-    "physical block; the device frees only whole units and counts the "
-    "rest (0: the physical block, nothing counted)" },
+                              1u << 30, false,
+                              "the unit a trim frees: a multiple of "
+                              "logical-block-size >= the "
+                              "physical block; the device frees only whole "
+                              "units and counts the "
+                              "rest (0: the physical block, nothing "
+                              "counted)" },
   [K_DISCARD_ALIGNMENT] = { "discard-alignment", T_SIZE, "0", NULL, 0,
-    1u << 30, false,
-    "offset of the first whole discard unit, below discard-granularity" },
+                            1u << 30, false,
+                            "offset of the first whole discard unit, below "
+                            "discard-granularity" },
   [K_MAX_DISCARD_SEGMENTS] = { "max-discard-segments", T_UINT, "1", NULL, 1,
-    65535, false,
-    "ranges in one discard; every frontend sends single ranges, and "
-    "ublk_drv accepts only 1" },
+                               65535, false,
+                               "ranges in one discard; every frontend sends "
+                               "single ranges, and "
+                               "ublk_drv accepts only 1" },
   [K_MAX_SEGMENTS] = { "max-segments", T_UINT, "0", NULL, 0, 65535, false,
-    "the kernel's max_segments: memory segments per request; blkemu-ublk "
-    "on Linux >= 6.15 only (0: the driver's default)" },
-  [K_MAX_SEGMENT_SIZE] = { "max-segment-size", T_SIZE, "0", NULL, 0,
-    1u << 31, false,
-    "the kernel's max_segment_size, >= 4K; blkemu-ublk on Linux >= 6.15 "
-    "only (0: unlimited)" },
+                       "the kernel's max_segments: memory segments per "
+                       "request; blkemu-ublk "
+                       "on Linux >= 6.15 only (0: the driver's default)" },
+  [K_MAX_SEGMENT_SIZE] = { "max-segment-size", T_SIZE, "0", NULL, 0, 1u << 31,
+                           false,
+                           "the kernel's max_segment_size, >= 4K; blkemu-ublk "
+                           "on Linux >= 6.15 "
+                           "only (0: unlimited)" },
   [K_SEGMENT_BOUNDARY] = { "segment-boundary", T_SIZE, "0", NULL, 0,
-    1ull << 32, false,
-    "the kernel's seg_boundary_mask + 1: no segment crosses a multiple of "
-    "this; a power of two >= 4K; blkemu-ublk on Linux >= 6.15 only "
-    "(0: 4G, the default)" },
+                           1ull << 32, false,
+                           "the kernel's seg_boundary_mask + 1: no segment "
+                           "crosses a multiple of "
+                           "this; a power of two >= 4K; blkemu-ublk on Linux "
+                           ">= 6.15 only "
+                           "(0: 4G, the default)" },
   [K_DMA_ALIGNMENT] = { "dma-alignment", T_SIZE, "0", NULL, 0, 4096, false,
-    "the kernel's dma_alignment + 1: memory alignment of direct I/O "
-    "buffers, a power of two <= 4K; blkemu-ublk on Linux >= 6.15 only "
-    "(0: the driver's default)" },
+                        "the kernel's dma_alignment + 1: memory alignment of "
+                        "direct I/O "
+                        "buffers, a power of two <= 4K; blkemu-ublk on Linux "
+                        ">= 6.15 only "
+                        "(0: the driver's default)" },
   [K_ZONED] = { "zoned", T_ENUM, "none", "none|host-managed", 0, 0, false,
-    "host-managed: every sequential zone has a write pointer that writes "
-    "must start at (ZBC/ZNS rules, zone commands, zone append); "
-    "blkemu-ublk only" },
+                "host-managed: every sequential zone has a write pointer that "
+                "writes "
+                "must start at (ZBC/ZNS rules, zone commands, zone append); "
+                "blkemu-ublk only" },
   [K_ZONE_SIZE] = { "zone-size", T_SIZE, "0", NULL, 0, 1ull << 40, false,
-    "zoned: size of each zone, a power of two >= 4K; the disk's size is a "
-    "whole number of zones" },
+                    "zoned: size of each zone, a power of two >= 4K; the "
+                    "disk's size is a "
+                    "whole number of zones" },
   [K_ZONE_CAPACITY] = { "zone-capacity", T_SIZE, "0", NULL, 0, 1ull << 40,
-    false,
-    "zoned: writable bytes of each sequential zone, <= zone-size (ZNS); "
-    "0: all of it" },
-  [K_CONVENTIONAL_ZONES] = { "conventional-zones", T_UINT, "0", NULL, 0,
-    NOMAX, false,
-    "zoned: the first N zones take writes anywhere (no write pointer)" },
-  [K_MAX_OPEN_ZONES] = { "max-open-zones", T_UINT, "0", NULL, 0, NOMAX,
-    false,
-    "zoned: zones open at once; at the limit a write closes an implicitly "
-    "open zone, or fails (0: no limit)" },
+                        false,
+                        "zoned: writable bytes of each sequential zone, <= "
+                        "zone-size (ZNS); "
+                        "0: all of it" },
+  [K_CONVENTIONAL_ZONES] = { "conventional-zones", T_UINT, "0", NULL, 0, NOMAX,
+                             false,
+                             "zoned: the first N zones take writes anywhere "
+                             "(no write pointer)" },
+  [K_MAX_OPEN_ZONES] = { "max-open-zones", T_UINT, "0", NULL, 0, NOMAX, false,
+                         "zoned: zones open at once; at the limit a write "
+                         "closes an implicitly "
+                         "open zone, or fails (0: no limit)" },
   [K_MAX_ACTIVE_ZONES] = { "max-active-zones", T_UINT, "0", NULL, 0, NOMAX,
-    false,
-    "zoned: zones open or closed at once, >= max-open-zones (0: no limit)" },
+                           false,
+                           "zoned: zones open or closed at once, >= "
+                           "max-open-zones (0: no limit)" },
   [K_MAX_ZONE_APPEND] = { "max-zone-append", T_SIZE, "0", NULL, 0,
-    BLKEMU_MAX_TRANSFER, false,
-    "zoned: largest zone append, a multiple of logical-block-size "
-    "(0: max-transfer)" },
-  [K_LATENCY_ZONE] = { "latency-zone", T_DURATION, "0", NULL, 0, MAX_LAT,
-    true,
-    "zoned: service time of a zone command (open, close, finish, reset)" },
-  [K_LATENCY_READ] = { "latency-read", T_DURATION, "0", NULL, 0,
-    MAX_LAT, true, "base service time of a read" },
-  [K_LATENCY_WRITE] = { "latency-write", T_DURATION, "0", NULL, 0,
-    MAX_LAT, true, "base service time of a write or write-zeroes" },
-  [K_LATENCY_FLUSH] = { "latency-flush", T_DURATION, "0", NULL, 0,
-    MAX_LAT, true,
-    "base service time of a flush (which also waits for earlier writes)" },
-  [K_LATENCY_TRIM] = { "latency-trim", T_DURATION, "0", NULL, 0,
-    MAX_LAT, true, "base service time of a trim" },
+                          BLKEMU_MAX_TRANSFER, false,
+                          "zoned: largest zone append, a multiple of "
+                          "logical-block-size "
+                          "(0: max-transfer)" },
+  [K_LATENCY_ZONE] = { "latency-zone", T_DURATION, "0", NULL, 0, MAX_LAT, true,
+                       "zoned: service time of a zone command (open, close, "
+                       "finish, reset)" },
+  [K_LATENCY_READ] = { "latency-read", T_DURATION, "0", NULL, 0, MAX_LAT, true,
+                       "base service time of a read" },
+  [K_LATENCY_WRITE] = { "latency-write", T_DURATION, "0", NULL, 0, MAX_LAT,
+                        true, "base service time of a write or write-zeroes" },
+  [K_LATENCY_FLUSH] = { "latency-flush", T_DURATION, "0", NULL, 0, MAX_LAT,
+                        true,
+                        "base service time of a flush (which also waits for "
+                        "earlier writes)" },
+  [K_LATENCY_TRIM] = { "latency-trim", T_DURATION, "0", NULL, 0, MAX_LAT, true,
+                       "base service time of a trim" },
   [K_BANDWIDTH] = { "bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
-    "media transfer rate shared by all requests, bytes/s (0: unlimited)" },
+                    "media transfer rate shared by all requests, bytes/s (0: "
+                    "unlimited)" },
   [K_READ_BANDWIDTH] = { "read-bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
-    "transfer rate for reads (0: use bandwidth)" },
-  [K_WRITE_BANDWIDTH] = { "write-bandwidth", T_RATE, "0", NULL, 0, NOMAX,
-    true, "transfer rate for writes (0: use bandwidth)" },
+                         "transfer rate for reads (0: use bandwidth)" },
+  [K_WRITE_BANDWIDTH] = { "write-bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
+                          "transfer rate for writes (0: use bandwidth)" },
   [K_QUEUE_DEPTH] = { "queue-depth", T_UINT, "128", NULL, 1,
-    BLKEMU_MAX_QUEUE_DEPTH, true,
-    "requests the device holds at once; later ones wait for a slot" },
-  [K_CHANNELS] = { "channels", T_UINT, "0", NULL, 0, BLKEMU_MAX_CHANNELS,
-    true,
-    "requests serviced in parallel (0: as many as queue-depth, up to 4096)" },
-  [K_MODEL] = { "model", T_ENUM, "fixed", CHOICES (MODEL_LIST), 0, 0,
-    false,
-    "timing model: fixed (latency + size/bandwidth), hdd (seek, rotation, "
-    "zones), ssd (dies behind channels), array (internal stripes, write-back "
-    "cache), link (a network link to an instant device); see blkemu-models(7)" },
+                      BLKEMU_MAX_QUEUE_DEPTH, true,
+                      "requests the device holds at once; later ones wait for "
+                      "a slot" },
+  [K_CHANNELS] = { "channels", T_UINT, "0", NULL, 0, BLKEMU_MAX_CHANNELS, true,
+                   "requests serviced in parallel (0: as many as queue-depth, "
+                   "up to 4096)" },
+  [K_MODEL] = { "model", T_ENUM, "fixed", CHOICES (MODEL_LIST), 0, 0, false,
+                "timing model: fixed (latency + size/bandwidth), hdd (seek, "
+                "rotation, "
+                "zones), ssd (dies behind channels), array (internal stripes, "
+                "write-back "
+                "cache), link (a network link to an instant device); see "
+                "blkemu-models(7)" },
   [K_ROTATIONAL] = { "rotational", T_BOOL, "no", NULL, 0, 0, false,
-    "advertise a rotational device (yes|no)" },
-  [K_LATENCY_DIST] = { "latency-dist", T_ENUM, "fixed",
-    CHOICES (DIST_LIST), 0, 0, true,
-    "how each base latency varies: fixed; uniform (+-latency-jitter); normal "
-    "(sd latency-jitter); lognormal (mean the base, sd latency-jitter); "
-    "percentiles (p50 the base, tail from latency-p99/-p999)" },
+                     "advertise a rotational device (yes|no)" },
+  [K_LATENCY_DIST] = { "latency-dist", T_ENUM, "fixed", CHOICES (DIST_LIST), 0,
+                       0, true,
+                       "how each base latency varies: fixed; uniform "
+                       "(+-latency-jitter); normal "
+                       "(sd latency-jitter); lognormal (mean the base, sd "
+                       "latency-jitter); "
+                       "percentiles (p50 the base, tail from "
+                       "latency-p99/-p999)" },
   [K_LATENCY_JITTER] = { "latency-jitter", T_DURATION, "0", NULL, 0, MAX_LAT,
-    true, "spread of uniform, normal and lognormal latencies" },
+                         true,
+                         "spread of uniform, normal and lognormal latencies" },
   [K_LATENCY_P99] = { "latency-p99", T_DURATION, "0", NULL, 0, MAX_LAT, true,
-    "latency-dist=percentiles: the 99th percentile of a read (other ops "
-    "scale with their base)" },
+                      "latency-dist=percentiles: the 99th percentile of a "
+                      "read (other ops "
+                      "scale with their base)" },
   [K_LATENCY_P999] = { "latency-p999", T_DURATION, "0", NULL, 0, MAX_LAT, true,
-    "latency-dist=percentiles: the 99.9th percentile of a read" },
+                       "latency-dist=percentiles: the 99.9th percentile of a "
+                       "read" },
   [K_SEED] = { "seed", T_UINT, "1", NULL, 0, NOMAX, false,
-    "seed of the random draws (latencies, fault probabilities): same seed, "
-    "same arrival order, same numbers" },
+               "seed of the random draws (latencies, fault probabilities): "
+               "same seed, "
+               "same arrival order, same numbers" },
   [K_RPM] = { "rpm", T_UINT, "7200", NULL, 1000, 30000, true,
-    "model=hdd: spindle speed; a revolution is 60/rpm seconds" },
+              "model=hdd: spindle speed; a revolution is 60/rpm seconds" },
   [K_SEEK_TRACK] = { "seek-track", T_DURATION, "1ms", NULL, 0, MAX_LAT, true,
-    "model=hdd: track-to-track seek (the shortest non-zero seek)" },
+                     "model=hdd: track-to-track seek (the shortest non-zero "
+                     "seek)" },
   [K_SEEK_AVG] = { "seek-avg", T_DURATION, "8500us", NULL, 0, MAX_LAT, true,
-    "model=hdd: average seek over random positions (datasheet figure)" },
+                   "model=hdd: average seek over random positions (datasheet "
+                   "figure)" },
   [K_SEEK_FULL] = { "seek-full", T_DURATION, "16ms", NULL, 0, MAX_LAT, true,
-    "model=hdd: full-stroke seek; seek(d) = track + a*sqrt(d) + b*d with a, b "
-    "fitted to the average" },
+                    "model=hdd: full-stroke seek; seek(d) = track + a*sqrt(d) "
+                    "+ b*d with a, b "
+                    "fitted to the average" },
   [K_ZONE_RATE_OUTER] = { "zone-rate-outer", T_RATE, "150M", NULL, 1, NOMAX,
-    true, "model=hdd: media rate at the start of the disk (outer tracks)" },
+                          true,
+                          "model=hdd: media rate at the start of the disk "
+                          "(outer tracks)" },
   [K_ZONE_RATE_INNER] = { "zone-rate-inner", T_RATE, "75M", NULL, 1, NOMAX,
-    true, "model=hdd: media rate at the end of the disk (linear in between)" },
+                          true,
+                          "model=hdd: media rate at the end of the disk "
+                          "(linear in between)" },
   [K_COMMAND_BUFFER] = { "command-buffer", T_SIZE, "0", NULL, 0, NOMAX, true,
-    "model=hdd: the drive's buffer segment for one write command; a larger "
-    "command stalls when it fills and pays buffer-stall for each further "
-    "segment (0: no such limit)" },
-  [K_BUFFER_STALL] = { "buffer-stall", T_DURATION, "0", NULL, 0, MAX_LAT,
-    true,
-    "model=hdd: what each stall of command-buffer costs the media (0: one "
-    "revolution, 60/rpm)" },
+                         "model=hdd: the drive's buffer segment for one write "
+                         "command; a larger "
+                         "command stalls when it fills and pays buffer-stall "
+                         "for each further "
+                         "segment (0: no such limit)" },
+  [K_BUFFER_STALL] = { "buffer-stall", T_DURATION, "0", NULL, 0, MAX_LAT, true,
+                       "model=hdd: what each stall of command-buffer costs "
+                       "the media (0: one "
+                       "revolution, 60/rpm)" },
   [K_DIES] = { "dies", T_UINT, "1", NULL, 1, BLKEMU_MAX_CHANNELS, true,
-    "model=ssd: dies per channel; channels x dies requests run in parallel" },
+               "model=ssd: dies per channel; channels x dies requests run in "
+               "parallel" },
   [K_CHANNEL_BANDWIDTH] = { "channel-bandwidth", T_RATE, "0", NULL, 0, NOMAX,
-    true, "model=ssd: transfer rate of each channel's bus (0: instant)" },
+                            true,
+                            "model=ssd: transfer rate of each channel's bus "
+                            "(0: instant)" },
   [K_ARRAY_STRIPE] = { "array-stripe", T_SIZE, "1M", NULL, 512, NOMAX, true,
-    "model=array: internal transfer size; a larger request is split inside "
-    "the array into pieces served one after another" },
+                       "model=array: internal transfer size; a larger request "
+                       "is split inside "
+                       "the array into pieces served one after another" },
   [K_PIECE_OVERHEAD] = { "piece-overhead", T_DURATION, "0", NULL, 0, MAX_LAT,
-    true, "model=array: cost of each internal piece" },
+                         true, "model=array: cost of each internal piece" },
   [K_WRITE_CACHE] = { "write-cache", T_BOOL, "no", NULL, 0, 0, false,
-    "volatile write cache: writes complete before reaching media, flush "
-    "waits for them, and 'crash' discards what was not flushed" },
+                      "volatile write cache: writes complete before reaching "
+                      "media, flush "
+                      "waits for them, and 'crash' discards what was not "
+                      "flushed" },
   [K_CACHE_SIZE] = { "cache-size", T_SIZE, "64M", NULL, 0, NOMAX, true,
-    "write cache capacity (hdd, array): a write waits when the unwritten "
-    "backlog exceeds it" },
+                     "write cache capacity (hdd, array): a write waits when "
+                     "the unwritten "
+                     "backlog exceeds it" },
   [K_DESTAGE_RATE] = { "destage-rate", T_RATE, "0", NULL, 0, NOMAX, true,
-    "model=array: rate at which the write cache drains (0: bandwidth)" },
+                       "model=array: rate at which the write cache drains (0: "
+                       "bandwidth)" },
   [K_ATOMIC_UNIT] = { "atomic-unit", T_SIZE, "0", NULL, 0, 1u << 30, false,
-    "the largest write the device never tears: a crash in torn mode cuts "
-    "cached writes at multiples of it; a power of two >= logical (0: "
-    "physical-block-size)" },
+                      "the largest write the device never tears: a crash in "
+                      "torn mode cuts "
+                      "cached writes at multiples of it; a power of two >= "
+                      "logical (0: "
+                      "physical-block-size)" },
   [K_LINK_BANDWIDTH] = { "link-bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
-    "link in front of the device: payload bytes/s each way (0: no link)" },
+                         "link in front of the device: payload bytes/s each "
+                         "way (0: no link)" },
   [K_LINK_RTT] = { "link-rtt", T_DURATION, "0", NULL, 0, MAX_LAT, true,
-    "link: round trip paid once per request" },
-  [K_LINK_WINDOW] = { "link-window", T_UINT, "0", NULL, 0,
-    BLKEMU_MAX_CHANNELS, true,
-    "link: requests outstanding on the link at once (0: unlimited)" },
+                   "link: round trip paid once per request" },
+  [K_LINK_WINDOW] = { "link-window", T_UINT, "0", NULL, 0, BLKEMU_MAX_CHANNELS,
+                      true,
+                      "link: requests outstanding on the link at once (0: "
+                      "unlimited)" },
   [K_ERROR_MODE] = { "error-mode", T_ENUM, "off", CHOICES (ERROR_MODE_LIST), 0,
-    0, true,
-    "inject errors into matching requests: always (each with "
-    "error-probability), once (the first hit, then off), sticky (after the "
-    "first hit every match fails)" },
-  [K_ERROR_OP] = { "error-op", T_ENUM, "any",
-    CHOICES (ERROR_OP_LIST), 0, 0, true,
-    "which requests the error rule matches" },
+                     0, true,
+                     "inject errors into matching requests: always (each with "
+                     "error-probability), once (the first hit, then off), "
+                     "sticky (after the "
+                     "first hit every match fails)" },
+  [K_ERROR_OP] = { "error-op", T_ENUM, "any", CHOICES (ERROR_OP_LIST), 0, 0,
+                   true, "which requests the error rule matches" },
   [K_ERROR_OFFSET] = { "error-offset", T_SIZE, "0", NULL, 0, NOMAX, true,
-    "start of the byte range the error rule matches" },
+                       "start of the byte range the error rule matches" },
   [K_ERROR_LENGTH] = { "error-length", T_SIZE, "0", NULL, 0, NOMAX, true,
-    "length of that range (0: to the end of the disk)" },
+                       "length of that range (0: to the end of the disk)" },
   [K_ERROR_ERRNO] = { "error-errno", T_ENUM, "EIO",
-    "EIO|ENOSPC|EPERM|ENOMEM|EINVAL|EOVERFLOW|ENOTSUP|ESHUTDOWN", 0, 0, true,
-    "the error an injected fault returns" },
-  [K_ERROR_PROBABILITY] = { "error-probability", T_PROB, "1", NULL, 0, 0,
-    true, "chance that a matching request fails (0..1 or N%)" },
+                      "EIO|ENOSPC|EPERM|ENOMEM|EINVAL|EOVERFLOW|ENOTSUP|"
+                      "ESHUTDOWN",
+                      0, 0, true, "the error an injected fault returns" },
+  [K_ERROR_PROBABILITY] = { "error-probability", T_PROB, "1", NULL, 0, 0, true,
+                            "chance that a matching request fails (0..1 or "
+                            "N%)" },
   [K_ERROR_AFTER] = { "error-after", T_UINT, "0", NULL, 0, NOMAX, true,
-    "matching requests that pass before the rule can fire" },
-  [K_SPIKE_PROBABILITY] = { "spike-probability", T_PROB, "0", NULL, 0, 0,
-    true, "chance that a request pays spike-latency on top" },
+                      "matching requests that pass before the rule can fire" },
+  [K_SPIKE_PROBABILITY] = { "spike-probability", T_PROB, "0", NULL, 0, 0, true,
+                            "chance that a request pays spike-latency on "
+                            "top" },
   [K_SPIKE_LATENCY] = { "spike-latency", T_DURATION, "0", NULL, 0, MAX_LAT,
-    true, "extra service time of a latency spike" },
+                        true, "extra service time of a latency spike" },
   [K_STALL] = { "stall", T_DURATION, "0", NULL, 0, 3600000000000ull, true,
-    "hold every request until this long after the key was set (a hung "
-    "device, to exercise timeouts)" },
+                "hold every request until this long after the key was set (a "
+                "hung "
+                "device, to exercise timeouts)" },
   [K_SLOWDOWN] = { "slowdown", T_UINT, "1", NULL, 1, 1000, true,
-    "the device runs N times slower: its clock is dilated, so queues and "
-    "pipes stay consistent (a failing disk; or a time scale for slow hosts)" },
+                   "the device runs N times slower: its clock is dilated, so "
+                   "queues and "
+                   "pipes stay consistent (a failing disk; or a time scale "
+                   "for slow hosts)" },
   [K_PROFILE] = { "profile", T_STRING, NULL, NULL, 0, 0, false,
-    "preset: profiles/NAME.conf or a path; explicit keys override it" },
+                  "preset: profiles/NAME.conf or a path; explicit keys "
+                  "override it" },
   [K_STATS] = { "stats", T_STRING, NULL, NULL, 0, 0, false,
-    "JSON stats file, written at exit, on SIGUSR1 and on 'dump'" },
+                "JSON stats file, written at exit, on SIGUSR1 and on 'dump'" },
   [K_TRACE] = { "trace", T_STRING, NULL, NULL, 0, 0, false,
-    "per-request trace file (see blkemu-trace(5))" },
+                "per-request trace file (see blkemu-trace(5))" },
   [K_TRACE_FORMAT] = { "trace-format", T_ENUM, "blkemu",
-    CHOICES (TRACE_FORMAT_LIST), 0, 0, false,
-    "what trace= writes: blkemu (text, blkemu-plot reads it), blktrace "
-    "(binary events for blkparse, btt, iowatcher) or iolog (fio's iolog v3, "
-    "for fio --read_iolog)" },
-  [K_TRACE_MAX_SIZE] = { "trace-max-size", T_SIZE, "1G", NULL, 0, NOMAX,
-    false,
-    "the trace file stops at this size, with a last line saying so; later "
-    "requests are counted in stats as trace.dropped (0: unlimited)" },
+                       CHOICES (TRACE_FORMAT_LIST), 0, 0, false,
+                       "what trace= writes: blkemu (text, blkemu-plot reads "
+                       "it), blktrace "
+                       "(binary events for blkparse, btt, iowatcher) or iolog "
+                       "(fio's iolog v3, "
+                       "for fio --read_iolog)" },
+  [K_TRACE_MAX_SIZE] = { "trace-max-size", T_SIZE, "1G", NULL, 0, NOMAX, false,
+                         "the trace file stops at this size, with a last line "
+                         "saying so; later "
+                         "requests are counted in stats as trace.dropped (0: "
+                         "unlimited)" },
   [K_CONTROL] = { "control", T_STRING, NULL, NULL, 0, 0, false,
-    "unix socket for runtime get/set/stats/reset (blkemu-ctl)" },
+                  "unix socket for runtime get/set/stats/reset (blkemu-ctl)" },
   [K_CONTROL_MODE] = { "control-mode", T_MODE, "0600", NULL, 0, 0666, false,
-    "permissions of the control socket, octal (read/write bits only): "
-    "0600 lets only the owner crash or reconfigure the disk, 0660 its group "
-    "too" },
+                       "permissions of the control socket, octal (read/write "
+                       "bits only): "
+                       "0600 lets only the owner crash or reconfigure the "
+                       "disk, 0660 its group "
+                       "too" },
   [K_SUMMARY] = { "summary", T_BOOL, "no", NULL, 0, 0, false,
-    "print an iostat-style summary and histograms on stderr at exit" },
+                  "print an iostat-style summary and histograms on stderr at "
+                  "exit" },
 };
-

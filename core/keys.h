@@ -9,20 +9,29 @@
 
 #include "config.h"
 
-enum key_type { T_SIZE, T_DURATION, T_RATE, T_UINT, T_ENUM, T_BOOL, T_STRING,
-                T_PROB, T_MODE };
+enum key_type {
+  T_SIZE,
+  T_DURATION,
+  T_RATE,
+  T_UINT,
+  T_ENUM,
+  T_BOOL,
+  T_STRING,
+  T_PROB,
+  T_MODE
+};
 
 struct key_def {
   const char *name;
   enum key_type type;
-  const char *def;        /* default, in the key's own syntax; NULL: unset */
-  const char *choices;    /* T_ENUM: '|'-separated names, index = value */
-  uint64_t min, max;      /* numeric bounds, inclusive (max 0: none) */
-  bool runtime;           /* changeable through control */
+  const char *def;     /* default, in the key's own syntax; NULL: unset */
+  const char *choices; /* T_ENUM: '|'-separated names, index = value */
+  uint64_t min, max;   /* numeric bounds, inclusive (max 0: none) */
+  bool runtime;        /* changeable through control */
   const char *help;
 };
 
-#define NOMAX 0   /* key_def.max: no upper bound */
+#define NOMAX 0 /* key_def.max: no upper bound */
 
 extern const struct key_def config_keys[K_COUNT];
 

@@ -20,14 +20,17 @@ check_range (struct blkemu_disk *disk, const char *what, uint64_t offset,
   uint64_t size = disk->cfg.num[K_SIZE];
   pthread_mutex_unlock (&disk->lock);
   if (len == 0 || offset % lbs || len % lbs) {
-    set_err (e, "%s %" PRIu64 " %" PRIu64 ": OFFSET and LENGTH must be "
-             "multiples of the logical block (%" PRIu64 "), LENGTH > 0", what,
-             offset, len, lbs);
+    set_err (e,
+             "%s %" PRIu64 " %" PRIu64 ": OFFSET and LENGTH must be "
+             "multiples of the logical block (%" PRIu64 "), LENGTH > 0",
+             what, offset, len, lbs);
     return -1;
   }
   if (offset > size || len > size - offset) {
-    set_err (e, "%s %" PRIu64 " %" PRIu64 ": beyond the end of the disk "
-             "(%" PRIu64 " bytes)", what, offset, len, size);
+    set_err (e,
+             "%s %" PRIu64 " %" PRIu64 ": beyond the end of the disk "
+             "(%" PRIu64 " bytes)",
+             what, offset, len, size);
     return -1;
   }
   return 0;
@@ -41,8 +44,8 @@ bad_change (struct blkemu_disk *disk, bool add, uint64_t offset, uint64_t len,
   char e[BLKEMU_ERR_MAX];
   const char *what = add ? "bad add" : "bad clear";
   int r = check_range (disk, what, offset, len, e);
-  if (r == 0 && (add ? badranges_add : badranges_clear) (&disk->bad, offset,
-                                                         len)) {
+  if (r == 0 &&
+      (add ? badranges_add : badranges_clear) (&disk->bad, offset, len)) {
     set_err (e, "%s: out of memory", what);
     r = -1;
   }
@@ -57,8 +60,8 @@ blkemu_disk_bad_add (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
 }
 
 int
-blkemu_disk_bad_clear (struct blkemu_disk *disk, uint64_t offset,
-                       uint64_t len, char *err, size_t errlen)
+blkemu_disk_bad_clear (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
+                       char *err, size_t errlen)
 {
   return bad_change (disk, false, offset, len, err, errlen);
 }
@@ -76,9 +79,9 @@ blkemu_disk_bad_list (struct blkemu_disk *disk, uint64_t *count)
     return NULL;
   s[0] = '\0';
   for (size_t i = 0; i < n; i++)
-    used += (size_t) snprintf (s + used, cap - used, "%s%" PRIu64 "+%" PRIu64,
-                               i ? " " : "", r[i].start,
-                               r[i].end - r[i].start);
+    used +=
+      (size_t) snprintf (s + used, cap - used, "%s%" PRIu64 "+%" PRIu64,
+                         i ? " " : "", r[i].start, r[i].end - r[i].start);
   if (total > n)
     snprintf (s + used, cap - used, " ...");
   *count = total;

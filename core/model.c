@@ -39,4 +39,3 @@ model_service_slots (const struct blkemu_config *cfg)
   uint64_t n = ch == 0 || ch > qd ? qd : ch;
   return n > BLKEMU_MAX_CHANNELS ? BLKEMU_MAX_CHANNELS : (unsigned) n;
 }
-

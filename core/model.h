@@ -17,9 +17,9 @@ struct model_req {
   uint64_t offset;
   uint64_t len;
   unsigned flags;
-  uint64_t arrival_ns;   /* when it reaches this model */
-  uint64_t latency_ns;   /* its base service time, drawn from latency-dist
-                            (spikes included) by the disk */
+  uint64_t arrival_ns; /* when it reaches this model */
+  uint64_t latency_ns; /* its base service time, drawn from latency-dist
+                          (spikes included) by the disk */
 };
 
 struct model_ops {
@@ -53,7 +53,8 @@ extern const struct model_ops model_link_ops;
 /* A model's state: new, freed, history forgotten (through the ops'
  * create/destroy/reset, or state_size when they are not set).
  */
-void *model_create (const struct model_ops *m, const struct blkemu_config *cfg);
+void *model_create (const struct model_ops *m,
+                    const struct blkemu_config *cfg);
 void model_destroy (const struct model_ops *m, void *state);
 void model_reset (const struct model_ops *m, void *state);
 
@@ -85,8 +86,7 @@ model_max (uint64_t a, uint64_t b)
 static inline bool
 model_is_write (enum blkemu_op op)
 {
-  return op == BLKEMU_OP_WRITE || op == BLKEMU_OP_ZERO ||
-         op == BLKEMU_OP_TRIM;
+  return op == BLKEMU_OP_WRITE || op == BLKEMU_OP_ZERO || op == BLKEMU_OP_TRIM;
 }
 
 /* Does REQ go into the volatile write cache (write-cache=yes, a write
@@ -135,7 +135,8 @@ static inline uint64_t
 model_ns_from_double (double ns)
 {
   return ns >= 18446744073709551615.0 ? MODEL_NEVER
-         : ns > 0 ? (uint64_t) ns : 0;
+         : ns > 0                     ? (uint64_t) ns
+                                      : 0;
 }
 
 /* Transfer time of LEN bytes at BYTES_PER_S (0: instant). */

@@ -18,7 +18,7 @@ struct array_state {
   uint64_t slot_free_ns[BLKEMU_MAX_CHANNELS];
   uint64_t media_free_ns;
   uint64_t writes_done_ns;
-  double cache_bytes;        /* dirty bytes at cache_ns */
+  double cache_bytes; /* dirty bytes at cache_ns */
   uint64_t cache_ns;
 };
 
@@ -54,7 +54,7 @@ array_schedule (void *state, const struct blkemu_config *cfg,
   struct array_state *s = state;
   unsigned slot = model_earliest (s->slot_free_ns, model_service_slots (cfg));
   uint64_t t = model_add (model_max (req->arrival_ns, s->slot_free_ns[slot]),
-                         req->latency_ns);
+                          req->latency_ns);
 
   if (req->op == BLKEMU_OP_FLUSH) {
     t = model_max (t, s->writes_done_ns);
@@ -62,8 +62,8 @@ array_schedule (void *state, const struct blkemu_config *cfg,
       cache_drain (s, cfg, t);
       uint64_t rate = destage_rate (cfg);
       if (rate && s->cache_bytes > 0)
-        t = model_add (t, model_ns_from_double (s->cache_bytes * 1e9
-                                                / (double) rate));
+        t = model_add (t, model_ns_from_double (s->cache_bytes * 1e9 /
+                                                (double) rate));
       cache_drain (s, cfg, t);
     }
   }

@@ -34,14 +34,16 @@
 
 #include "model.h"
 
-#define CACHE_SLOTS 4096  /* cached writes tracked; more waits as if full */
+#define CACHE_SLOTS 4096 /* cached writes tracked; more waits as if full */
 
 struct hdd_state {
-  uint64_t head_pos;       /* byte offset just after the last media op */
-  uint64_t head_free_ns;   /* when the head finishes its queued work */
-  uint64_t host_free_ns;   /* end of the last transfer on the interface */
+  uint64_t head_pos;     /* byte offset just after the last media op */
+  uint64_t head_free_ns; /* when the head finishes its queued work */
+  uint64_t host_free_ns; /* end of the last transfer on the interface */
   /* Cached writes not yet on media, oldest first (a ring). */
-  struct { uint64_t media_done_ns, len; } dirty[CACHE_SLOTS];
+  struct {
+    uint64_t media_done_ns, len;
+  } dirty[CACHE_SLOTS];
   unsigned dirty_first, dirty_count;
   uint64_t dirty_bytes;
 };
@@ -63,10 +65,10 @@ hdd_seek_ns (const struct blkemu_config *cfg, uint64_t from, uint64_t to)
     return 0;
   double a, b;
   seek_coeffs (cfg, &a, &b);
-  double d = (double) (from > to ? from - to : to - from)
-             / (double) cfg->num[K_SIZE];
-  return (uint64_t) ((double) cfg->num[K_SEEK_TRACK] + a * sqrt (d) + b * d
-                     + 0.5);
+  double d =
+    (double) (from > to ? from - to : to - from) / (double) cfg->num[K_SIZE];
+  return (uint64_t) ((double) cfg->num[K_SEEK_TRACK] + a * sqrt (d) + b * d +
+                     0.5);
 }
 
 double
@@ -74,8 +76,7 @@ hdd_rate (const struct blkemu_config *cfg, uint64_t offset)
 {
   double outer = (double) cfg->num[K_ZONE_RATE_OUTER];
   double inner = (double) cfg->num[K_ZONE_RATE_INNER];
-  return outer - (outer - inner) * (double) offset
-                 / (double) cfg->num[K_SIZE];
+  return outer - (outer - inner) * (double) offset / (double) cfg->num[K_SIZE];
 }
 
 static double
@@ -105,18 +106,16 @@ hdd_schedule (void *state, const struct blkemu_config *cfg,
   struct hdd_state *s = state;
 
   switch (req->op) {
-  case BLKEMU_OP_TRIM:
-    return model_add (req->arrival_ns, req->latency_ns);
+  case BLKEMU_OP_TRIM: return model_add (req->arrival_ns, req->latency_ns);
   case BLKEMU_OP_FLUSH:
     return model_add (model_max (req->arrival_ns, s->head_free_ns),
                       req->latency_ns);
-  default:
-    break;
+  default: break;
   }
 
   /* Controller overhead, then position, then transfer. */
-  uint64_t t = model_add (model_max (req->arrival_ns, s->head_free_ns),
-                         req->latency_ns);
+  uint64_t t =
+    model_add (model_max (req->arrival_ns, s->head_free_ns), req->latency_ns);
   if (req->offset != s->head_pos) {
     t = model_add (t, hdd_seek_ns (cfg, s->head_pos, req->offset));
     t = model_add (t, hdd_rotation_wait_ns (cfg, t, req->offset));
@@ -126,9 +125,8 @@ hdd_schedule (void *state, const struct blkemu_config *cfg,
   uint64_t seg = cfg->num[K_COMMAND_BUFFER];
   bool over_buffer = seg && req->op == BLKEMU_OP_WRITE && req->len > seg;
   if (over_buffer) {
-    uint64_t stall = cfg->num[K_BUFFER_STALL]
-                     ? cfg->num[K_BUFFER_STALL]
-                     : (uint64_t) revolution_ns (cfg);
+    uint64_t stall = cfg->num[K_BUFFER_STALL] ? cfg->num[K_BUFFER_STALL]
+                                              : (uint64_t) revolution_ns (cfg);
     t = model_add (t, model_mul ((req->len - 1) / seg, stall));
   }
   s->head_pos = req->offset + req->len;
@@ -137,9 +135,10 @@ hdd_schedule (void *state, const struct blkemu_config *cfg,
   if (!model_write_cached (cfg, req))
     return t;
   /* The host interface is one pipe shared by all requests. */
-  s->host_free_ns = model_add (
-    model_max (model_add (req->arrival_ns, req->latency_ns), s->host_free_ns),
-    model_transfer_ns (req->len, cfg->num[K_BANDWIDTH]));
+  s->host_free_ns =
+    model_add (model_max (model_add (req->arrival_ns, req->latency_ns),
+                          s->host_free_ns),
+               model_transfer_ns (req->len, cfg->num[K_BANDWIDTH]));
   uint64_t done = s->host_free_ns;
   /* Forget writes already on media by then, and wait (in order) for
    * older ones until this one fits.
@@ -148,8 +147,8 @@ hdd_schedule (void *state, const struct blkemu_config *cfg,
   while (s->dirty_count) {
     unsigned i = s->dirty_first;
     bool on_media = s->dirty[i].media_done_ns <= done;
-    bool must_wait = s->dirty_bytes + req->len > limit ||
-                     s->dirty_count == CACHE_SLOTS;
+    bool must_wait =
+      s->dirty_bytes + req->len > limit || s->dirty_count == CACHE_SLOTS;
     if (!on_media && !must_wait)
       break;
     done = model_max (done, s->dirty[i].media_done_ns);

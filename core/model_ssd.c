@@ -38,10 +38,10 @@ ssd_schedule (void *state, const struct blkemu_config *cfg,
   unsigned u = model_earliest (s->unit_free_ns, (unsigned) units);
   uint64_t *bus = &s->bus_free_ns[u % channels]; /* interleaved */
   uint64_t start = model_max (req->arrival_ns, s->unit_free_ns[u]);
-  uint64_t xfer = req->op == BLKEMU_OP_READ || req->op == BLKEMU_OP_WRITE
-                  ? model_transfer_ns (req->len,
-                                       cfg->num[K_CHANNEL_BANDWIDTH])
-                  : 0;
+  uint64_t xfer =
+    req->op == BLKEMU_OP_READ || req->op == BLKEMU_OP_WRITE
+      ? model_transfer_ns (req->len, cfg->num[K_CHANNEL_BANDWIDTH])
+      : 0;
   uint64_t done, reply;
 
   if (req->op == BLKEMU_OP_READ) {

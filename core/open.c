@@ -93,8 +93,7 @@ blkemu_disk_open_spec (const char *list, size_t index,
                        size_t errlen)
 {
   char e[BLKEMU_ERR_MAX];
-  return err_result_ptr (disk_open_spec (list, index, fe, e), e, err,
-                         errlen);
+  return err_result_ptr (disk_open_spec (list, index, fe, e), e, err, errlen);
 }
 
 void

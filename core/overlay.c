@@ -16,13 +16,13 @@ struct blob {
 
 struct range {
   uint64_t start, end;
-  const unsigned char *data;   /* NULL: zeros */
-  struct blob *owner;          /* NULL: zeros */
+  const unsigned char *data; /* NULL: zeros */
+  struct blob *owner;        /* NULL: zeros */
 };
 
 struct overlay_base {
   uint64_t start, end;
-  const unsigned char *data;   /* NULL: zeros */
+  const unsigned char *data; /* NULL: zeros */
 };
 
 /* Overlapping ranges compare equal: a lookup finds any overlap. */
@@ -70,8 +70,7 @@ overlay_base_add (struct overlay *o, uint64_t offset, uint64_t len,
 {
   int err = 0;
   pthread_mutex_lock (&o->lock);
-  if (!o->open || o->root ||
-      (o->nbase && o->base[o->nbase - 1].end > offset))
+  if (!o->open || o->root || (o->nbase && o->base[o->nbase - 1].end > offset))
     err = EINVAL;
   else if (o->nbase == o->base_cap) {
     size_t cap = o->base_cap ? o->base_cap * 2 : 256;
@@ -84,7 +83,7 @@ overlay_base_add (struct overlay *o, uint64_t offset, uint64_t len,
       err = ENOMEM;
   }
   if (!err)
-    o->base[o->nbase++] = (struct overlay_base) { offset, offset + len, data };
+    o->base[o->nbase++] = (struct overlay_base){ offset, offset + len, data };
   pthread_mutex_unlock (&o->lock);
   return err;
 }
@@ -96,7 +95,7 @@ patch_base (const struct overlay *o, unsigned char *buf, uint64_t offset,
 {
   uint64_t end = offset + len;
   size_t lo = 0, hi = o->nbase;
-  while (lo < hi) {                   /* the first range ending past OFFSET */
+  while (lo < hi) { /* the first range ending past OFFSET */
     size_t mid = lo + (hi - lo) / 2;
     if (o->base[mid].end <= offset)
       lo = mid + 1;
@@ -138,7 +137,7 @@ new_range (uint64_t start, uint64_t end, const unsigned char *data,
   struct range *r = malloc (sizeof *r);
   if (!r)
     return NULL;
-  *r = (struct range) { start, end, data, owner };
+  *r = (struct range){ start, end, data, owner };
   if (owner)
     owner->refs++;
   return r;
@@ -210,7 +209,7 @@ overlay_put (struct overlay *o, uint64_t offset, uint64_t len,
                         old->data ? old->data + (end - old->start) : NULL,
                         old->owner);
     if ((old->start < start && !head) || (end < old->end && !tail))
-      err = ENOMEM;    /* that part reads the medium now: not silent */
+      err = ENOMEM; /* that part reads the medium now: not silent */
     if (head && insert (o, head))
       err = ENOMEM;
     if (tail && insert (o, tail))
@@ -243,7 +242,7 @@ push (struct range **todo, size_t *n, size_t *cap, struct range *inline_buf,
     *todo = t;
     *cap = ncap;
   }
-  (*todo)[(*n)++] = (struct range) { start, end, NULL, NULL };
+  (*todo)[(*n)++] = (struct range){ start, end, NULL, NULL };
   return true;
 }
 

@@ -25,7 +25,7 @@ struct overlay {
   /* The state itself: sorted, disjoint, its data borrowed. */
   struct overlay_base *base;
   size_t nbase, base_cap;
-  void *root;          /* what was written over it: a tsearch tree */
+  void *root; /* what was written over it: a tsearch tree */
   bool open;
   uint64_t ranges, bytes;
 };
@@ -51,7 +51,7 @@ int overlay_base_add (struct overlay *o, uint64_t offset, uint64_t len,
  * Returns 0 or ENOMEM (BUF then part patched: fail the read).
  */
 int overlay_patch (struct overlay *o, void *buf, uint64_t offset,
-                    uint64_t len);
+                   uint64_t len);
 void overlay_usage (struct overlay *o, uint64_t *ranges, uint64_t *bytes);
 
 #endif

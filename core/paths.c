@@ -16,14 +16,14 @@
  * kernel's interfaces rather than storage.
  */
 static const unsigned long kernel_fs_magic[] = {
-  0x9fa0,        /* PROC_SUPER_MAGIC */
-  0x62656572,    /* SYSFS_MAGIC */
-  0x64626720,    /* DEBUGFS_MAGIC */
-  0x74726163,    /* TRACEFS_MAGIC */
-  0x73636673,    /* SECURITYFS_MAGIC */
-  0x27e0eb,      /* CGROUP_SUPER_MAGIC */
-  0x63677270,    /* CGROUP2_SUPER_MAGIC */
-  0x62656570,    /* CONFIGFS_MAGIC */
+  0x9fa0,     /* PROC_SUPER_MAGIC */
+  0x62656572, /* SYSFS_MAGIC */
+  0x64626720, /* DEBUGFS_MAGIC */
+  0x74726163, /* TRACEFS_MAGIC */
+  0x73636673, /* SECURITYFS_MAGIC */
+  0x27e0eb,   /* CGROUP_SUPER_MAGIC */
+  0x63677270, /* CGROUP2_SUPER_MAGIC */
+  0x62656570, /* CONFIGFS_MAGIC */
 };
 
 static bool
@@ -68,13 +68,14 @@ path_is_kernel_interface (const char *path)
 }
 
 int
-path_check_output (const char *key, const char *path, bool char_dev,
-                   char *err)
+path_check_output (const char *key, const char *path, bool char_dev, char *err)
 {
   struct stat st;
   if (path_is_kernel_interface (path)) {
-    set_err (err, "%s=%s: is a kernel interface (/proc, /sys ...), not a "
-             "file to write", key, path);
+    set_err (err,
+             "%s=%s: is a kernel interface (/proc, /sys ...), not a "
+             "file to write",
+             key, path);
     return -1;
   }
   if (stat (path, &st) == 0) {
@@ -82,7 +83,8 @@ path_check_output (const char *key, const char *path, bool char_dev,
       set_err (err, "%s=%s: exists and is not a regular file%s%s", key, path,
                char_dev ? " or a character device" : "",
                S_ISFIFO (st.st_mode) ? " (a FIFO: it would block until a "
-               "reader came)" : "");
+                                       "reader came)"
+                                     : "");
       return -1;
     }
     if (access (path, W_OK) == -1) {
@@ -106,14 +108,13 @@ path_check_output (const char *key, const char *path, bool char_dev,
 }
 
 int
-path_open_output (const char *key, const char *path, bool char_dev,
-                  char *err)
+path_open_output (const char *key, const char *path, bool char_dev, char *err)
 {
   if (path_check_output (key, path, char_dev, err) == -1)
     return -1;
   /* Non-blocking: what stat saw may have been replaced by a FIFO. */
-  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC,
-                 0644);
+  int fd =
+    open (path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd == -1) {
     set_err (err, "%s=%s: %s", key, path, strerrordesc_np (errno));
     return -1;

@@ -22,7 +22,8 @@ static uint64_t
 op_limit (const struct blkemu_config *cfg, enum blkemu_op op)
 {
   switch (op) {
-  case BLKEMU_OP_READ: case BLKEMU_OP_WRITE: return cfg->num[K_MAX_TRANSFER];
+  case BLKEMU_OP_READ:
+  case BLKEMU_OP_WRITE: return cfg->num[K_MAX_TRANSFER];
   case BLKEMU_OP_TRIM: return cfg->num[K_MAX_DISCARD];
   case BLKEMU_OP_ZERO: return cfg->num[K_MAX_WRITE_ZEROES];
   default: return 0;
@@ -52,13 +53,10 @@ serve_view (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     int r = backend_io (&disk->backend, op, buf, len, offset, 0);
     return r ? r : overlay_patch (&disk->view, buf, offset, len);
   }
-  case BLKEMU_OP_WRITE:
-    return overlay_put (&disk->view, offset, len, buf);
+  case BLKEMU_OP_WRITE: return overlay_put (&disk->view, offset, len, buf);
   case BLKEMU_OP_TRIM:
-  case BLKEMU_OP_ZERO:
-    return overlay_put (&disk->view, offset, len, NULL);
-  default:
-    return 0;            /* a flush: the view is thrown away anyway */
+  case BLKEMU_OP_ZERO: return overlay_put (&disk->view, offset, len, NULL);
+  default: return 0; /* a flush: the view is thrown away anyway */
   }
 }
 
@@ -103,23 +101,23 @@ count_faults (struct stats *st, unsigned marks, int injected, bool slowed)
 #define INLINE_PIECES 4
 
 struct request {
-  struct engine_entry entry;     /* entry.deadline_ns: the last piece's */
+  struct engine_entry entry; /* entry.deadline_ns: the last piece's */
   struct blkemu_disk *disk;
   enum blkemu_op op;
   unsigned flags, marks;
   uint64_t len, offset, arrival;
   uint64_t npieces;
-  uint64_t split_limit;          /* split: the pieces' largest size, or 0 */
-  uint64_t split_boundary;       /* split: at multiples of this, or 0 */
-  uint64_t qd;                   /* in flight, this request's pieces included */
-  uint64_t free_lo, free_hi;     /* trim: the whole discard units freed */
-  int err;                       /* injected or from the backend */
+  uint64_t split_limit;      /* split: the pieces' largest size, or 0 */
+  uint64_t split_boundary;   /* split: at multiples of this, or 0 */
+  uint64_t qd;               /* in flight, this request's pieces included */
+  uint64_t free_lo, free_hi; /* trim: the whole discard units freed */
+  int err;                   /* injected or from the backend */
   bool injected, slowed;
-  int zone_cmd;                  /* a zone command: 1 + enum blkemu_zone_op */
-  struct zone_span zone_span;    /* a zone command: what it changed */
-  uint64_t *append_at;           /* a zone append: where the data went */
-  uint64_t *deadline;            /* per piece */
-  uint64_t *cut;                 /* piece i is [cut[i], cut[i + 1]) */
+  int zone_cmd;               /* a zone command: 1 + enum blkemu_zone_op */
+  struct zone_span zone_span; /* a zone command: what it changed */
+  uint64_t *append_at;        /* a zone append: where the data went */
+  uint64_t *deadline;         /* per piece */
+  uint64_t *cut;              /* piece i is [cut[i], cut[i + 1]) */
   uint64_t inline_deadline[INLINE_PIECES];
   uint64_t inline_cut[INLINE_PIECES + 1];
   blkemu_done_cb done;
@@ -127,18 +125,18 @@ struct request {
   /* The transfer, when the I/O worker runs it after request_begin. */
   struct iowork_job job;
   void *buf;
-  bool own_buf;                  /* buf is a copy of a write's data */
+  bool own_buf; /* buf is a copy of a write's data */
   bool cache;
-  bool view;                     /* served by the open crash view */
+  bool view; /* served by the open crash view */
   /* A write on the disk's in-flight list (interrupted crashes). */
   struct request *wnext, *wprev;
   bool listed;
   uint64_t cache_size, crash_gen;
-  unsigned io_state;             /* IO_PENDING | IO_DUE, atomic */
-  int due_err;                   /* the engine's cancel error, once due */
+  unsigned io_state; /* IO_PENDING | IO_DUE, atomic */
+  int due_err;       /* the engine's cancel error, once due */
 };
-#define IO_PENDING 1u   /* the transfer is queued or running */
-#define IO_DUE     2u   /* the engine fired it: the worker completes it */
+#define IO_PENDING 1u /* the transfer is queued or running */
+#define IO_DUE 2u     /* the engine fired it: the worker completes it */
 
 static uint64_t
 piece_len (const struct request *req, uint64_t i)
@@ -164,8 +162,7 @@ next_cut (uint64_t pos, uint64_t end, uint64_t limit, uint64_t boundary)
 }
 
 static uint64_t
-count_pieces (uint64_t offset, uint64_t len, uint64_t limit,
-              uint64_t boundary)
+count_pieces (uint64_t offset, uint64_t len, uint64_t limit, uint64_t boundary)
 {
   uint64_t n = 0;
   for (uint64_t pos = offset, end = offset + len; pos < end;
@@ -233,8 +230,8 @@ request_check (struct request *req, struct fault_verdict *fv,
   if (req->flags & BLKEMU_FLAG_FUA)
     req->marks = TRACE_FUA;
   bool over = limit && len > limit;
-  bool across = req->op != BLKEMU_OP_FLUSH &&
-                crosses (offset, len, n[K_BOUNDARY]);
+  bool across =
+    req->op != BLKEMU_OP_FLUSH && crosses (offset, len, n[K_BOUNDARY]);
   if (over)
     req->marks |= TRACE_OVERSIZE;
   if (across)
@@ -247,16 +244,16 @@ request_check (struct request *req, struct fault_verdict *fv,
   if ((over || across) && policy == OVERSIZE_SPLIT) {
     req->split_limit = over ? limit : 0;
     req->split_boundary = across ? n[K_BOUNDARY] : 0;
-    req->npieces = count_pieces (offset, len, req->split_limit,
-                                 req->split_boundary);
+    req->npieces =
+      count_pieces (offset, len, req->split_limit, req->split_boundary);
     req->marks = (req->marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
   }
   faults_check (&disk->faults, &disk->cfg, &disk->rng, req->op, offset, len,
                 req->arrival, fv);
   req->marks |= fv->marks;
   if (fv->refused) {
-    *counter = fv->err == BLKEMU_ERR_DROP ? &st->faults.dropped
-                                          : &st->faults.offline;
+    *counter =
+      fv->err == BLKEMU_ERR_DROP ? &st->faults.dropped : &st->faults.offline;
     return fv->err;
   }
   /* Last: a request refused above must not move a write pointer.  An
@@ -267,8 +264,8 @@ request_check (struct request *req, struct fault_verdict *fv,
     if (req->op == BLKEMU_OP_TRIM)
       r = zones_trim (&disk->zones, offset, len);
     else if (model_is_write (req->op)) {
-      r = zones_write (&disk->zones, &req->offset, len,
-                       req->append_at != NULL);
+      r =
+        zones_write (&disk->zones, &req->offset, len, req->append_at != NULL);
       if (r == 0 && req->append_at) {
         *req->append_at = req->offset;
         req->marks |= TRACE_APPEND;
@@ -302,18 +299,18 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
   *counter = &disk->stats.zone_refused;
   if (!zones_on (&disk->zones))
     return EOPNOTSUPP;
-  int r = zones_command (&disk->zones,
-                         (enum blkemu_zone_op) (req->zone_cmd - 1),
-                         req->offset, &req->zone_span);
+  int r =
+    zones_command (&disk->zones, (enum blkemu_zone_op) (req->zone_cmd - 1),
+                   req->offset, &req->zone_span);
   if (r)
     return r;
   req->deadline = req->inline_deadline;
   req->cut = req->inline_cut;
   req->cut[0] = req->cut[1] = req->offset;
-  uint64_t lat = dist_sample (&disk->cfg, &disk->rng,
-                              disk->cfg.num[K_LATENCY_ZONE]);
-  req->deadline[0] = model_add (req->arrival,
-                               model_mul (lat, disk->cfg.num[K_SLOWDOWN]));
+  uint64_t lat =
+    dist_sample (&disk->cfg, &disk->rng, disk->cfg.num[K_LATENCY_ZONE]);
+  req->deadline[0] =
+    model_add (req->arrival, model_mul (lat, disk->cfg.num[K_SLOWDOWN]));
   req->entry.deadline_ns = req->deadline[0];
   req->qd = __atomic_add_fetch (&disk->in_flight, 1, __ATOMIC_RELAXED);
   req->crash_gen = wcache_generation (&disk->wcache);
@@ -356,27 +353,30 @@ request_schedule (struct request *req, const struct fault_verdict *fv)
   uint64_t last = req->arrival;
   for (uint64_t i = 0; i < req->npieces; i++) {
     struct model_req mreq = {
-      .op = req->op, .offset = req->cut[i],
-      .len = piece_len (req, i), .flags = req->flags,
-      .arrival_ns = faults_to_device_time (&disk->faults, slowdown,
-                                           req->arrival),
+      .op = req->op,
+      .offset = req->cut[i],
+      .len = piece_len (req, i),
+      .flags = req->flags,
+      .arrival_ns =
+        faults_to_device_time (&disk->faults, slowdown, req->arrival),
       .latency_ns = dist_sample (&disk->cfg, &disk->rng,
-                                 cfg_latency_ns (&disk->cfg, req->op))
-                    + (i == 0 ? fv->extra_ns : 0),
+                                 cfg_latency_ns (&disk->cfg, req->op)) +
+                    (i == 0 ? fv->extra_ns : 0),
     };
-    uint64_t t = faults_to_wall_time (
-      &disk->faults, slowdown,
-      disk->model->schedule (disk->model_state, &disk->cfg, &mreq));
+    uint64_t t =
+      faults_to_wall_time (&disk->faults, slowdown,
+                           disk->model->schedule (disk->model_state,
+                                                  &disk->cfg, &mreq));
     /* Device time rounds on the way there and back: never before the
      * request arrived (slowdown=7 gave deadlines a few ns early).
      */
-    req->deadline[i] = model_max (t, model_max (fv->not_before,
-                                                req->arrival));
+    req->deadline[i] = model_max (t, model_max (fv->not_before, req->arrival));
     last = model_max (last, req->deadline[i]);
   }
   req->entry.deadline_ns = last;
-  if (model_write_cached (&disk->cfg, &(struct model_req){
-                            .op = req->op, .flags = req->flags }))
+  if (model_write_cached (&disk->cfg,
+                          &(struct model_req){ .op = req->op,
+                                               .flags = req->flags }))
     req->marks |= TRACE_CACHED;
   req->slowed = slowdown > 1;
   if (req->slowed)
@@ -397,19 +397,19 @@ request_transfer (struct request *req)
   for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
     /* A trim frees only the whole discard units inside each piece. */
     uint64_t lo = model_max (req->cut[i], req->free_lo);
-    uint64_t hi = req->cut[i + 1] < req->free_hi ? req->cut[i + 1]
-                                                 : req->free_hi;
+    uint64_t hi =
+      req->cut[i + 1] < req->free_hi ? req->cut[i + 1] : req->free_hi;
     if (req->op == BLKEMU_OP_TRIM && lo >= hi)
       continue;
     if (req->op != BLKEMU_OP_TRIM) {
       lo = req->cut[i];
       hi = req->cut[i + 1];
     }
-    req->err = serve_data (disk, req->op,
-                           req->buf ? (char *) req->buf + (lo - req->offset)
-                                    : NULL,
-                           hi - lo, lo, req->flags, req->len, req->cache,
-                           req->cache_size, req->crash_gen, req->view);
+    req->err =
+      serve_data (disk, req->op,
+                  req->buf ? (char *) req->buf + (lo - req->offset) : NULL,
+                  hi - lo, lo, req->flags, req->len, req->cache,
+                  req->cache_size, req->crash_gen, req->view);
   }
 }
 
@@ -517,7 +517,7 @@ zone_cmd_start (struct request *req)
     return r;
   }
   req->err = 0;
-  request_transfer (req);     /* a reset's hole punch: short */
+  request_transfer (req); /* a reset's hole punch: short */
   return 0;
 }
 
@@ -539,8 +539,8 @@ request_cut (struct request *req)
   uint64_t end = req->offset + req->len;
   req->cut[0] = req->offset;
   for (uint64_t i = 1; i < req->npieces; i++)
-    req->cut[i] = next_cut (req->cut[i - 1], end, req->split_limit,
-                            req->split_boundary);
+    req->cut[i] =
+      next_cut (req->cut[i - 1], end, req->split_limit, req->split_boundary);
   req->cut[req->npieces] = end;
   return 0;
 }
@@ -559,9 +559,10 @@ request_admit (struct request *req)
    * grow the undo log to a terabyte.
    */
   req->cache_size = disk->cfg.num[K_CACHE_SIZE] < disk->cfg.num[K_SIZE]
-                    ? disk->cfg.num[K_CACHE_SIZE] : disk->cfg.num[K_SIZE];
-  req->qd = __atomic_add_fetch (&disk->in_flight, req->npieces,
-                                __ATOMIC_RELAXED);
+                      ? disk->cfg.num[K_CACHE_SIZE]
+                      : disk->cfg.num[K_SIZE];
+  req->qd =
+    __atomic_add_fetch (&disk->in_flight, req->npieces, __ATOMIC_RELAXED);
   /* Read under the lock that blkemu_disk_crash takes to go offline: a crash
    * after this point fails a flush that has not finished.
    */
@@ -581,8 +582,8 @@ request_begin (struct request *req, void *buf, bool defer)
   int r = ESHUTDOWN;
 
   if (__atomic_load_n (&disk->cancelled, __ATOMIC_ACQUIRE))
-    return refuse (disk, req->op, req->len, req->offset, req->arrival,
-                   counter, 0, r);
+    return refuse (disk, req->op, req->len, req->offset, req->arrival, counter,
+                   0, r);
   if (req->zone_cmd)
     return zone_cmd_start (req);
   pthread_mutex_lock (&disk->lock);
@@ -593,8 +594,8 @@ request_begin (struct request *req, void *buf, bool defer)
       disk->stats.boundary_crossed++;
       pthread_mutex_unlock (&disk->stats.lock);
     }
-    return refuse (disk, req->op, req->len, req->offset, req->arrival,
-                   counter, req->marks, r);
+    return refuse (disk, req->op, req->len, req->offset, req->arrival, counter,
+                   req->marks, r);
   }
   if (request_cut (req) != 0) {
     pthread_mutex_unlock (&disk->lock);
@@ -644,8 +645,8 @@ static void
 count_shape (const struct request *req, int cancel_err)
 {
   struct stats *st = &req->disk->stats;
-  uint64_t freed = req->free_hi > req->free_lo ? req->free_hi - req->free_lo
-                                               : 0;
+  uint64_t freed =
+    req->free_hi > req->free_lo ? req->free_hi - req->free_lo : 0;
   bool partial = req->op == BLKEMU_OP_TRIM && freed != req->len;
   /* The stats lock is contended: take it here only when there is
    * something to count (stats_record takes it anyway).
@@ -684,8 +685,8 @@ record_pieces (const struct request *req, uint64_t done, int err)
     uint64_t end = req->deadline[i] < done ? req->deadline[i] : done;
     if (req->deadline[i] == last)
       end = done;
-    uint64_t piece_qd = req->qd > npieces - 1 - i
-                        ? req->qd - (npieces - 1 - i) : 1;
+    uint64_t piece_qd =
+      req->qd > npieces - 1 - i ? req->qd - (npieces - 1 - i) : 1;
     stats_record (&disk->stats, req->op, piece_off,
                   req->op == BLKEMU_OP_FLUSH ? 0 : plen, req->arrival,
                   end - req->arrival, req->deadline[i] - req->arrival,
@@ -749,7 +750,8 @@ static int
 wait_deadline (struct blkemu_disk *disk, uint64_t deadline)
 {
   return clock_wait_until_or_cancel (deadline, &disk->cancelled) == 0
-         ? 0 : ESHUTDOWN;
+           ? 0
+           : ESHUTDOWN;
 }
 
 /* The blocking form: REQ (on the caller's stack) begun, waited out in
@@ -762,8 +764,7 @@ request_run (struct request *req, void *buf)
   int r = request_begin (req, buf, false);
   if (r)
     return r;
-  return request_end (req, wait_deadline (req->disk,
-                                          req->entry.deadline_ns));
+  return request_end (req, wait_deadline (req->disk, req->entry.deadline_ns));
 }
 
 int
@@ -771,7 +772,11 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
            uint64_t len, uint64_t offset, unsigned flags)
 {
   struct request req = {
-    .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
+    .disk = disk,
+    .op = op,
+    .flags = flags,
+    .len = len,
+    .offset = offset,
     .arrival = clock_now_ns (),
   };
   return request_run (&req, buf);
@@ -823,10 +828,10 @@ request_defer (struct request *req)
 void
 pipeline_fire (struct engine_entry *entry, int cancel_err)
 {
-  struct request *req = (struct request *) entry;   /* entry is first */
+  struct request *req = (struct request *) entry; /* entry is first */
   req->due_err = cancel_err;
-  if (__atomic_fetch_or (&req->io_state, IO_DUE, __ATOMIC_ACQ_REL)
-      & IO_PENDING)
+  if (__atomic_fetch_or (&req->io_state, IO_DUE, __ATOMIC_ACQ_REL) &
+      IO_PENDING)
     return;
   request_complete (req, cancel_err);
 }
@@ -844,8 +849,8 @@ request_io_run (struct iowork_job *job)
     request_transfer (req);
   else if (req->err == 0)
     req->err = ESHUTDOWN;
-  if (__atomic_fetch_and (&req->io_state, ~IO_PENDING, __ATOMIC_ACQ_REL)
-      & IO_DUE)
+  if (__atomic_fetch_and (&req->io_state, ~IO_PENDING, __ATOMIC_ACQ_REL) &
+      IO_DUE)
     request_complete (req, req->due_err);
 }
 
@@ -884,9 +889,15 @@ submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf, uint64_t len,
     done (cookie, ENOMEM);
     return;
   }
-  *req = (struct request) {
-    .disk = disk, .op = op, .flags = flags, .len = len, .offset = offset,
-    .arrival = arrival, .done = done, .cookie = cookie,
+  *req = (struct request){
+    .disk = disk,
+    .op = op,
+    .flags = flags,
+    .len = len,
+    .offset = offset,
+    .arrival = arrival,
+    .done = done,
+    .cookie = cookie,
     .append_at = append_at,
   };
   bool defer = disk->backend.ops->blocking;
@@ -897,7 +908,7 @@ submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf, uint64_t len,
   if (r == 0 && defer &&
       !(iowork_idle (&disk->iowork) && request_try_transfer (req)) &&
       !request_defer (req))
-    request_transfer (req);        /* cannot queue: move the data here */
+    request_transfer (req); /* cannot queue: move the data here */
   /* Already due (no latency, or the transfer took that long): complete
    * here, without waking the completion thread and back.
    */
@@ -931,9 +942,13 @@ blkemu_zone_submit (struct blkemu_disk *disk, enum blkemu_zone_op op,
     done (cookie, ENOMEM);
     return;
   }
-  *req = (struct request) {
-    .disk = disk, .op = BLKEMU_OP_TRIM, .offset = offset,
-    .arrival = clock_now_ns (), .done = done, .cookie = cookie,
+  *req = (struct request){
+    .disk = disk,
+    .op = BLKEMU_OP_TRIM,
+    .offset = offset,
+    .arrival = clock_now_ns (),
+    .done = done,
+    .cookie = cookie,
     .zone_cmd = (int) op + 1,
   };
   if ((unsigned) op >= BLKEMU_ZONE_OP_COUNT) {
@@ -951,20 +966,26 @@ blkemu_zone_command (struct blkemu_disk *disk, enum blkemu_zone_op op,
   if ((unsigned) op >= BLKEMU_ZONE_OP_COUNT)
     return EINVAL;
   struct request req = {
-    .disk = disk, .op = BLKEMU_OP_TRIM, .offset = offset,
-    .arrival = clock_now_ns (), .zone_cmd = (int) op + 1,
+    .disk = disk,
+    .op = BLKEMU_OP_TRIM,
+    .offset = offset,
+    .arrival = clock_now_ns (),
+    .zone_cmd = (int) op + 1,
   };
   return request_run (&req, NULL);
 }
 
 int
 blkemu_zone_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
-                    uint64_t zone_offset, unsigned flags,
-                    uint64_t *written_at)
+                    uint64_t zone_offset, unsigned flags, uint64_t *written_at)
 {
   struct request req = {
-    .disk = disk, .op = BLKEMU_OP_WRITE, .flags = flags, .len = len,
-    .offset = zone_offset, .arrival = clock_now_ns (),
+    .disk = disk,
+    .op = BLKEMU_OP_WRITE,
+    .flags = flags,
+    .len = len,
+    .offset = zone_offset,
+    .arrival = clock_now_ns (),
     .append_at = written_at,
   };
   /* A write: the backend only reads BUF (the path is shared with reads,
@@ -972,4 +993,3 @@ blkemu_zone_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
    */
   return request_run (&req, (void *) buf);
 }
-

@@ -24,9 +24,11 @@
 
 /* Ranges collected under one lock, acted on under another (or none). */
 struct ranges {
-  struct { uint64_t offset, len; } *r;
+  struct {
+    uint64_t offset, len;
+  } * r;
   size_t n, cap;
-  bool lost;                    /* out of memory: some were not kept */
+  bool lost; /* out of memory: some were not kept */
 };
 
 static void
@@ -54,7 +56,10 @@ ranges_add (void *arg, uint64_t offset, uint64_t len)
  * a power-on from serving before all of it is done.
  */
 static const char *const crash_mode_names[BLKEMU_CRASH_MODE_COUNT] = {
-  "lose-all", "subset", "torn", "interrupted",
+  "lose-all",
+  "subset",
+  "torn",
+  "interrupted",
 };
 
 const char *
@@ -98,7 +103,7 @@ blkemu_crash_args (const char *what, const char *mode_text,
     *seed = v;
   }
   else if (getrandom (seed, sizeof *seed, GRND_NONBLOCK) != sizeof *seed)
-    *seed = clock_now_ns ();   /* told back: replayable all the same */
+    *seed = clock_now_ns (); /* told back: replayable all the same */
   return 0;
 }
 
@@ -110,18 +115,16 @@ trace_fate (void *arg, uint64_t offset, uint64_t len,
             enum blkemu_crash_fate fate)
 {
   static const char *const names[] = { "lost", "persisted", "torn" };
-  trace_note (arg, "# crash-write %llu %llu %s\n",
-              (unsigned long long) offset, (unsigned long long) len,
-              names[fate]);
+  trace_note (arg, "# crash-write %llu %llu %s\n", (unsigned long long) offset,
+              (unsigned long long) len, names[fate]);
 }
 
 /* The state's parameters, common to a crash and a VIEW (which names the
  * command in messages).  Returns 0 or -1 with ERR filled.  Disk lock held.
  */
 static int
-state_setup (struct blkemu_disk *disk, bool view,
-             enum blkemu_crash_mode mode, uint64_t seed,
-             struct wcache_crash *c, char *err)
+state_setup (struct blkemu_disk *disk, bool view, enum blkemu_crash_mode mode,
+             uint64_t seed, struct wcache_crash *c, char *err)
 {
   const char *what = view ? "view" : "crash";
   if ((unsigned) mode >= BLKEMU_CRASH_MODE_COUNT) {
@@ -131,24 +134,27 @@ state_setup (struct blkemu_disk *disk, bool view,
   }
   if (view && mode == BLKEMU_CRASH_INTERRUPTED) {
     set_err (err, "view interrupted: a view shows data; the sectors an "
-             "interrupted write leaves unreadable are the crash's (crash "
-             "interrupted), not a view's");
+                  "interrupted write leaves unreadable are the crash's (crash "
+                  "interrupted), not a view's");
     return -1;
   }
   if (zones_on (&disk->zones) && mode != BLKEMU_CRASH_LOSE_ALL) {
     /* A sequential zone's writes land in order: a subset with holes
      * below the write pointer is no state a zoned drive produces.
      */
-    set_err (err, "%s %s: a zoned disk (zoned=host-managed) takes "
-             "lose-all only", what, crash_mode_names[mode]);
+    set_err (err,
+             "%s %s: a zoned disk (zoned=host-managed) takes "
+             "lose-all only",
+             what, crash_mode_names[mode]);
     return -1;
   }
   const uint64_t *n = disk->cfg.num;
-  *c = (struct wcache_crash) {
-    .mode = mode, .seed = seed,
-    .unit = n[K_ATOMIC_UNIT] ? n[K_ATOMIC_UNIT]
+  *c = (struct wcache_crash){
+    .mode = mode,
+    .seed = seed,
+    .unit = n[K_ATOMIC_UNIT]           ? n[K_ATOMIC_UNIT]
             : n[K_PHYSICAL_BLOCK_SIZE] ? n[K_PHYSICAL_BLOCK_SIZE]
-            : n[K_LOGICAL_BLOCK_SIZE],
+                                       : n[K_LOGICAL_BLOCK_SIZE],
   };
   if (trace_wants_notes (&disk->trace)) {
     c->fate = trace_fate;
@@ -176,13 +182,16 @@ state_walk (struct blkemu_disk *disk, struct wcache_crash *c, bool view)
 }
 
 static void
-report_state (struct blkemu_crash_report *report,
-              const struct wcache_crash *c)
+report_state (struct blkemu_crash_report *report, const struct wcache_crash *c)
 {
   if (report)
-    *report = (struct blkemu_crash_report) {
-      .mode = c->mode, .seed = c->seed, .persisted = c->persisted,
-      .lost = c->lost, .torn = c->torn, .lost_bytes = c->lost_bytes,
+    *report = (struct blkemu_crash_report){
+      .mode = c->mode,
+      .seed = c->seed,
+      .persisted = c->persisted,
+      .lost = c->lost,
+      .torn = c->torn,
+      .lost_bytes = c->lost_bytes,
     };
 }
 
@@ -280,20 +289,18 @@ blkemu_disk_crash (struct blkemu_disk *disk, char *err, size_t errlen)
 }
 
 int
-blkemu_disk_crash_state (struct blkemu_disk *disk,
-                         enum blkemu_crash_mode mode, uint64_t seed,
-                         struct blkemu_crash_report *report, char *err,
-                         size_t errlen)
+blkemu_disk_crash_state (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
+                         uint64_t seed, struct blkemu_crash_report *report,
+                         char *err, size_t errlen)
 {
   char e[BLKEMU_ERR_MAX];
-  return err_result (disk_crash (disk, mode, seed, report, e), e, err,
-                     errlen);
+  return err_result (disk_crash (disk, mode, seed, report, e), e, err, errlen);
 }
 
 void
 blkemu_disk_power_on (struct blkemu_disk *disk)
 {
-  pthread_mutex_lock (&disk->power_lock);   /* after a crash's rollback */
+  pthread_mutex_lock (&disk->power_lock); /* after a crash's rollback */
   pthread_mutex_lock (&disk->lock);
   if (disk->viewing)
     view_end_locked (disk);
@@ -314,12 +321,12 @@ blkemu_disk_power_off (struct blkemu_disk *disk, char *err, size_t errlen)
   pthread_mutex_lock (&disk->lock);
   if (zones_on (&disk->zones)) {
     set_err (e, "power-off: a zoned disk (zoned=host-managed) has no crash "
-             "views; use crash");
+                "views; use crash");
     r = -1;
   }
   else if (disk->faults.offline) {
     set_err (e, "power-off: the disk is already off (crash, power-off or "
-             "a view's end); power-on first");
+                "a view's end); power-on first");
     r = -1;
   }
   else {
@@ -356,7 +363,7 @@ blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
   int r = state_setup (disk, true, mode, seed, &c, e);
   if (r == 0 && !disk->held) {
     set_err (e, "view: the disk must be powered off with its cache kept "
-             "first (power-off)");
+                "first (power-off)");
     r = -1;
   }
   else if (r == 0 && disk->viewing) {

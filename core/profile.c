@@ -20,7 +20,7 @@
  * and the installed data directory.
  */
 #ifndef BLKEMU_PROFILE_DIR
-#define BLKEMU_PROFILE_DIR NULL   /* a package: no source tree */
+#define BLKEMU_PROFILE_DIR NULL /* a package: no source tree */
 #endif
 #ifndef BLKEMU_PROFILE_INSTALL_DIR
 #define BLKEMU_PROFILE_INSTALL_DIR "/usr/local/share/blkemu/profiles"
@@ -94,14 +94,16 @@ read_profile_file (const char *name, const char *path, char *err)
     return NULL;
   }
   if (have > PROFILE_MAX_BYTES) {
-    set_err (err, "profile=%s: %s is larger than %d bytes (a profile is a "
-             "short key = value file)", name, path, PROFILE_MAX_BYTES);
+    set_err (err,
+             "profile=%s: %s is larger than %d bytes (a profile is a "
+             "short key = value file)",
+             name, path, PROFILE_MAX_BYTES);
     free (text);
     return NULL;
   }
   if (memchr (text, '\0', have)) {
-    set_err (err, "profile=%s: %s holds a NUL byte (not a text file)",
-             name, path);
+    set_err (err, "profile=%s: %s holds a NUL byte (not a text file)", name,
+             path);
     free (text);
     return NULL;
   }
@@ -113,8 +115,7 @@ static char *trim (char *s);
 
 /* The one-line description: the first comment, "# NAME: text". */
 static void
-profile_description (const char *path, const char *name, char *out,
-                     size_t len)
+profile_description (const char *path, const char *name, char *out, size_t len)
 {
   char line[512];
   FILE *fp = fopen (path, "r");
@@ -158,8 +159,8 @@ blkemu_profiles_print (FILE *fp)
     fprintf (fp, "profiles in %s:\n", dirs[d]);
     for (int i = 0; i < n; i++) {
       char name[sizeof list[i]->d_name], path[4096], desc[400];
-      snprintf (name, sizeof name, "%.*s",
-                (int) strlen (list[i]->d_name) - 5, list[i]->d_name);
+      snprintf (name, sizeof name, "%.*s", (int) strlen (list[i]->d_name) - 5,
+                list[i]->d_name);
       snprintf (path, sizeof path, "%s/%s.conf", dirs[d], name);
       profile_description (path, name, desc, sizeof desc);
       fprintf (fp, "  %-22s %s\n", name, desc);
@@ -235,4 +236,3 @@ load_profile (struct blkemu_config *cfg, const char *name, char *err)
   free (text);
   return r;
 }
-

@@ -121,56 +121,63 @@ json_op (const struct json_out *j, const struct op_stats *os,
                  (unsigned long long) os->size_log2[b]);
       first = false;
     }
-  double mean = os->lat_count ? us (os->lat_sum_ns) / (double) os->lat_count
-                              : 0;
-  double modelled = os->lat_count ? us (os->model_sum_ns)
-                                    / (double) os->lat_count : 0;
-  sb_printf (sb, "},%s%s\"latency_us\": {\"mean\": %.3f, "
+  double mean =
+    os->lat_count ? us (os->lat_sum_ns) / (double) os->lat_count : 0;
+  double modelled =
+    os->lat_count ? us (os->model_sum_ns) / (double) os->lat_count : 0;
+  sb_printf (sb,
+             "},%s%s\"latency_us\": {\"mean\": %.3f, "
              "\"modelled_mean\": %.3f, \"p50\": %.3f, "
              "\"p90\": %.3f, \"p99\": %.3f, \"p999\": %.3f, "
-             "\"max\": %.3f}%s", j->nl, j->in3, mean, modelled,
+             "\"max\": %.3f}%s",
+             j->nl, j->in3, mean, modelled,
              us (stats_latency_percentile (os, 50)),
              us (stats_latency_percentile (os, 90)),
              us (stats_latency_percentile (os, 99)),
-             us (stats_latency_percentile (os, 99.9)),
-             us (os->lat_max_ns), j->nl);
+             us (stats_latency_percentile (os, 99.9)), us (os->lat_max_ns),
+             j->nl);
 }
 
 /* oversize, misaligned, out_of_range, cancelled, faults. */
 static void
 json_counters (const struct json_out *j, const struct stats *st)
 {
-  sb_printf (j->sb, "%s\"oversize\": {\"rejected\": %llu, \"split\": %llu, "
-             "\"pieces\": %llu, \"allowed\": %llu},%s", j->in1,
-             (unsigned long long) st->oversize_rejected,
+  sb_printf (j->sb,
+             "%s\"oversize\": {\"rejected\": %llu, \"split\": %llu, "
+             "\"pieces\": %llu, \"allowed\": %llu},%s",
+             j->in1, (unsigned long long) st->oversize_rejected,
              (unsigned long long) st->oversize_split,
              (unsigned long long) st->oversize_pieces,
              (unsigned long long) st->oversize_allowed, j->nl);
-  sb_printf (j->sb, "%s\"boundary\": {\"crossed\": %llu, \"split\": %llu, "
-             "\"rejected\": %llu},%s", j->in1,
-             (unsigned long long) st->boundary_crossed,
+  sb_printf (j->sb,
+             "%s\"boundary\": {\"crossed\": %llu, \"split\": %llu, "
+             "\"rejected\": %llu},%s",
+             j->in1, (unsigned long long) st->boundary_crossed,
              (unsigned long long) st->boundary_split,
              (unsigned long long) st->boundary_rejected, j->nl);
-  sb_printf (j->sb, "%s\"discard\": {\"unaligned\": %llu, "
-             "\"kept_bytes\": %llu},%s", j->in1,
-             (unsigned long long) st->discard_unaligned,
+  sb_printf (j->sb,
+             "%s\"discard\": {\"unaligned\": %llu, "
+             "\"kept_bytes\": %llu},%s",
+             j->in1, (unsigned long long) st->discard_unaligned,
              (unsigned long long) st->discard_kept_bytes, j->nl);
-  sb_printf (j->sb, "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s"
+  sb_printf (j->sb,
+             "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s"
              "%s\"cancelled\": %llu,%s",
              j->in1, (unsigned long long) st->misaligned, j->nl, j->in1,
              (unsigned long long) st->out_of_range, j->nl, j->in1,
              (unsigned long long) st->cancelled, j->nl);
   const struct fault_counts *fc = &st->faults;
-  sb_printf (j->sb, "%s\"faults\": {\"errors\": %llu, \"spikes\": %llu, "
+  sb_printf (j->sb,
+             "%s\"faults\": {\"errors\": %llu, \"spikes\": %llu, "
              "\"stalled\": %llu, \"slowed\": %llu, \"dropped\": %llu, "
              "\"offline\": %llu, \"crashes\": %llu, \"lost_writes\": %llu, "
              "\"lost_bytes\": %llu, \"crash_aborted\": %llu, "
              "\"persisted_writes\": %llu, \"torn_writes\": %llu, "
              "\"views\": %llu, \"medium_errors\": %llu, "
-             "\"interrupted\": %llu, \"last_crash\": ", j->in1,
-             (unsigned long long) fc->errors, (unsigned long long) fc->spikes,
-             (unsigned long long) fc->stalled, (unsigned long long) fc->slowed,
-             (unsigned long long) fc->dropped,
+             "\"interrupted\": %llu, \"last_crash\": ",
+             j->in1, (unsigned long long) fc->errors,
+             (unsigned long long) fc->spikes, (unsigned long long) fc->stalled,
+             (unsigned long long) fc->slowed, (unsigned long long) fc->dropped,
              (unsigned long long) fc->offline,
              (unsigned long long) fc->crashes,
              (unsigned long long) fc->lost_writes,
@@ -182,7 +189,8 @@ json_counters (const struct json_out *j, const struct stats *st)
              (unsigned long long) fc->medium_errors,
              (unsigned long long) fc->interrupted);
   if (fc->crashes)
-    sb_printf (j->sb, "{\"mode\": \"%s\", \"seed\": %llu, "
+    sb_printf (j->sb,
+               "{\"mode\": \"%s\", \"seed\": %llu, "
                "\"persisted\": %llu, \"lost\": %llu, \"torn\": %llu}",
                blkemu_crash_mode_name (fc->last_mode),
                (unsigned long long) fc->last_seed,
@@ -201,17 +209,18 @@ json_trace_cache (const struct json_out *j, struct blkemu_disk *disk)
   struct trace_counts tc;
   trace_counts (&disk->trace, &tc);
   if (tc.enabled)
-    sb_printf (j->sb, "%s\"trace\": {\"records\": %llu, \"dropped\": %llu, "
-               "\"bytes\": %llu, \"write_error\": %s%s%s},%s", j->in1,
-               (unsigned long long) tc.records,
-               (unsigned long long) tc.dropped,
-               (unsigned long long) tc.bytes,
+    sb_printf (j->sb,
+               "%s\"trace\": {\"records\": %llu, \"dropped\": %llu, "
+               "\"bytes\": %llu, \"write_error\": %s%s%s},%s",
+               j->in1, (unsigned long long) tc.records,
+               (unsigned long long) tc.dropped, (unsigned long long) tc.bytes,
                tc.write_error ? "\"" : "",
                tc.write_error ? strerrorname_np (tc.write_error) : "null",
                tc.write_error ? "\"" : "", j->nl);
   uint64_t wc_entries, wc_bytes;
   wcache_usage (&disk->wcache, &wc_entries, &wc_bytes);
-  sb_printf (j->sb, "%s\"write_cache\": {\"entries\": %llu, \"bytes\": %llu},%s",
+  sb_printf (j->sb,
+             "%s\"write_cache\": {\"entries\": %llu, \"bytes\": %llu},%s",
              j->in1, (unsigned long long) wc_entries,
              (unsigned long long) wc_bytes, j->nl);
 }
@@ -245,9 +254,11 @@ json_zones (const struct json_out *j, struct blkemu_disk *disk,
   }
   uint64_t c[16];
   zones_count (z, c);
-  sb_printf (sb, "%s\"zones\": {\"count\": %llu, \"conventional\": %llu, "
+  sb_printf (sb,
+             "%s\"zones\": {\"count\": %llu, \"conventional\": %llu, "
              "\"zone_size\": %llu, \"capacity\": %llu, \"max_open\": %llu, "
-             "\"max_active\": %llu,%s", j->in1, (unsigned long long) z->nr,
+             "\"max_active\": %llu,%s",
+             j->in1, (unsigned long long) z->nr,
              (unsigned long long) z->nr_conv,
              (unsigned long long) z->zone_size,
              (unsigned long long) z->capacity,
@@ -257,14 +268,15 @@ json_zones (const struct json_out *j, struct blkemu_disk *disk,
     "not_wp", "empty", "implicit_open", "explicit_open", "closed", "full",
   };
   const uint64_t conds[] = {
-    c[BLKEMU_ZONE_COND_NOT_WP], c[BLKEMU_ZONE_COND_EMPTY],
+    c[BLKEMU_ZONE_COND_NOT_WP],   c[BLKEMU_ZONE_COND_EMPTY],
     c[BLKEMU_ZONE_COND_IMP_OPEN], c[BLKEMU_ZONE_COND_EXP_OPEN],
-    c[BLKEMU_ZONE_COND_CLOSED], c[BLKEMU_ZONE_COND_FULL],
+    c[BLKEMU_ZONE_COND_CLOSED],   c[BLKEMU_ZONE_COND_FULL],
   };
   json_counts (j, j->in2, "conditions", cond_keys, conds, NCOUNTS (conds));
-  sb_printf (sb, "%s\"open_peak\": %llu, \"active_peak\": %llu, "
-             "\"excursions\": %llu,%s", j->in2,
-             (unsigned long long) z->open_peak,
+  sb_printf (sb,
+             "%s\"open_peak\": %llu, \"active_peak\": %llu, "
+             "\"excursions\": %llu,%s",
+             j->in2, (unsigned long long) z->open_peak,
              (unsigned long long) z->active_peak,
              (unsigned long long) z->excursions, j->nl);
   static const char *const cmd_keys[BLKEMU_ZONE_OP_COUNT] = {
@@ -272,17 +284,19 @@ json_zones (const struct json_out *j, struct blkemu_disk *disk,
   };
   json_counts (j, j->in2, "commands", cmd_keys, z->cmds, BLKEMU_ZONE_OP_COUNT);
   static const char *const write_keys[] = {
-    "sequential", "conventional", "appends",
+    "sequential",
+    "conventional",
+    "appends",
   };
   const uint64_t writes[] = { z->writes_seq, z->writes_conv, z->appends };
   json_counts (j, j->in2, "writes", write_keys, writes, NCOUNTS (writes));
   static const char *const viol_keys[] = {
-    "write_pointer", "zone_end", "full", "open_resources",
-    "active_resources", "condition",
+    "write_pointer",  "zone_end",         "full",
+    "open_resources", "active_resources", "condition",
   };
   const uint64_t viol[] = {
     z->wp_violations, z->boundary_violations, z->full_violations,
-    z->open_refused, z->active_refused, z->cond_refused,
+    z->open_refused,  z->active_refused,      z->cond_refused,
   };
   json_counts (j, j->in2, "violations", viol_keys, viol, NCOUNTS (viol));
   pthread_mutex_unlock (&disk->lock);
@@ -296,9 +310,10 @@ json_queue_transport (const struct json_out *j, struct blkemu_disk *disk,
                       const struct stats *st)
 {
   struct strbuf *sb = j->sb;
-  sb_printf (sb, "%s\"queue_depth\": {\"max\": %llu, \"mean\": %.3f, "
-             "\"histogram\": {", j->in1, (unsigned long long) st->qd_max,
-             qd_mean (st));
+  sb_printf (sb,
+             "%s\"queue_depth\": {\"max\": %llu, \"mean\": %.3f, "
+             "\"histogram\": {",
+             j->in1, (unsigned long long) st->qd_max, qd_mean (st));
   bool first = true;
   for (int i = 0; i < QD_BUCKETS; i++)
     if (st->qd_hist[i]) {
@@ -309,8 +324,10 @@ json_queue_transport (const struct json_out *j, struct blkemu_disk *disk,
     }
   sb_printf (sb, "}},%s", j->nl);
   sb_printf (sb, "%s\"sequential_fraction\": %.4f,%s", j->in1,
-             st->rw_requests ? (double) st->seq_requests
-                               / (double) st->rw_requests : 0.0, j->nl);
+             st->rw_requests
+               ? (double) st->seq_requests / (double) st->rw_requests
+               : 0.0,
+             j->nl);
   sb_printf (sb, "%s\"transport\": {", j->in1);
   pthread_mutex_lock (&disk->transport_lock);
   for (int i = 0; i < TRANSPORT_MAX && disk->transport[i].key; i++) {
@@ -330,8 +347,11 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
   struct size_slot *slots = malloc (SIZE_SLOTS * sizeof *slots);
   struct strbuf sb = { 0 };
   const struct json_out j = {
-    .sb = &sb, .nl = pretty ? "\n" : "", .in1 = pretty ? "  " : "",
-    .in2 = pretty ? "    " : "", .in3 = pretty ? "      " : "",
+    .sb = &sb,
+    .nl = pretty ? "\n" : "",
+    .in1 = pretty ? "  " : "",
+    .in2 = pretty ? "    " : "",
+    .in3 = pretty ? "      " : "",
   };
   if (!st || !slots) {
     free (st);
@@ -339,9 +359,11 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
     return NULL;
   }
   double elapsed = (double) (clock_now_ns () - st->start_ns) / 1e9;
-  sb_printf (&sb, "{%s%s\"version\": \"%s\",%s%s\"elapsed_s\": %.3f,%s"
-             "%s\"active_s\": %.6f,%s", j.nl, j.in1, BLKEMU_VERSION, j.nl,
-             j.in1, elapsed, j.nl, j.in1, active_seconds (st), j.nl);
+  sb_printf (&sb,
+             "{%s%s\"version\": \"%s\",%s%s\"elapsed_s\": %.3f,%s"
+             "%s\"active_s\": %.6f,%s",
+             j.nl, j.in1, BLKEMU_VERSION, j.nl, j.in1, elapsed, j.nl, j.in1,
+             active_seconds (st), j.nl);
   json_config (&j, disk);
   sb_printf (&sb, "%s\"ops\": {", j.in1);
   for (int op = 0; op < BLKEMU_OP_COUNT; op++) {
@@ -354,7 +376,8 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
   json_counters (&j, st);
   sb_printf (&sb, "%s\"in_flight\": %llu,%s", j.in1,
              (unsigned long long) __atomic_load_n (&disk->in_flight,
-                                                   __ATOMIC_RELAXED), j.nl);
+                                                   __ATOMIC_RELAXED),
+             j.nl);
   json_trace_cache (&j, disk);
   json_zones (&j, disk, st);
   json_queue_transport (&j, disk, st);
@@ -367,8 +390,8 @@ int
 blkemu_write_file_atomic (const char *path, const char *text)
 {
   char tmp[PATH_MAX];
-  if (snprintf (tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid ())
-      >= (int) sizeof tmp) {
+  if (snprintf (tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid ()) >=
+      (int) sizeof tmp) {
     errno = ENAMETOOLONG;
     return -1;
   }
@@ -442,8 +465,8 @@ summary_histogram (struct strbuf *sb, const char *opname,
     blkemu_format_size (slots[i].size, sz, sizeof sz);
     int bar = (int) ((slots[i].count * BAR_WIDTH + max - 1) / max);
     sb_printf (sb, "  %8s |%.*s%*s %llu\n", sz, bar,
-               "########################################", BAR_WIDTH - bar,
-               "", (unsigned long long) slots[i].count);
+               "########################################", BAR_WIDTH - bar, "",
+               (unsigned long long) slots[i].count);
   }
   if (rest)
     sb_printf (sb, "  %8s  %llu requests in %llu other sizes\n", "...",
@@ -464,7 +487,8 @@ summary_table (struct strbuf *sb, const struct stats *st, double secs)
     if (os->requests == 0)
       continue;
     uint64_t ok = os->requests - os->errors;
-    sb_printf (sb, "%-6s %9llu %9.1f %9.2f %9.2f %9.1f %9.1f %9.1f %9.1f "
+    sb_printf (sb,
+               "%-6s %9llu %9.1f %9.2f %9.2f %9.1f %9.1f %9.1f %9.1f "
                "%9.1f %7llu\n",
                stats_op_name ((enum blkemu_op) op),
                (unsigned long long) os->requests, (double) os->requests / secs,
@@ -484,7 +508,8 @@ summary_table (struct strbuf *sb, const struct stats *st, double secs)
 static void
 summary_counters (struct strbuf *sb, const struct stats *st)
 {
-  sb_printf (sb, "oversize: %llu rejected, %llu split into %llu pieces, "
+  sb_printf (sb,
+             "oversize: %llu rejected, %llu split into %llu pieces, "
              "%llu allowed; misaligned %llu; out of range %llu\n",
              (unsigned long long) st->oversize_rejected,
              (unsigned long long) st->oversize_split,
@@ -493,19 +518,23 @@ summary_counters (struct strbuf *sb, const struct stats *st)
              (unsigned long long) st->misaligned,
              (unsigned long long) st->out_of_range);
   if (st->boundary_crossed)
-    sb_printf (sb, "boundary: %llu requests crossed one: %llu split, "
-               "%llu rejected\n", (unsigned long long) st->boundary_crossed,
+    sb_printf (sb,
+               "boundary: %llu requests crossed one: %llu split, "
+               "%llu rejected\n",
+               (unsigned long long) st->boundary_crossed,
                (unsigned long long) st->boundary_split,
                (unsigned long long) st->boundary_rejected);
   if (st->discard_unaligned)
-    sb_printf (sb, "discard: %llu trims not in whole units; %llu bytes "
+    sb_printf (sb,
+               "discard: %llu trims not in whole units; %llu bytes "
                "outside them kept their data\n",
                (unsigned long long) st->discard_unaligned,
                (unsigned long long) st->discard_kept_bytes);
   const struct fault_counts *fc = &st->faults;
   if (fc->errors || fc->spikes || fc->stalled || fc->slowed || fc->dropped ||
       fc->offline || fc->crashes) {
-    sb_printf (sb, "faults: %llu errors injected, %llu spikes, %llu stalled, "
+    sb_printf (sb,
+               "faults: %llu errors injected, %llu spikes, %llu stalled, "
                "%llu slowed, %llu connections dropped, %llu refused offline; "
                "%llu crashes lost %llu unflushed writes (%.1f MiB) and "
                "failed %llu requests in flight\n",
@@ -520,7 +549,8 @@ summary_counters (struct strbuf *sb, const struct stats *st)
                (double) fc->lost_bytes / 1048576.0,
                (unsigned long long) fc->crash_aborted);
     if (fc->crashes && fc->last_mode != BLKEMU_CRASH_LOSE_ALL)
-      sb_printf (sb, "last crash: %s, seed %llu: %llu cached writes "
+      sb_printf (sb,
+                 "last crash: %s, seed %llu: %llu cached writes "
                  "persisted, %llu lost, %llu torn\n",
                  blkemu_crash_mode_name (fc->last_mode),
                  (unsigned long long) fc->last_seed,
@@ -528,11 +558,13 @@ summary_counters (struct strbuf *sb, const struct stats *st)
                  (unsigned long long) fc->last_lost,
                  (unsigned long long) fc->last_torn);
   }
-  sb_printf (sb, "queue depth at arrival: max %llu, mean %.2f; "
-             "sequential %.1f%%\n", (unsigned long long) st->qd_max,
-             qd_mean (st),
-             st->rw_requests ? 100.0 * (double) st->seq_requests
-                               / (double) st->rw_requests : 0.0);
+  sb_printf (sb,
+             "queue depth at arrival: max %llu, mean %.2f; "
+             "sequential %.1f%%\n",
+             (unsigned long long) st->qd_max, qd_mean (st),
+             st->rw_requests
+               ? 100.0 * (double) st->seq_requests / (double) st->rw_requests
+               : 0.0);
 }
 
 /* A zoned disk: its zones by condition, commands and what was refused. */
@@ -544,7 +576,8 @@ summary_zones (struct strbuf *sb, struct blkemu_disk *disk)
   if (zones_on (z)) {
     uint64_t c[16];
     zones_count (z, c);
-    sb_printf (sb, "zones: %llu (%llu conventional): %llu empty, %llu open "
+    sb_printf (sb,
+               "zones: %llu (%llu conventional): %llu empty, %llu open "
                "(peak %llu), %llu closed, %llu full; %llu resets, %llu "
                "finishes, %llu appends; refused: %llu off the write "
                "pointer, %llu past a zone's end, %llu into full zones, %llu "
@@ -591,10 +624,12 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
    */
   double total = (double) (clock_now_ns () - st->start_ns) / 1e9;
   double secs = active_seconds (st);
-  if (secs <= 0)   /* nothing reached the device: rates over the uptime */
+  if (secs <= 0) /* nothing reached the device: rates over the uptime */
     secs = total > 0 ? total : 1e-9;
-  sb_printf (&sb, "blkemu %s: %.3f s active of %.2f s, max-transfer %s, "
-             "oversize=%s\n", name, secs, total, mt, pol);
+  sb_printf (&sb,
+             "blkemu %s: %.3f s active of %.2f s, max-transfer %s, "
+             "oversize=%s\n",
+             name, secs, total, mt, pol);
   summary_table (&sb, st, secs);
   summary_counters (&sb, st);
   summary_zones (&sb, disk);

@@ -132,10 +132,12 @@ parse_value (int id, const char *value, uint64_t *num, char *err)
     char *end;
     errno = 0;
     unsigned long m = strtoul (value, &end, 8);
-    if (!*value || *end || errno || m > 0777 || (m & 0111) || value[0] == '-' ||
-        value[0] == '+' || value[0] == ' ') {
-      set_err (err, "%s=%s: must be an octal mode with read/write bits only, "
-               "like 0600 or 0660", k->name, value);
+    if (!*value || *end || errno || m > 0777 || (m & 0111) ||
+        value[0] == '-' || value[0] == '+' || value[0] == ' ') {
+      set_err (err,
+               "%s=%s: must be an octal mode with read/write bits only, "
+               "like 0600 or 0660",
+               k->name, value);
       return -1;
     }
     *num = m;
@@ -155,17 +157,21 @@ parse_value (int id, const char *value, uint64_t *num, char *err)
   /* Zero is "unset/unlimited" for keys whose minimum is 0. */
   if (*num < k->min) {
     char lim[32];
-    if (k->type == T_DURATION) blkemu_format_duration (k->min, lim, sizeof lim);
-    else blkemu_format_size (k->min, lim, sizeof lim);
+    if (k->type == T_DURATION)
+      blkemu_format_duration (k->min, lim, sizeof lim);
+    else
+      blkemu_format_size (k->min, lim, sizeof lim);
     set_err (err, "%s=%s: must be at least %s", k->name, value, lim);
     return -1;
   }
   if (k->max != NOMAX && *num > k->max) {
     char lim[32];
-    if (k->type == T_DURATION) blkemu_format_duration (k->max, lim, sizeof lim);
+    if (k->type == T_DURATION)
+      blkemu_format_duration (k->max, lim, sizeof lim);
     else if (k->type == T_UINT)
       snprintf (lim, sizeof lim, "%llu", (unsigned long long) k->max);
-    else blkemu_format_size (k->max, lim, sizeof lim);
+    else
+      blkemu_format_size (k->max, lim, sizeof lim);
     set_err (err, "%s=%s: must be at most %s", k->name, value, lim);
     return -1;
   }
@@ -295,9 +301,9 @@ blkemu_spec_print_help (FILE *fp, const char *indent)
   for (int i = 0; i < K_COUNT; i++) {
     const struct key_def *k = &config_keys[i];
     static const char *type_names[] = {
-      [T_SIZE] = "SIZE", [T_DURATION] = "TIME", [T_RATE] = "RATE",
-      [T_UINT] = "N", [T_ENUM] = NULL, [T_BOOL] = "yes|no",
-      [T_STRING] = "STR", [T_PROB] = "P", [T_MODE] = "MODE",
+      [T_SIZE] = "SIZE",  [T_DURATION] = "TIME", [T_RATE] = "RATE",
+      [T_UINT] = "N",     [T_ENUM] = NULL,       [T_BOOL] = "yes|no",
+      [T_STRING] = "STR", [T_PROB] = "P",        [T_MODE] = "MODE",
     };
     const char *t = k->type == T_ENUM ? k->choices : type_names[k->type];
     if (i == K_FILE || i == K_PROFILE || i == K_STATS || i == K_TRACE ||
@@ -311,4 +317,3 @@ blkemu_spec_print_help (FILE *fp, const char *indent)
     fputc ('\n', fp);
   }
 }
-

@@ -6,9 +6,9 @@
 
 #include "clock.h"
 
-static const char *const op_names[BLKEMU_OP_COUNT] = {
-  "read", "write", "flush", "trim", "zero"
-};
+static const char *const op_names[BLKEMU_OP_COUNT] = { "read", "write",
+                                                       "flush", "trim",
+                                                       "zero" };
 
 const char *
 stats_op_name (enum blkemu_op op)
@@ -36,8 +36,8 @@ void
 stats_reset (struct stats *st)
 {
   pthread_mutex_lock (&st->lock);
-  _Static_assert (offsetof (struct stats, faults) == sizeof (pthread_mutex_t),
-                  "only the lock comes before the counters");
+  _Static_assert(offsetof (struct stats, faults) == sizeof (pthread_mutex_t),
+                 "only the lock comes before the counters");
   const size_t from = offsetof (struct stats, faults);
   memset ((char *) st + from, 0, sizeof *st - from);
   st->start_ns = clock_now_ns ();

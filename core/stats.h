@@ -16,11 +16,11 @@
  * power of two (worst-case error 0.4% at the bucket's midpoint).
  */
 #define LAT_SUB_BITS 7
-#define LAT_BUCKETS ((40 - LAT_SUB_BITS) * (1 << LAT_SUB_BITS) + \
-                     (2 << LAT_SUB_BITS))
-#define SIZE_SLOTS 1024   /* distinct exact sizes tracked per op */
+#define LAT_BUCKETS                                                           \
+  ((40 - LAT_SUB_BITS) * (1 << LAT_SUB_BITS) + (2 << LAT_SUB_BITS))
+#define SIZE_SLOTS 1024 /* distinct exact sizes tracked per op */
 #define SIZE_LOG2_BUCKETS 64
-#define QD_BUCKETS 1025   /* queue depth 0..1023 exact, then "1024+" */
+#define QD_BUCKETS 1025 /* queue depth 0..1023 exact, then "1024+" */
 
 struct size_slot {
   uint64_t size;
@@ -30,30 +30,30 @@ struct size_slot {
 struct op_stats {
   uint64_t requests, bytes, errors;
   uint64_t lat_sum_ns, lat_max_ns, lat_count;
-  uint64_t model_sum_ns;   /* the model's deadline - arrival: the target */
-  uint64_t size_other;                    /* sizes that found no slot */
-  uint64_t size_log2[SIZE_LOG2_BUCKETS];  /* bucket b: [2^b, 2^(b+1)) */
-  struct size_slot sizes[SIZE_SLOTS];     /* open addressing on size */
+  uint64_t model_sum_ns; /* the model's deadline - arrival: the target */
+  uint64_t size_other;   /* sizes that found no slot */
+  uint64_t size_log2[SIZE_LOG2_BUCKETS]; /* bucket b: [2^b, 2^(b+1)) */
+  struct size_slot sizes[SIZE_SLOTS];    /* open addressing on size */
   uint64_t lat[LAT_BUCKETS];
 };
 
 /* Every injected fault, by kind. */
 struct fault_counts {
-  uint64_t errors;        /* injected by the error rule */
-  uint64_t spikes;        /* requests that paid spike-latency */
-  uint64_t stalled;       /* requests held by a stall */
-  uint64_t slowed;        /* requests stretched by slowdown */
-  uint64_t dropped;       /* connections dropped */
-  uint64_t offline;       /* requests refused while crashed */
-  uint64_t crashes;       /* power losses */
-  uint64_t lost_writes;   /* unflushed writes a crash discarded */
+  uint64_t errors;      /* injected by the error rule */
+  uint64_t spikes;      /* requests that paid spike-latency */
+  uint64_t stalled;     /* requests held by a stall */
+  uint64_t slowed;      /* requests stretched by slowdown */
+  uint64_t dropped;     /* connections dropped */
+  uint64_t offline;     /* requests refused while crashed */
+  uint64_t crashes;     /* power losses */
+  uint64_t lost_writes; /* unflushed writes a crash discarded */
   uint64_t lost_bytes;
-  uint64_t crash_aborted; /* in flight at a crash: failed with EIO */
+  uint64_t crash_aborted;    /* in flight at a crash: failed with EIO */
   uint64_t persisted_writes; /* cached writes a crash let reach the medium */
-  uint64_t torn_writes;   /* of the lost ones, those that landed in part */
-  uint64_t views;         /* crash views opened */
-  uint64_t medium_errors; /* reads failed on an unreadable sector */
-  uint64_t interrupted;   /* writes a crash left unreadable */
+  uint64_t torn_writes;      /* of the lost ones, those that landed in part */
+  uint64_t views;            /* crash views opened */
+  uint64_t medium_errors;    /* reads failed on an unreadable sector */
+  uint64_t interrupted;      /* writes a crash left unreadable */
   /* The last crash (CRASHES > 0). */
   enum blkemu_crash_mode last_mode;
   uint64_t last_seed, last_persisted, last_lost, last_torn;
@@ -82,11 +82,11 @@ struct stats {
   uint64_t zone_refused;        /* refused by the zone rules (zoned=) */
   uint64_t qd_hist[QD_BUCKETS]; /* requests in flight at arrival */
   uint64_t qd_max;
-  uint64_t seq_requests;        /* read/write starting where the last ended */
+  uint64_t seq_requests; /* read/write starting where the last ended */
   uint64_t rw_requests;
-  uint64_t next_offset;         /* end of the last read/write */
-  uint64_t first_arrival_ns;    /* the active window, for rates: first */
-  uint64_t last_done_ns;        /* arrival to last completion */
+  uint64_t next_offset;      /* end of the last read/write */
+  uint64_t first_arrival_ns; /* the active window, for rates: first */
+  uint64_t last_done_ns;     /* arrival to last completion */
 };
 
 /* ST must be zeroed memory. */
@@ -95,8 +95,8 @@ void stats_destroy (struct stats *st);
 void stats_reset (struct stats *st);
 
 /* One completed (or failed) request as the device saw it; MODELLED_NS is
- * the latency the model asked for (what LATENCY_NS should equal).  QD_AT_ARRIVAL
- * counts the requests already in the device, this one included.
+ * the latency the model asked for (what LATENCY_NS should equal).
+ * QD_AT_ARRIVAL counts the requests already in the device, this one included.
  */
 void stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
                    uint64_t len, uint64_t arrival_ns, uint64_t latency_ns,

@@ -8,7 +8,7 @@
 struct strbuf {
   char *s;
   size_t len, cap;
-  bool oom;     /* an allocation failed; s holds what fit */
+  bool oom; /* an allocation failed; s holds what fit */
 };
 
 void sb_printf (struct strbuf *sb, const char *fmt, ...)

@@ -14,7 +14,6 @@
 #include "paths.h"
 #include "stats.h"
 
-
 /* The device number blktrace records carry: 254:0, as a ublk or dm
  * device might be (the kernel's MKDEV layout, 20 bits of minor).
  */
@@ -24,10 +23,10 @@
 #define TRACE_BLKTRACE_COMM "blkemu"
 
 /* One request as a record: at most this many bytes. */
-#define RECORD_MAX 320   /* >= 3 * sizeof (struct blk_io_trace) */
+#define RECORD_MAX 320 /* >= 3 * sizeof (struct blk_io_trace) */
 
 struct request_rec {
-  uint64_t arrival_ns;     /* since the trace started */
+  uint64_t arrival_ns; /* since the trace started */
   enum blkemu_op op;
   uint64_t offset, len, latency_ns, qd;
   int err;
@@ -74,7 +73,8 @@ encode_blktrace (struct trace *t, const struct request_rec *r, char *out)
   uint32_t cat = 0;
   switch (r->op) {
   case BLKEMU_OP_READ: cat = BLK_TC_READ; break;
-  case BLKEMU_OP_WRITE: case BLKEMU_OP_ZERO: cat = BLK_TC_WRITE; break;
+  case BLKEMU_OP_WRITE:
+  case BLKEMU_OP_ZERO: cat = BLK_TC_WRITE; break;
   case BLKEMU_OP_TRIM: cat = BLK_TC_WRITE | BLK_TC_DISCARD; break;
   case BLKEMU_OP_FLUSH: cat = BLK_TC_FLUSH; break;
   default: break;
@@ -85,7 +85,7 @@ encode_blktrace (struct trace *t, const struct request_rec *r, char *out)
                                     BLK_TA_COMPLETE };
   struct blk_io_trace ev[3];
   for (int i = 0; i < 3; i++)
-    ev[i] = (struct blk_io_trace) {
+    ev[i] = (struct blk_io_trace){
       .magic = BLK_IO_TRACE_MAGIC | BLK_IO_TRACE_VERSION,
       .sequence = ++t->sequence,
       .time = r->arrival_ns + (i == 2 ? r->latency_ns : 0),
@@ -101,15 +101,15 @@ encode_blktrace (struct trace *t, const struct request_rec *r, char *out)
 }
 
 /* fio iolog v3: "TIME_MS FILE ACTION OFFSET LENGTH" (a flush is "sync 0
- * 0"), between "0 FILE add", "0 FILE open" and "TIME_MS FILE close".  Only requests the
- * device served: a refused one would stop fio's replay.  Write-zeroes
- * replays as a write (iolog has no such action).
+ * 0"), between "0 FILE add", "0 FILE open" and "TIME_MS FILE close".  Only
+ * requests the device served: a refused one would stop fio's replay.
+ * Write-zeroes replays as a write (iolog has no such action).
  */
 static size_t
 encode_iolog (struct trace *t, const struct request_rec *r, char *out)
 {
   static const char *const action[BLKEMU_OP_COUNT] = {
-    [BLKEMU_OP_READ] = "read", [BLKEMU_OP_WRITE] = "write",
+    [BLKEMU_OP_READ] = "read",  [BLKEMU_OP_WRITE] = "write",
     [BLKEMU_OP_FLUSH] = "sync", [BLKEMU_OP_TRIM] = "trim",
     [BLKEMU_OP_ZERO] = "write",
   };
@@ -117,12 +117,12 @@ encode_iolog (struct trace *t, const struct request_rec *r, char *out)
     return 0;
   if (r->arrival_ns / 1000000 > t->last_ms)
     t->last_ms = r->arrival_ns / 1000000;
-  int n = snprintf (out, RECORD_MAX, "%llu %s %s %llu %llu\n",
-                  (unsigned long long) (r->arrival_ns / 1000000), t->name,
-                  action[r->op],
-                  (unsigned long long) (r->op == BLKEMU_OP_FLUSH ? 0
-                                                                 : r->offset),
-                  (unsigned long long) (r->op == BLKEMU_OP_FLUSH ? 0 : r->len));
+  int n =
+    snprintf (out, RECORD_MAX, "%llu %s %s %llu %llu\n",
+              (unsigned long long) (r->arrival_ns / 1000000), t->name,
+              action[r->op],
+              (unsigned long long) (r->op == BLKEMU_OP_FLUSH ? 0 : r->offset),
+              (unsigned long long) (r->op == BLKEMU_OP_FLUSH ? 0 : r->len));
   return n > 0 ? (size_t) n : 0;
 }
 
@@ -171,10 +171,10 @@ drain (struct trace *t)
     while (whole < t->nends && t->ends[whole] <= done)
       whole++;
     /* Bytes before the first record are the header: kept as written. */
-    size_t keep = whole ? t->ends[whole - 1]
-                  : t->nends && t->first_at < done ? t->first_at : done;
-    if (done > keep &&
-        ftruncate (t->fd, (off_t) (t->file_bytes + keep)) == 0)
+    size_t keep = whole                            ? t->ends[whole - 1]
+                  : t->nends && t->first_at < done ? t->first_at
+                                                   : done;
+    if (done > keep && ftruncate (t->fd, (off_t) (t->file_bytes + keep)) == 0)
       done = keep;
     t->records -= t->nends - whole;
     t->dropped += t->nends - whole;
@@ -219,8 +219,7 @@ emit (struct trace *t, const void *data, size_t n)
   return 0;
 }
 
-static int
-emit_text (struct trace *t, const char *fmt, ...)
+static int emit_text (struct trace *t, const char *fmt, ...)
   __attribute__ ((format (printf, 2, 3)));
 static int
 emit_text (struct trace *t, const char *fmt, ...)
@@ -232,14 +231,15 @@ emit_text (struct trace *t, const char *fmt, ...)
   va_end (ap);
   if (n < 0)
     return EIO;
-  return emit (t, line, (size_t) n < sizeof line ? (size_t) n
-                                                 : sizeof line - 1);
+  return emit (t, line,
+               (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
 }
 
 /* What the file ends with when the cap stops the trace or the disk
  * closes; the cap keeps room for it.
  */
-static const char capped_trailer[] = "# trace stopped: trace-max-size reached\n";
+static const char capped_trailer[] =
+  "# trace stopped: trace-max-size reached\n";
 
 static size_t
 trailer_room (const struct trace *t)
@@ -269,11 +269,11 @@ write_header (struct trace *t)
 {
   if (t->format == TRACE_FMT_BLKEMU)
     return emit_text (t, "# blkemu trace v1\n"
-                      "# time_s op offset length latency_us qd result "
-                      "marks\n");
+                         "# time_s op offset length latency_us qd result "
+                         "marks\n");
   if (t->format == TRACE_FMT_IOLOG)
-    return emit_text (t, "fio version 3 iolog\n0 %s add\n0 %s open\n",
-                      t->name, t->name);
+    return emit_text (t, "fio version 3 iolog\n0 %s add\n0 %s open\n", t->name,
+                      t->name);
   if (t->format == TRACE_FMT_BLKTRACE) {
     /* A notify record naming the process, so blkparse prints [blkemu]. */
     struct blk_io_trace ev = {
@@ -292,8 +292,7 @@ write_header (struct trace *t)
 
 int
 trace_open (struct trace *t, const char *path, enum trace_format format,
-            const char *name, uint64_t start_ns, uint64_t max_bytes,
-            char *err)
+            const char *name, uint64_t start_ns, uint64_t max_bytes, char *err)
 {
   memset (t, 0, sizeof *t);
   pthread_mutex_init (&t->lock, NULL);
@@ -365,8 +364,8 @@ trace_note (struct trace *t, const char *fmt, ...)
     return;
   pthread_mutex_lock (&t->lock);
   if (t->fd != -1 && t->format == TRACE_FMT_BLKEMU)
-    put_line (t, line, (size_t) n < sizeof line ? (size_t) n
-                                                : sizeof line - 1);
+    put_line (t, line,
+              (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
   pthread_mutex_unlock (&t->lock);
 }
 
@@ -388,9 +387,10 @@ finish (struct trace *t, bool capped, int error)
   t->fd = -1;
   if (error && !t->write_error) {
     t->write_error = error;
-    fprintf (stderr, "blkemu: trace=%s: %s: tracing stopped (the disk "
-             "serves on; stats count the requests not traced)\n", t->path,
-             strerrordesc_np (error));
+    fprintf (stderr,
+             "blkemu: trace=%s: %s: tracing stopped (the disk "
+             "serves on; stats count the requests not traced)\n",
+             t->path, strerrordesc_np (error));
   }
 }
 
@@ -425,10 +425,11 @@ void
 trace_counts (struct trace *t, struct trace_counts *out)
 {
   pthread_mutex_lock (&t->lock);
-  *out = (struct trace_counts) { .records = t->records,
-                                 .dropped = t->dropped, .bytes = t->bytes,
-                                 .write_error = t->write_error,
-                                 .enabled = t->path != NULL };
+  *out = (struct trace_counts){ .records = t->records,
+                                .dropped = t->dropped,
+                                .bytes = t->bytes,
+                                .write_error = t->write_error,
+                                .enabled = t->path != NULL };
   pthread_mutex_unlock (&t->lock);
 }
 
@@ -443,7 +444,7 @@ put (struct trace *t, const struct request_rec *r)
   }
   size_t n = encode (t, r, rec);
   if (n == 0)
-    return;                       /* not a record in this format */
+    return; /* not a record in this format */
   if (put_line (t, rec, n))
     t->records++;
   else
@@ -478,8 +479,13 @@ trace_record (struct trace *t, uint64_t arrival_ns, enum blkemu_op op,
   if (!t->path)
     return;
   struct request_rec r = {
-    .arrival_ns = arrival_ns - t->start_ns, .op = op, .offset = offset,
-    .len = len, .latency_ns = latency_ns, .qd = qd, .err = err,
+    .arrival_ns = arrival_ns - t->start_ns,
+    .op = op,
+    .offset = offset,
+    .len = len,
+    .latency_ns = latency_ns,
+    .qd = qd,
+    .err = err,
     .marks = marks,
   };
   pthread_mutex_lock (&t->lock);
@@ -506,14 +512,16 @@ trace_convert (FILE *in, const char *in_name, FILE *out, const char *format,
   /* The live trace's encoders and buffer, on OUT's descriptor; the cap
    * is not the caller's.
    */
-  struct trace t = { .format = f, .path = (char *) "-",
+  struct trace t = { .format = f,
+                     .path = (char *) "-",
                      .name = strdup (disk_name ? disk_name : "disk0"),
                      .buf = malloc (TRACE_BUF_SIZE) };
   struct blkemu_trace_reader *rd = blkemu_trace_reader_new (in, in_name);
   int r = -1;
   if (!t.name || !t.buf || !rd || fflush (out) != 0) {
-    set_err (err, "%s", t.name && t.buf && rd ? strerrordesc_np (errno)
-                                              : "out of memory");
+    set_err (err, "%s",
+             t.name && t.buf && rd ? strerrordesc_np (errno)
+                                   : "out of memory");
     goto out;
   }
   t.fd = fileno (out);
@@ -523,9 +531,14 @@ trace_convert (FILE *in, const char *in_name, FILE *out, const char *format,
   while (e == 0 &&
          (got = blkemu_trace_read (rd, &rec, err, BLKEMU_ERR_MAX)) == 1) {
     struct request_rec rr = {
-      .arrival_ns = rec.arrival_ns, .op = rec.op, .offset = rec.offset,
-      .len = rec.len, .latency_ns = rec.latency_ns, .qd = rec.qd,
-      .err = rec.err, .marks = rec.marks,
+      .arrival_ns = rec.arrival_ns,
+      .op = rec.op,
+      .offset = rec.offset,
+      .len = rec.len,
+      .latency_ns = rec.latency_ns,
+      .qd = rec.qd,
+      .err = rec.err,
+      .marks = rec.marks,
     };
     char buf[RECORD_MAX];
     size_t n = encode (&t, &rr, buf);
@@ -533,7 +546,7 @@ trace_convert (FILE *in, const char *in_name, FILE *out, const char *format,
       e = emit (&t, buf, n);
   }
   if (e == 0 && got == -1)
-    goto out;                     /* ERR says which line */
+    goto out; /* ERR says which line */
   if (e == 0)
     e = emit_trailer (&t, false);
   if (e == 0)
@@ -556,6 +569,6 @@ blkemu_trace_convert (FILE *in, const char *in_name, FILE *out,
                       size_t errlen)
 {
   char e[BLKEMU_ERR_MAX];
-  return err_result (trace_convert (in, in_name, out, format, disk_name, e),
-                     e, err, errlen);
+  return err_result (trace_convert (in, in_name, out, format, disk_name, e), e,
+                     err, errlen);
 }

@@ -13,7 +13,7 @@
 
 #include "blkemu/blkemu.h"
 
-#include "config.h"   /* enum trace_format */
+#include "config.h" /* enum trace_format */
 
 /* A request's op as a trace line writes it: R W F T Z. */
 extern const char trace_op_letter[BLKEMU_OP_COUNT];
@@ -22,23 +22,23 @@ extern const char trace_op_letter[BLKEMU_OP_COUNT];
 struct trace {
   pthread_mutex_t lock;
   enum trace_format format;
-  char *name;          /* the disk's name: iolog's file name */
-  uint32_t sequence;   /* blktrace: event number */
-  uint64_t last_ms;    /* iolog: the latest time written, for "close" */
-  int fd;              /* -1: tracing off, or stopped */
-  char *buf;           /* records not yet written out */
+  char *name;        /* the disk's name: iolog's file name */
+  uint32_t sequence; /* blktrace: event number */
+  uint64_t last_ms;  /* iolog: the latest time written, for "close" */
+  int fd;            /* -1: tracing off, or stopped */
+  char *buf;         /* records not yet written out */
   size_t used;
-  uint32_t *ends;      /* where each record in BUF ends */
+  uint32_t *ends; /* where each record in BUF ends */
   size_t nends, ends_cap;
   size_t first_at;     /* where the first record in BUF starts */
   uint64_t file_bytes; /* in the file */
   char *path;
   uint64_t start_ns;
-  uint64_t max_bytes;  /* trace-max-size: 0 unlimited */
-  uint64_t bytes;      /* the file's size once BUF is written out */
-  uint64_t records;    /* request lines written */
-  uint64_t dropped;    /* requests not written: cap reached or write error */
-  int write_error;     /* the errno that stopped the trace, or 0 */
+  uint64_t max_bytes; /* trace-max-size: 0 unlimited */
+  uint64_t bytes;     /* the file's size once BUF is written out */
+  uint64_t records;   /* request lines written */
+  uint64_t dropped;   /* requests not written: cap reached or write error */
+  int write_error;    /* the errno that stopped the trace, or 0 */
 };
 
 /* The trace's counters, for stats. */
@@ -48,21 +48,22 @@ struct trace_counts {
   bool enabled;
 };
 
-#define TRACE_SPLIT    (1u << 0)  /* a piece of a request the device split */
-#define TRACE_OVERSIZE (1u << 1)  /* above the limit (rejected or allowed) */
-#define TRACE_FUA      (1u << 2)
-#define TRACE_FAULT    (1u << 3)  /* an injected error */
-#define TRACE_SPIKE    (1u << 4)  /* paid a latency spike */
-#define TRACE_STALL    (1u << 5)  /* held by a stall */
-#define TRACE_OFFLINE  (1u << 6)  /* refused: the disk crashed */
-#define TRACE_DROP     (1u << 7)  /* its connection was dropped */
-#define TRACE_CACHED   (1u << 8)  /* held in the volatile write cache */
-#define TRACE_SLOW     (1u << 9)  /* stretched by slowdown */
-#define TRACE_BOUNDARY (1u << 10) /* crossed boundary= (refused, split, allowed) */
+#define TRACE_SPLIT (1u << 0)    /* a piece of a request the device split */
+#define TRACE_OVERSIZE (1u << 1) /* above the limit (rejected or allowed) */
+#define TRACE_FUA (1u << 2)
+#define TRACE_FAULT (1u << 3)   /* an injected error */
+#define TRACE_SPIKE (1u << 4)   /* paid a latency spike */
+#define TRACE_STALL (1u << 5)   /* held by a stall */
+#define TRACE_OFFLINE (1u << 6) /* refused: the disk crashed */
+#define TRACE_DROP (1u << 7)    /* its connection was dropped */
+#define TRACE_CACHED (1u << 8)  /* held in the volatile write cache */
+#define TRACE_SLOW (1u << 9)    /* stretched by slowdown */
+#define TRACE_BOUNDARY                                                        \
+  (1u << 10) /* crossed boundary= (refused, split, allowed) */
 #define TRACE_ZONE_RESET (1u << 11) /* a zone reset, recorded as a trim */
-#define TRACE_APPEND   (1u << 12) /* a zone append (at the write pointer) */
-#define TRACE_CRASHED  (1u << 13) /* in flight at a crash: failed with EIO */
-#define TRACE_MEDIUM   (1u << 14) /* read an unreadable sector: EIO */
+#define TRACE_APPEND (1u << 12)     /* a zone append (at the write pointer) */
+#define TRACE_CRASHED (1u << 13)    /* in flight at a crash: failed with EIO */
+#define TRACE_MEDIUM (1u << 14)     /* read an unreadable sector: EIO */
 #define TRACE_MARK_COUNT 15
 
 /* Open PATH (NULL: no trace) for at most MAX_BYTES (0: unlimited),

@@ -4,13 +4,13 @@
 #include "trace.h"
 
 const char trace_op_letter[BLKEMU_OP_COUNT] = { 'R', 'W', 'F', 'T', 'Z' };
-static const char *const mark_names[] = { "split", "oversize", "fua", "fault",
-                                          "spike", "stall", "offline", "drop",
-                                          "cached", "slow", "boundary",
-                                          "zone-reset", "append",
-                                          "crashed", "medium" };
-_Static_assert (sizeof mark_names / sizeof mark_names[0] == TRACE_MARK_COUNT,
-                "a name for every trace mark");
+static const char *const mark_names[] = { "split",   "oversize", "fua",
+                                          "fault",   "spike",    "stall",
+                                          "offline", "drop",     "cached",
+                                          "slow",    "boundary", "zone-reset",
+                                          "append",  "crashed",  "medium" };
+_Static_assert(sizeof mark_names / sizeof mark_names[0] == TRACE_MARK_COUNT,
+               "a name for every trace mark");
 
 const char *
 blkemu_trace_mark_name (unsigned i)

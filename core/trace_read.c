@@ -198,7 +198,7 @@ parse_request (char *line, struct blkemu_trace_rec *rec)
   }
   if (n < 7)
     return "fewer than 7 fields";
-  *rec = (struct blkemu_trace_rec) { 0 };
+  *rec = (struct blkemu_trace_rec){ 0 };
   if (!parse_decimal (field[0], 9, &rec->arrival_ns))
     return "time_s is not a decimal number of seconds";
   int op = -1;
@@ -238,8 +238,8 @@ parse_request (char *line, struct blkemu_trace_rec *rec)
 }
 
 int
-blkemu_trace_read (struct blkemu_trace_reader *r,
-                   struct blkemu_trace_rec *rec, char *err, size_t errlen)
+blkemu_trace_read (struct blkemu_trace_reader *r, struct blkemu_trace_rec *rec,
+                   char *err, size_t errlen)
 {
   char e[BLKEMU_ERR_MAX], q[320];
   for (;;) {
@@ -253,8 +253,8 @@ blkemu_trace_read (struct blkemu_trace_reader *r,
     }
     if (len == -2) {
       quote (r->line, BLKEMU_TRACE_LINE_MAX, q, sizeof q);
-      set_err (e, "%s:%zu: longer than %d characters: %s", r->name,
-               r->lineno, BLKEMU_TRACE_LINE_MAX, q);
+      set_err (e, "%s:%zu: longer than %d characters: %s", r->name, r->lineno,
+               BLKEMU_TRACE_LINE_MAX, q);
       return err_result (-1, e, err, errlen);
     }
     if (len == 0)
@@ -265,8 +265,10 @@ blkemu_trace_read (struct blkemu_trace_reader *r,
         uint64_t zs;
         if (!parse_u64 (r->line + 12, &zs) || zs < 4096 || zs > (1ull << 40)) {
           quote (r->line, (size_t) len, q, sizeof q);
-          set_err (e, "%s:%zu: zone_size is not a whole number of bytes "
-                   "from 4096 to 1T: %s", r->name, r->lineno, q);
+          set_err (e,
+                   "%s:%zu: zone_size is not a whole number of bytes "
+                   "from 4096 to 1T: %s",
+                   r->name, r->lineno, q);
           return err_result (-1, e, err, errlen);
         }
         r->zone_size = zs;
@@ -285,9 +287,10 @@ blkemu_trace_read (struct blkemu_trace_reader *r,
     quote (r->line, (size_t) len, q, sizeof q);
     const char *why = parse_request (r->line, rec);
     if (why) {
-      set_err (e, "%s:%zu: not a blkemu trace line (%s; want: time_s op "
-               "offset length latency_us qd result [marks]): %s", r->name,
-               r->lineno, why, q);
+      set_err (e,
+               "%s:%zu: not a blkemu trace line (%s; want: time_s op "
+               "offset length latency_us qd result [marks]): %s",
+               r->name, r->lineno, why, q);
       return err_result (-1, e, err, errlen);
     }
     return 1;

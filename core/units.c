@@ -47,8 +47,8 @@ parse_decimal (const char *s, uint64_t scale, uint64_t *out, const char **end,
     *why = "is too large";
     return -1;
   }
-  uint64_t frac_scaled = (uint64_t) ((unsigned __int128) frac * scale
-                                     / frac_div);
+  uint64_t frac_scaled =
+    (uint64_t) ((unsigned __int128) frac * scale / frac_div);
   if ((unsigned __int128) frac * scale % frac_div != 0) {
     *why = "is not a whole number of the base unit";
     return -1;
@@ -68,12 +68,21 @@ parse_decimal (const char *s, uint64_t scale, uint64_t *out, const char **end,
 static int
 suffix_scale (const char *suffix, uint64_t *scale)
 {
-  static const struct { const char *name; uint64_t scale; } table[] = {
-    { "", 1 }, { "B", 1 },
-    { "K", 1ull << 10 }, { "k", 1ull << 10 }, { "KiB", 1ull << 10 },
-    { "M", 1ull << 20 }, { "MiB", 1ull << 20 },
-    { "G", 1ull << 30 }, { "GiB", 1ull << 30 },
-    { "T", 1ull << 40 }, { "TiB", 1ull << 40 },
+  static const struct {
+    const char *name;
+    uint64_t scale;
+  } table[] = {
+    { "", 1 },
+    { "B", 1 },
+    { "K", 1ull << 10 },
+    { "k", 1ull << 10 },
+    { "KiB", 1ull << 10 },
+    { "M", 1ull << 20 },
+    { "MiB", 1ull << 20 },
+    { "G", 1ull << 30 },
+    { "GiB", 1ull << 30 },
+    { "T", 1ull << 40 },
+    { "TiB", 1ull << 40 },
   };
   for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
     if (strcmp (suffix, table[i].name) == 0) {
@@ -94,14 +103,14 @@ blkemu_parse_size (const char *s, uint64_t *bytes, const char **why)
   while (*sfx && (isdigit ((unsigned char) *sfx) || *sfx == '.'))
     sfx++;
   if (suffix_scale (sfx, &scale) == -1) {
-    *why = n == 0 ? "must not be empty"
-         : *s == '-' ? "must not be negative"
-         : "takes a number with an optional K, M, G or T suffix";
+    *why = n == 0      ? "must not be empty"
+           : *s == '-' ? "must not be negative"
+                       : "takes a number with an optional K, M, G or T suffix";
     return -1;
   }
   if (parse_decimal (s, scale, &v, &end, why) == -1)
     return -1;
-  if (end != sfx) {           /* "1.5.5G": a second dot */
+  if (end != sfx) { /* "1.5.5G": a second dot */
     *why = "takes a number with an optional K, M, G or T suffix";
     return -1;
   }
@@ -126,8 +135,14 @@ blkemu_parse_rate (const char *s, uint64_t *bytes_per_s, const char **why)
 int
 blkemu_parse_duration (const char *s, uint64_t *ns, const char **why)
 {
-  static const struct { const char *name; uint64_t ns; } table[] = {
-    { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+  static const struct {
+    const char *name;
+    uint64_t ns;
+  } table[] = {
+    { "ns", 1 },
+    { "us", 1000 },
+    { "ms", 1000000 },
+    { "s", 1000000000 },
   };
   const char *sfx = s, *end;
   while (*sfx && (isdigit ((unsigned char) *sfx) || *sfx == '.'))
@@ -140,15 +155,16 @@ blkemu_parse_duration (const char *s, uint64_t *ns, const char **why)
     if (strcmp (sfx, table[i].name) == 0) {
       if (parse_decimal (s, table[i].ns, ns, &end, why) == -1)
         return -1;
-      if (end != sfx) {       /* "2.5.999ms": a second dot */
+      if (end != sfx) { /* "2.5.999ms": a second dot */
         *why = "takes a number with a unit: ns, us, ms or s (e.g. 1ms)";
         return -1;
       }
       return 0;
     }
   *why = *s == '-' ? "must not be negative"
-       : *s == '\0' ? "must not be empty"
-       : "takes a number with a unit: ns, us, ms or s (e.g. 1ms)";
+         : *s == '\0'
+           ? "must not be empty"
+           : "takes a number with a unit: ns, us, ms or s (e.g. 1ms)";
   return -1;
 }
 

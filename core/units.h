@@ -17,8 +17,7 @@ is_pow2 (uint64_t v)
 
 int blkemu_parse_size (const char *s, uint64_t *bytes, const char **why);
 int blkemu_parse_duration (const char *s, uint64_t *ns, const char **why);
-int blkemu_parse_rate (const char *s, uint64_t *bytes_per_s,
-                       const char **why);
+int blkemu_parse_rate (const char *s, uint64_t *bytes_per_s, const char **why);
 int blkemu_parse_uint (const char *s, uint64_t *n, const char **why);
 /* A probability "0.01" or "1%", in parts per billion (1e9 = certain). */
 int blkemu_parse_fraction (const char *s, uint64_t *ppb, const char **why);

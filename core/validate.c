@@ -17,7 +17,7 @@
 #include "units.h"
 #include "zones.h"
 
-#define RULE_MAX 160   /* one rule's text */
+#define RULE_MAX 160 /* one rule's text */
 
 /* Errors for the cross-key rules quote the value as the user wrote it. */
 static void
@@ -41,8 +41,8 @@ validate_blocks (const struct blkemu_config *cfg, char *err)
               "must be a power of two between 512 and 64K");
     return -1;
   }
-  if (n[K_PHYSICAL_BLOCK_SIZE] &&
-      (!is_pow2 (n[K_PHYSICAL_BLOCK_SIZE]) || n[K_PHYSICAL_BLOCK_SIZE] < lbs)) {
+  if (n[K_PHYSICAL_BLOCK_SIZE] && (!is_pow2 (n[K_PHYSICAL_BLOCK_SIZE]) ||
+                                   n[K_PHYSICAL_BLOCK_SIZE] < lbs)) {
     rule_err (err, cfg, K_PHYSICAL_BLOCK_SIZE,
               "must be a power of two >= logical-block-size");
     return -1;
@@ -63,7 +63,8 @@ validate_blocks (const struct blkemu_config *cfg, char *err)
   snprintf (rule, sizeof rule,
             "must be a multiple of logical-block-size (%llu)",
             (unsigned long long) lbs);
-  static const int multiples[] = { K_SIZE, K_MIN_IO, K_OPT_IO, K_MAX_TRANSFER,
+  static const int multiples[] = { K_SIZE,        K_MIN_IO,
+                                   K_OPT_IO,      K_MAX_TRANSFER,
                                    K_MAX_DISCARD, K_MAX_WRITE_ZEROES,
                                    K_BOUNDARY };
   for (size_t i = 0; i < sizeof multiples / sizeof multiples[0]; i++)
@@ -91,7 +92,8 @@ validate_queue_limits (const struct blkemu_config *cfg, char *err)
   for (size_t i = 0; i < sizeof pow2_4k / sizeof pow2_4k[0]; i++) {
     uint64_t v = n[pow2_4k[i]];
     if (v && (!is_pow2 (v) || v < 4096)) {
-      rule_err (err, cfg, pow2_4k[i], "must be a power of two >= 4K (0: none)");
+      rule_err (err, cfg, pow2_4k[i],
+                "must be a power of two >= 4K (0: none)");
       return -1;
     }
   }
@@ -128,7 +130,8 @@ validate_queue_limits (const struct blkemu_config *cfg, char *err)
   if (align && (align % lbs || align >= (gran ? gran : pbs))) {
     snprintf (rule, sizeof rule,
               "must be a multiple of logical-block-size (%llu) below "
-              "discard-granularity (%llu)", (unsigned long long) lbs,
+              "discard-granularity (%llu)",
+              (unsigned long long) lbs,
               (unsigned long long) (gran ? gran : pbs));
     rule_err (err, cfg, K_DISCARD_ALIGNMENT, rule);
     return -1;
@@ -201,7 +204,8 @@ validate_model (const struct blkemu_config *cfg, char *err)
       blkemu_format_duration (hi, h, sizeof h);
       snprintf (rule, sizeof rule,
                 "must lie between %s and %s for this seek-track and "
-                "seek-full (a monotone seek curve)", l, h);
+                "seek-full (a monotone seek curve)",
+                l, h);
       rule_err (err, cfg, K_SEEK_AVG, rule);
       return -1;
     }
@@ -214,8 +218,8 @@ validate_model (const struct blkemu_config *cfg, char *err)
   if (n[K_MODEL] == MODEL_SSD) {
     uint64_t ch = n[K_CHANNELS] ? n[K_CHANNELS] : 1;
     if (ch * n[K_DIES] > BLKEMU_MAX_CHANNELS) {
-      snprintf (rule, sizeof rule,
-                "channels x dies must be at most %d", BLKEMU_MAX_CHANNELS);
+      snprintf (rule, sizeof rule, "channels x dies must be at most %d",
+                BLKEMU_MAX_CHANNELS);
       rule_err (err, cfg, K_DIES, rule);
       return -1;
     }
@@ -243,8 +247,8 @@ config_validate (const struct blkemu_config *cfg, char *err)
 int
 config_error_errno (const struct blkemu_config *cfg)
 {
-  static const int codes[] = { EIO, ENOSPC, EPERM, ENOMEM, EINVAL, EOVERFLOW,
-                               ENOTSUP, ESHUTDOWN };
+  static const int codes[] = { EIO,    ENOSPC,    EPERM,   ENOMEM,
+                               EINVAL, EOVERFLOW, ENOTSUP, ESHUTDOWN };
   uint64_t i = cfg->num[K_ERROR_ERRNO];
   return i < sizeof codes / sizeof codes[0] ? codes[i] : EIO;
 }
@@ -255,7 +259,8 @@ config_build (struct blkemu_config *cfg, const struct blkemu_spec *spec,
 {
   memset (cfg, 0, sizeof *cfg);
   for (int i = 0; i < K_COUNT; i++)
-    if (config_keys[i].def && config_apply_value (cfg, i, config_keys[i].def, err) == -1)
+    if (config_keys[i].def &&
+        config_apply_value (cfg, i, config_keys[i].def, err) == -1)
       goto fail;
   /* file= alone implies backend=file. */
   if (spec->val[K_FILE] && !spec->val[K_BACKEND])
@@ -295,4 +300,3 @@ config_set_runtime (struct blkemu_config *cfg, const char *key,
   }
   return 0;
 }
-

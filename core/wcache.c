@@ -8,9 +8,9 @@
 
 struct undo {
   struct undo *newer, *older;
-  uint64_t offset, len;    /* the range this entry would restore */
+  uint64_t offset, len; /* the range this entry would restore */
   uint64_t seq;
-  bool zeros;              /* the old contents were all zero: no data */
+  bool zeros; /* the old contents were all zero: no data */
   unsigned char data[];
 };
 
@@ -93,16 +93,18 @@ make_durable (struct wcache *w, uint64_t start, uint64_t end)
       u = older;
       continue;
     }
-    if (start <= a && b <= end) {          /* all of it */
+    if (start <= a && b <= end) { /* all of it */
       unlink_entry (w, u);
       u = older;
       continue;
     }
-    if (a < start && end < b) {            /* the middle: split */
+    if (a < start && end < b) { /* the middle: split */
       struct undo *tail = malloc (sizeof *tail + (u->zeros ? 0 : b - end));
       if (tail) {
-        *tail = (struct undo) { .offset = end, .len = b - end, .seq = u->seq,
-                                .zeros = u->zeros };
+        *tail = (struct undo){ .offset = end,
+                               .len = b - end,
+                               .seq = u->seq,
+                               .zeros = u->zeros };
         if (!u->zeros)
           memcpy (tail->data, u->data + (end - a), b - end);
         tail->newer = u->newer;
@@ -119,11 +121,11 @@ make_durable (struct wcache *w, uint64_t start, uint64_t end)
       u->len = start - a;
       w->bytes -= end - start;
     }
-    else if (a < start) {                  /* its tail */
+    else if (a < start) { /* its tail */
       w->bytes -= b - start;
       u->len = start - a;
     }
-    else {                                 /* its head */
+    else { /* its head */
       if (!u->zeros)
         memmove (u->data, u->data + (end - a), b - end);
       w->bytes -= end - a;
@@ -151,7 +153,7 @@ wcache_write (struct wcache *w, enum blkemu_op op, void *buf, uint64_t len,
     u = malloc (sizeof *u + len);
     if (!u)
       return ENOMEM;
-    *u = (struct undo) { .offset = offset, .len = len };
+    *u = (struct undo){ .offset = offset, .len = len };
   }
 
   pthread_mutex_lock (&w->lock);
@@ -255,22 +257,20 @@ write_fate (const struct wcache_crash *c, uint64_t seq, bool tearable)
 {
   uint64_t d = draw (c->seed, seq, UINT64_MAX);
   switch (c->mode) {
-  case BLKEMU_CRASH_SUBSET:
-    return d & 1 ? FATE_KEPT : FATE_LOST;
+  case BLKEMU_CRASH_SUBSET: return d & 1 ? FATE_KEPT : FATE_LOST;
   case BLKEMU_CRASH_TORN:
   case BLKEMU_CRASH_INTERRUPTED:
     if (tearable && d % 3 == 2)
       return FATE_TORN;
     return d % 3 == 1 || (!tearable && d % 3 == 2) ? FATE_KEPT : FATE_LOST;
-  default:
-    return FATE_LOST;
+  default: return FATE_LOST;
   }
 }
 
 /* A piece of an entry that reached the medium (KEEP) or not. */
 struct piece {
   uint64_t start, end;
-  uint32_t entry;            /* its entry's number, 0 = newest */
+  uint32_t entry; /* its entry's number, 0 = newest */
   bool keep;
 };
 
@@ -279,7 +279,7 @@ struct piece {
  */
 struct fenwick {
   uint32_t *t;
-  uint32_t n, top;           /* TOP: the highest power of two <= N */
+  uint32_t n, top; /* TOP: the highest power of two <= N */
 };
 
 static void
@@ -290,7 +290,7 @@ fw_add (struct fenwick *f, uint32_t i, int32_t d)
 }
 
 static uint32_t
-fw_prefix (const struct fenwick *f, uint32_t k)   /* active in [0, k) */
+fw_prefix (const struct fenwick *f, uint32_t k) /* active in [0, k) */
 {
   uint32_t s = 0;
   for (; k; k -= k & -k)
@@ -308,7 +308,7 @@ fw_find (const struct fenwick *f, uint32_t s)
       pos += step;
       s -= f->t[pos];
     }
-  return pos;   /* 0-based: the (pos+1)-th slot */
+  return pos; /* 0-based: the (pos+1)-th slot */
 }
 
 static int
@@ -321,7 +321,7 @@ piece_by_start (const void *a, const void *b)
 struct walk {
   struct wcache *w;
   struct wcache_crash *c;
-  const struct undo **entry;   /* by number, newest first */
+  const struct undo **entry; /* by number, newest first */
   struct piece *p;
   size_t np, cap;
   int err;
@@ -356,7 +356,7 @@ add_piece (struct walk *wk, uint64_t start, uint64_t end, uint32_t entry,
     wk->p = p;
     wk->cap = cap;
   }
-  wk->p[wk->np++] = (struct piece) { start, end, entry, keep };
+  wk->p[wk->np++] = (struct piece){ start, end, entry, keep };
   return true;
 }
 
@@ -402,8 +402,8 @@ entry_pieces (struct walk *wk, uint32_t i, const struct undo *u,
     bool keep = draw (c->seed, u->seq, a / unit) & 1;
     *(keep ? any_kept : any_lost) = true;
     /* Neighbouring units with one fate are one piece. */
-    if (wk->np && wk->p[wk->np - 1].entry == i &&
-        wk->p[wk->np - 1].end == a && wk->p[wk->np - 1].keep == keep)
+    if (wk->np && wk->p[wk->np - 1].entry == i && wk->p[wk->np - 1].end == a &&
+        wk->p[wk->np - 1].keep == keep)
       wk->p[wk->np - 1].end = b;
     else if (!add_piece (wk, a, b, i, keep))
       return false;
@@ -460,11 +460,11 @@ sweep (struct walk *wk, uint32_t nentries)
   qsort (byend, n, sizeof *byend, piece_by_end);
 
   size_t si = 0, ei = 0;
-  const struct undo *run = NULL;        /* the stretch being put back */
+  const struct undo *run = NULL; /* the stretch being put back */
   uint64_t run_start = 0, run_end = 0;
   while (ei < n) {
-    uint64_t pos = si < n && p[si].start < byend[ei]->end ? p[si].start
-                                                          : byend[ei]->end;
+    uint64_t pos =
+      si < n && p[si].start < byend[ei]->end ? p[si].start : byend[ei]->end;
     for (; ei < n && byend[ei]->end == pos; ei++) {
       const struct piece *q = byend[ei];
       if (active[q->entry] == q) {
@@ -478,8 +478,8 @@ sweep (struct walk *wk, uint32_t nentries)
     }
     if (ei == n)
       break;
-    uint64_t next = si < n && p[si].start < byend[ei]->end ? p[si].start
-                                                           : byend[ei]->end;
+    uint64_t next =
+      si < n && p[si].start < byend[ei]->end ? p[si].start : byend[ei]->end;
     /* Over [pos, next): the first kept entry, and the last lost below. */
     uint32_t k = fw_prefix (&kept, nentries) ? fw_find (&kept, 1) : nentries;
     uint32_t below = fw_prefix (&lost, k);
@@ -531,10 +531,11 @@ crash_walk (struct wcache *w, struct wcache_crash *c)
     }
     if (!u->older || u->older->seq != u->seq) {
       enum blkemu_crash_fate f = any_kept && any_lost ? BLKEMU_FATE_TORN
-                                 : any_kept ? BLKEMU_FATE_PERSISTED
-                                 : BLKEMU_FATE_LOST;
-      (*(f == BLKEMU_FATE_TORN ? &c->torn
-         : f == BLKEMU_FATE_PERSISTED ? &c->persisted : &c->lost))++;
+                                 : any_kept           ? BLKEMU_FATE_PERSISTED
+                                                      : BLKEMU_FATE_LOST;
+      (*(f == BLKEMU_FATE_TORN        ? &c->torn
+         : f == BLKEMU_FATE_PERSISTED ? &c->persisted
+                                      : &c->lost))++;
       if (c->fate)
         c->fate (c->fate_arg, w_start, w_end - w_start, f);
       any_kept = any_lost = false;

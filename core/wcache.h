@@ -35,17 +35,20 @@ struct wcache {
   const struct backend *backend;
   pthread_mutex_t lock;
   struct undo *newest, *oldest;
-  uint64_t bytes;          /* old data held, bytes */
+  uint64_t bytes; /* old data held, bytes */
   uint64_t entries;
-  uint64_t next_seq;       /* stamped on each entry, increasing */
-  uint64_t generation;     /* crashes so far (atomic) */
-  bool frozen;             /* powered off with the log kept: nothing may
-                              change it (crash views borrow its bytes) */
+  uint64_t next_seq;   /* stamped on each entry, increasing */
+  uint64_t generation; /* crashes so far (atomic) */
+  bool frozen;         /* powered off with the log kept: nothing may
+                          change it (crash views borrow its bytes) */
   /* A crash state's working arrays, kept from one crash or view to the
    * next (fresh pages cost page faults every time; a run of views reuses
    * them).  They grow to the largest log seen, about 60 bytes an entry.
    */
-  struct { void *p; size_t size; } scratch[3];
+  struct {
+    void *p;
+    size_t size;
+  } scratch[3];
 };
 
 void wcache_init (struct wcache *w, const struct backend *backend);
@@ -58,9 +61,9 @@ void wcache_destroy (struct wcache *w);
  * cache), so every piece of a split request shares one fate.  Returns 0
  * or an errno.
  */
-int wcache_write (struct wcache *w, enum blkemu_op op, void *buf,
-                  uint64_t len, uint64_t offset, unsigned flags,
-                  bool write_through, uint64_t limit);
+int wcache_write (struct wcache *w, enum blkemu_op op, void *buf, uint64_t len,
+                  uint64_t offset, unsigned flags, bool write_through,
+                  uint64_t limit);
 
 /* [OFFSET, OFFSET + LEN) is settled on the medium, whatever the log
  * holds for it: a zone finish (its writes made durable) or reset (its
@@ -84,7 +87,7 @@ int wcache_flush_run (struct wcache *w, uint64_t generation_at_arrival);
 struct wcache_crash {
   enum blkemu_crash_mode mode;
   uint64_t seed;
-  uint64_t unit;               /* torn: the largest write never torn */
+  uint64_t unit; /* torn: the largest write never torn */
   /* Told each range put back (NULL: not told). */
   void (*undone) (void *arg, uint64_t offset, uint64_t len);
   /* Told each write's fate, newest first (NULL: not told). */

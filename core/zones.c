@@ -18,12 +18,12 @@
 #include "keys.h"
 #include "units.h"
 
-#define C_NOT_WP   BLKEMU_ZONE_COND_NOT_WP
-#define C_EMPTY    BLKEMU_ZONE_COND_EMPTY
+#define C_NOT_WP BLKEMU_ZONE_COND_NOT_WP
+#define C_EMPTY BLKEMU_ZONE_COND_EMPTY
 #define C_IMP_OPEN BLKEMU_ZONE_COND_IMP_OPEN
 #define C_EXP_OPEN BLKEMU_ZONE_COND_EXP_OPEN
-#define C_CLOSED   BLKEMU_ZONE_COND_CLOSED
-#define C_FULL     BLKEMU_ZONE_COND_FULL
+#define C_CLOSED BLKEMU_ZONE_COND_CLOSED
+#define C_FULL BLKEMU_ZONE_COND_FULL
 
 /* The sidecar: a header naming the geometry, then one record per zone. */
 #define SIDECAR_MAGIC "BLKEMUZ1"
@@ -48,8 +48,8 @@ zones_validate (const struct blkemu_config *cfg, uint64_t size, char *err)
   char v[64], w[64];
   if (n[K_ZONED] == 0) {
     static const int zoned_only[] = {
-      K_ZONE_SIZE, K_ZONE_CAPACITY, K_CONVENTIONAL_ZONES, K_MAX_OPEN_ZONES,
-      K_MAX_ACTIVE_ZONES, K_MAX_ZONE_APPEND,
+      K_ZONE_SIZE,      K_ZONE_CAPACITY,    K_CONVENTIONAL_ZONES,
+      K_MAX_OPEN_ZONES, K_MAX_ACTIVE_ZONES, K_MAX_ZONE_APPEND,
     };
     for (size_t i = 0; i < sizeof zoned_only / sizeof zoned_only[0]; i++)
       if (n[zoned_only[i]]) {
@@ -64,33 +64,42 @@ zones_validate (const struct blkemu_config *cfg, uint64_t size, char *err)
   uint64_t pbs = n[K_PHYSICAL_BLOCK_SIZE] ? n[K_PHYSICAL_BLOCK_SIZE] : lbs;
   config_format (cfg, K_ZONE_SIZE, v, sizeof v);
   if (!is_pow2 (zs) || zs < pbs || zs < 4096) {
-    set_err (err, "zone-size=%s: must be a power of two of at least 4K and "
-             "the physical block (the kernel's chunk_sectors)", v);
+    set_err (err,
+             "zone-size=%s: must be a power of two of at least 4K and "
+             "the physical block (the kernel's chunk_sectors)",
+             v);
     return -1;
   }
   if (n[K_BOUNDARY] && n[K_BOUNDARY] != zs) {
     config_format (cfg, K_BOUNDARY, w, sizeof w);
-    set_err (err, "boundary=%s: a zoned disk's boundary is its zone-size "
-             "(%s); leave boundary unset", w, v);
+    set_err (err,
+             "boundary=%s: a zoned disk's boundary is its zone-size "
+             "(%s); leave boundary unset",
+             w, v);
     return -1;
   }
   uint64_t cap = n[K_ZONE_CAPACITY];
   if (cap && (cap > zs || cap % pbs)) {
     config_format (cfg, K_ZONE_CAPACITY, w, sizeof w);
-    set_err (err, "zone-capacity=%s: must be a multiple of the physical "
-             "block, at most zone-size (%s)", w, v);
+    set_err (err,
+             "zone-capacity=%s: must be a multiple of the physical "
+             "block, at most zone-size (%s)",
+             w, v);
     return -1;
   }
   uint64_t za = n[K_MAX_ZONE_APPEND];
   if (za && (za % lbs || za > n[K_MAX_TRANSFER])) {
     config_format (cfg, K_MAX_ZONE_APPEND, w, sizeof w);
-    set_err (err, "max-zone-append=%s: must be a multiple of "
-             "logical-block-size, at most max-transfer", w);
+    set_err (err,
+             "max-zone-append=%s: must be a multiple of "
+             "logical-block-size, at most max-transfer",
+             w);
     return -1;
   }
   if (n[K_MAX_OPEN_ZONES] && n[K_MAX_ACTIVE_ZONES] &&
       n[K_MAX_OPEN_ZONES] > n[K_MAX_ACTIVE_ZONES]) {
-    set_err (err, "max-open-zones=%llu: must be at most max-active-zones "
+    set_err (err,
+             "max-open-zones=%llu: must be at most max-active-zones "
              "(%llu): an open zone is active",
              (unsigned long long) n[K_MAX_OPEN_ZONES],
              (unsigned long long) n[K_MAX_ACTIVE_ZONES]);
@@ -112,18 +121,21 @@ zones_validate_count (const struct blkemu_config *cfg, uint64_t size,
   config_format (cfg, K_ZONE_SIZE, v, sizeof v);
   if (size % zs) {
     config_format (cfg, K_SIZE, w, sizeof w);
-    set_err (err, "size=%s: a zoned disk's size must be a whole number of "
-             "zones (zone-size=%s)", w, v);
+    set_err (err,
+             "size=%s: a zoned disk's size must be a whole number of "
+             "zones (zone-size=%s)",
+             w, v);
     return -1;
   }
   uint64_t nr = size / zs;
   if (nr > UINT32_MAX) {
-    set_err (err, "zone-size=%s: %llu zones is too many (at most 2^32 - 1)",
-             v, (unsigned long long) nr);
+    set_err (err, "zone-size=%s: %llu zones is too many (at most 2^32 - 1)", v,
+             (unsigned long long) nr);
     return -1;
   }
   if (n[K_CONVENTIONAL_ZONES] >= nr) {
-    set_err (err, "conventional-zones=%llu: must leave at least one "
+    set_err (err,
+             "conventional-zones=%llu: must leave at least one "
              "sequential zone (the disk has %llu zones of %s)",
              (unsigned long long) n[K_CONVENTIONAL_ZONES],
              (unsigned long long) nr, v);
@@ -134,8 +146,8 @@ zones_validate_count (const struct blkemu_config *cfg, uint64_t size,
   for (size_t i = 0; i < 2; i++)
     if (n[limits[i]] > seq) {
       set_err (err, "%s=%llu: must be at most the sequential zones (%llu)",
-               config_keys[limits[i]].name,
-               (unsigned long long) n[limits[i]], (unsigned long long) seq);
+               config_keys[limits[i]].name, (unsigned long long) n[limits[i]],
+               (unsigned long long) seq);
       return -1;
     }
   return 0;
@@ -176,8 +188,8 @@ zones_sidecar_sync (struct zones *z, pthread_mutex_t *state_lock)
       uint64_t i = z->dirty[--z->ndirty];
       z->z[i].queued = false;
       at[n] = sizeof (struct sidecar_header) + i * sizeof rec[0];
-      rec[n++] = (struct sidecar_record) { .wp = z->z[i].wp,
-                                           .cond = z->z[i].cond };
+      rec[n++] =
+        (struct sidecar_record){ .wp = z->z[i].wp, .cond = z->z[i].cond };
     }
     if (state_lock)
       pthread_mutex_unlock (state_lock);
@@ -187,8 +199,8 @@ zones_sidecar_sync (struct zones *z, pthread_mutex_t *state_lock)
      * old record, which a restart reports (the data is still there).
      */
     for (unsigned k = 0; k < n; k++)
-      if (pwrite (z->sidecar_fd, &rec[k], sizeof rec[k], (off_t) at[k])
-          != (ssize_t) sizeof rec[k])
+      if (pwrite (z->sidecar_fd, &rec[k], sizeof rec[k], (off_t) at[k]) !=
+          (ssize_t) sizeof rec[k])
         continue;
   }
   pthread_mutex_unlock (&z->sidecar_lock);
@@ -207,13 +219,14 @@ sidecar_load (struct zones *z, int fd, const char *path, uint64_t *active,
     struct sidecar_record r;
     off_t at = (off_t) (sizeof (struct sidecar_header) + i * sizeof r);
     uint64_t start = i * z->zone_size;
-    if (pread (fd, &r, sizeof r, at) != (ssize_t) sizeof r ||
-        r.wp < start || r.wp > start + z->capacity ||
+    if (pread (fd, &r, sizeof r, at) != (ssize_t) sizeof r || r.wp < start ||
+        r.wp > start + z->capacity ||
         (r.cond != C_EMPTY && r.cond != C_IMP_OPEN && r.cond != C_EXP_OPEN &&
          r.cond != C_CLOSED && r.cond != C_FULL)) {
-      set_err (err, "zoned: %s: zone %llu's record is damaged; delete the "
-               "file to start with empty zones", path,
-               (unsigned long long) i);
+      set_err (err,
+               "zoned: %s: zone %llu's record is damaged; delete the "
+               "file to start with empty zones",
+               path, (unsigned long long) i);
       return -1;
     }
     z->z[i].wp = r.wp;
@@ -235,7 +248,9 @@ sidecar_open (struct zones *z, const char *file, char *err)
     return -1;
   }
   struct sidecar_header want = {
-    .zone_size = z->zone_size, .capacity = z->capacity, .nr = z->nr,
+    .zone_size = z->zone_size,
+    .capacity = z->capacity,
+    .nr = z->nr,
     .nr_conv = z->nr_conv,
   };
   memcpy (want.magic, SIDECAR_MAGIC, 8);
@@ -251,7 +266,7 @@ sidecar_open (struct zones *z, const char *file, char *err)
     z->sidecar_fd = fd;
     for (uint64_t i = z->nr_conv; i < z->nr; i++)
       sidecar_put (z, i);
-    zones_sidecar_sync (z, NULL);   /* before any thread: no lock */
+    zones_sidecar_sync (z, NULL); /* before any thread: no lock */
     return 0;
   }
   if (got != (ssize_t) sizeof have || memcmp (have.magic, SIDECAR_MAGIC, 8)) {
@@ -262,7 +277,8 @@ sidecar_open (struct zones *z, const char *file, char *err)
   }
   if (have.zone_size != want.zone_size || have.capacity != want.capacity ||
       have.nr != want.nr || have.nr_conv != want.nr_conv) {
-    set_err (err, "zoned: %s holds %llu zones of %llu bytes (capacity %llu, "
+    set_err (err,
+             "zoned: %s holds %llu zones of %llu bytes (capacity %llu, "
              "%llu conventional), not this spec's %llu of %llu (capacity "
              "%llu, %llu conventional); delete it to start with empty zones",
              path, (unsigned long long) have.nr,
@@ -275,16 +291,18 @@ sidecar_open (struct zones *z, const char *file, char *err)
     close (fd);
     return -1;
   }
-  uint64_t active;   /* closed after the power cycle below */
+  uint64_t active; /* closed after the power cycle below */
   if (sidecar_load (z, fd, path, &active, err) == -1) {
     close (fd);
     return -1;
   }
   /* Refused before anything is written back: the file stays as it was. */
   if (z->max_active && active > z->max_active) {
-    set_err (err, "zoned: %s holds %llu active zones, more than "
+    set_err (err,
+             "zoned: %s holds %llu active zones, more than "
              "max-active-zones=%llu; raise it, or delete the file to start "
-             "with empty zones", path, (unsigned long long) active,
+             "with empty zones",
+             path, (unsigned long long) active,
              (unsigned long long) z->max_active);
     close (fd);
     return -1;
@@ -299,8 +317,8 @@ sidecar_open (struct zones *z, const char *file, char *err)
 /* --- state ---------------------------------------------------------- */
 
 int
-zones_init (struct zones *z, const struct blkemu_config *cfg,
-            const char *file, char *err)
+zones_init (struct zones *z, const struct blkemu_config *cfg, const char *file,
+            char *err)
 {
   const uint64_t *n = cfg->num;
   memset (z, 0, sizeof *z);
@@ -313,8 +331,8 @@ zones_init (struct zones *z, const struct blkemu_config *cfg,
   z->nr_conv = n[K_CONVENTIONAL_ZONES];
   z->max_open = n[K_MAX_OPEN_ZONES];
   z->max_active = n[K_MAX_ACTIVE_ZONES];
-  z->max_append = n[K_MAX_ZONE_APPEND] ? n[K_MAX_ZONE_APPEND]
-                                       : n[K_MAX_TRANSFER];
+  z->max_append =
+    n[K_MAX_ZONE_APPEND] ? n[K_MAX_ZONE_APPEND] : n[K_MAX_TRANSFER];
   z->z = calloc (z->nr, sizeof *z->z);
   if (!z->z) {
     set_err (err, "zoned: out of memory for %llu zones",
@@ -438,8 +456,7 @@ check_active (struct zones *z, uint64_t i)
 static int
 check_open (struct zones *z, uint64_t i)
 {
-  if (!z->max_open || z->z[i].cond == C_IMP_OPEN ||
-      z->z[i].cond == C_EXP_OPEN)
+  if (!z->max_open || z->z[i].cond == C_IMP_OPEN || z->z[i].cond == C_EXP_OPEN)
     return 0;
   if (z->imp_open + z->exp_open < z->max_open)
     return 0;
@@ -463,7 +480,7 @@ zones_write (struct zones *z, uint64_t *offset, uint64_t len, bool append)
   if (i < z->nr_conv) {
     if (append) {
       z->cond_refused++;
-      return EINVAL;    /* append needs a write pointer */
+      return EINVAL; /* append needs a write pointer */
     }
     /* A conventional write must not run into a sequential zone. */
     if (*offset + len > zone_start (z, z->nr_conv)) {
@@ -478,7 +495,7 @@ zones_write (struct zones *z, uint64_t *offset, uint64_t len, bool append)
   if (append) {
     if (*offset != start) {
       z->wp_violations++;
-      return EINVAL;    /* a zone append names the zone's first sector */
+      return EINVAL; /* a zone append names the zone's first sector */
     }
     if (len > z->max_append) {
       z->cond_refused++;
@@ -549,7 +566,7 @@ zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset,
     return EINVAL;
   if (i < z->nr_conv) {
     z->cond_refused++;
-    return EIO;        /* conventional zones take no zone command */
+    return EIO; /* conventional zones take no zone command */
   }
   struct zone *zn = &z->z[i];
   int r = 0;
@@ -574,7 +591,7 @@ zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset,
       r = EIO;
     break;
   case BLKEMU_ZONE_FINISH:
-    span->unwritten = zn->wp;     /* a full zone's writes settle too */
+    span->unwritten = zn->wp; /* a full zone's writes settle too */
     span->hi = zone_start (z, i + 1);
     if (zn->cond == C_FULL)
       break;
@@ -588,8 +605,7 @@ zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset,
     reset_zone (z, i);
     span->hi = zone_start (z, i + 1);
     break;
-  default:
-    r = EINVAL;
+  default: r = EINVAL;
   }
   if (r)
     z->cond_refused++;
@@ -616,19 +632,19 @@ zones_mask_read (const struct zones *z, void *buf, uint64_t len,
 }
 
 unsigned
-zones_report (const struct zones *z, uint64_t offset,
-              struct blkemu_zone *out, unsigned nr)
+zones_report (const struct zones *z, uint64_t offset, struct blkemu_zone *out,
+              unsigned nr)
 {
   unsigned n = 0;
   for (uint64_t i = offset / z->zone_size; i < z->nr && n < nr; i++, n++) {
     bool conv = i < z->nr_conv;
-    out[n] = (struct blkemu_zone) {
+    out[n] = (struct blkemu_zone){
       .start = zone_start (z, i),
       .len = z->zone_size,
       .capacity = conv ? z->zone_size : z->capacity,
       .wp = conv ? zone_start (z, i) + z->zone_size : z->z[i].wp,
-      .type = conv ? BLKEMU_ZONE_TYPE_CONVENTIONAL
-                   : BLKEMU_ZONE_TYPE_SEQWRITE_REQ,
+      .type =
+        conv ? BLKEMU_ZONE_TYPE_CONVENTIONAL : BLKEMU_ZONE_TYPE_SEQWRITE_REQ,
       .cond = z->z[i].cond,
     };
     /* Linux reports a full zone's write pointer at its end. */
@@ -676,8 +692,8 @@ zones_power_cycle (struct zones *z,
    * limit: the device finishes the last of them.
    */
   unsigned n = 0;
-  for (uint64_t i = z->nr; i-- > z->nr_conv &&
-                           z->max_active && z->closed > z->max_active;) {
+  for (uint64_t i = z->nr;
+       i-- > z->nr_conv && z->max_active && z->closed > z->max_active;) {
     struct zone *zn = &z->z[i];
     if (zn->cond != C_CLOSED)
       continue;

@@ -30,34 +30,33 @@
 #include "config.h"
 
 struct zone {
-  uint64_t wp;        /* absolute byte offset */
-  uint8_t cond;       /* BLKEMU_ZONE_COND_* */
-  bool queued;        /* its sidecar record is in DIRTY */
+  uint64_t wp;  /* absolute byte offset */
+  uint8_t cond; /* BLKEMU_ZONE_COND_* */
+  bool queued;  /* its sidecar record is in DIRTY */
 };
 
 struct zones {
   uint64_t zone_size, capacity, nr, nr_conv;
-  uint64_t max_open, max_active;   /* 0: no limit */
-  uint64_t max_append;             /* bytes */
+  uint64_t max_open, max_active; /* 0: no limit */
+  uint64_t max_append;           /* bytes */
   struct zone *z;
   uint64_t imp_open, exp_open, closed;
-  int sidecar_fd;                  /* -1: none (backend=memory, null) */
-  uint64_t *dirty, ndirty;         /* zones whose record must be written */
-  pthread_mutex_t sidecar_lock;    /* one writer of the sidecar at a time */
+  int sidecar_fd;               /* -1: none (backend=memory, null) */
+  uint64_t *dirty, ndirty;      /* zones whose record must be written */
+  pthread_mutex_t sidecar_lock; /* one writer of the sidecar at a time */
   /* counters for stats */
   uint64_t open_peak, active_peak;
   uint64_t wp_violations, boundary_violations, full_violations;
   uint64_t open_refused, active_refused, cond_refused;
   uint64_t appends, cmds[BLKEMU_ZONE_OP_COUNT];
-  uint64_t excursions;             /* zones finished by a power cycle */
+  uint64_t excursions; /* zones finished by a power cycle */
   uint64_t writes_seq, writes_conv;
 };
 
 /* The cross-key rules of the zoned keys, for a disk of SIZE bytes (0:
  * not known yet, the size rules wait).  Returns 0 or -1 with ERR.
  */
-int zones_validate (const struct blkemu_config *cfg, uint64_t size,
-                    char *err);
+int zones_validate (const struct blkemu_config *cfg, uint64_t size, char *err);
 
 /* Set up Z for CFG (zoned=none: Z->nr stays 0).  FILE is the backing
  * file of backend=file (its sidecar is FILE.zones), or NULL.  Returns 0
@@ -78,8 +77,7 @@ zones_on (const struct zones *z)
  * (APPEND), *OFFSET is the zone's start on entry and where the data goes
  * on return.  Returns 0 or an errno (nothing changed).
  */
-int zones_write (struct zones *z, uint64_t *offset, uint64_t len,
-                 bool append);
+int zones_write (struct zones *z, uint64_t *offset, uint64_t len, bool append);
 /* A trim: refused (EINVAL) in sequential zones, whose blocks only a
  * reset frees.
  */

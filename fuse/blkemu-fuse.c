@@ -41,17 +41,24 @@
  * fixed files and one per spec key (sized from the key table: a fixed 64
  * slots once made d0's last keys d1's first ones).
  */
-#define FUSE_WORKERS   8         /* libfuse workers: they only submit */
-#define MAX_DISKS      64
-#define INO_ROOT       FUSE_ROOT_ID
-#define INO_DISK0      2
-#define INO_CTLDIR     (INO_DISK0 + MAX_DISKS)
-#define INO_ATTR_BASE  1024
-#define CTLDIR_NAME    ".blkemu"
+#define FUSE_WORKERS 8 /* libfuse workers: they only submit */
+#define MAX_DISKS 64
+#define INO_ROOT FUSE_ROOT_ID
+#define INO_DISK0 2
+#define INO_CTLDIR (INO_DISK0 + MAX_DISKS)
+#define INO_ATTR_BASE 1024
+#define CTLDIR_NAME ".blkemu"
 
 /* Attribute files: the fixed ones, then one per spec key. */
-enum { ATTR_DIR, ATTR_STATS, ATTR_SUMMARY, ATTR_RESET, ATTR_POWER, ATTR_VIEW,
-       ATTR_KEY0 };
+enum {
+  ATTR_DIR,
+  ATTR_STATS,
+  ATTR_SUMMARY,
+  ATTR_RESET,
+  ATTR_POWER,
+  ATTR_VIEW,
+  ATTR_KEY0
+};
 
 /* The largest request libfuse can receive: its read buffer holds 256
  * pages (FUSE_MAX_MAX_PAGES in libfuse 3.14), and the kernel refuses a
@@ -61,7 +68,7 @@ enum { ATTR_DIR, ATTR_STATS, ATTR_SUMMARY, ATTR_RESET, ATTR_POWER, ATTR_VIEW,
 #define LIBFUSE_MAX_PAGES 256
 
 struct disk {
-  const char *name;   /* the disk's name=, owned by the disk */
+  const char *name; /* the disk's name=, owned by the disk */
   struct blkemu_disk *emu;
   struct blkemu_geometry geo;
   /* What the power and view files read back: the last thing each did. */
@@ -95,7 +102,10 @@ attr_slots (void)
 }
 
 static fuse_ino_t
-disk_ino (size_t i) { return INO_DISK0 + i; }
+disk_ino (size_t i)
+{
+  return INO_DISK0 + i;
+}
 static fuse_ino_t
 attr_ino (size_t i, unsigned attr)
 {
@@ -167,7 +177,8 @@ record_transport (void)
       blkemu_disk_set_transport (disks[i].emu, "fuse_max_background", v);
     }
   }
-  fprintf (stderr, "blkemu-fuse: kernel requests capped at %u bytes (%u "
+  fprintf (stderr,
+           "blkemu-fuse: kernel requests capped at %u bytes (%u "
            "pages); a max-transfer above that is split by the kernel first\n",
            max_write, max_write / page);
 }
@@ -209,7 +220,7 @@ fill_stat (fuse_ino_t ino, struct stat *st)
       st->st_mode = S_IFREG | 0644;
     else
       st->st_mode = S_IFREG | 0444;
-    st->st_size = 0;   /* generated on read; opened with direct_io */
+    st->st_size = 0; /* generated on read; opened with direct_io */
   }
   else
     return ENOENT;
@@ -219,7 +230,8 @@ fill_stat (fuse_ino_t ino, struct stat *st)
 static void
 reply_entry (fuse_req_t req, fuse_ino_t ino)
 {
-  struct fuse_entry_param e = { .ino = ino, .attr_timeout = 1.0,
+  struct fuse_entry_param e = { .ino = ino,
+                                .attr_timeout = 1.0,
                                 .entry_timeout = 1.0 };
   int r = fill_stat (ino, &e.attr);
   if (r)
@@ -337,7 +349,7 @@ struct fuse_io {
   fuse_req_t req;
   enum blkemu_op op;
   size_t size;
-  char buf[];          /* a read's data */
+  char buf[]; /* a read's data */
 };
 
 static void
@@ -367,7 +379,7 @@ disk_submit (fuse_req_t req, struct blkemu_disk *emu, enum blkemu_op op,
   struct fuse_io *io = malloc (sizeof *io + room);
   if (!io)
     return (void) fuse_reply_err (req, ENOMEM);
-  *io = (struct fuse_io) { .req = req, .op = op, .size = size };
+  *io = (struct fuse_io){ .req = req, .op = op, .size = size };
   blkemu_submit (emu, op, op == BLKEMU_OP_READ ? io->buf : (char *) buf, size,
                  offset, flags, io_done, io);
 }
@@ -404,8 +416,9 @@ op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     return (void) fuse_reply_err (req, ENOTDIR);
   }
   if ((size_t) off < b.size)
-    fuse_reply_buf (req, b.p + off, b.size - (size_t) off < size
-                                      ? b.size - (size_t) off : size);
+    fuse_reply_buf (req, b.p + off,
+                    b.size - (size_t) off < size ? b.size - (size_t) off
+                                                 : size);
   else
     fuse_reply_buf (req, NULL, 0);
   free (b.p);
@@ -433,8 +446,8 @@ attr_text (size_t d, unsigned attr)
   case ATTR_POWER:
   case ATTR_VIEW: {
     pthread_mutex_lock (&disks[d].said_lock);
-    char *t = strdup (attr == ATTR_POWER ? disks[d].power_said
-                                         : disks[d].view_said);
+    char *t =
+      strdup (attr == ATTR_POWER ? disks[d].power_said : disks[d].view_said);
     pthread_mutex_unlock (&disks[d].said_lock);
     return t;
   }
@@ -472,7 +485,7 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     h->len = strlen (h->text);
   }
   fi->fh = (uint64_t) (uintptr_t) h;
-  fi->direct_io = 1;   /* size 0 in getattr; content is generated */
+  fi->direct_io = 1; /* size 0 in getattr; content is generated */
   fuse_reply_open (req, fi);
 }
 
@@ -532,8 +545,7 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /* Remember what the power or view file reads back. */
-static void
-say (size_t d, unsigned attr, const char *fmt, ...)
+static void say (size_t d, unsigned attr, const char *fmt, ...)
   __attribute__ ((format (printf, 3, 4)));
 static void
 say (size_t d, unsigned attr, const char *fmt, ...)
@@ -554,11 +566,13 @@ parse_state (size_t d, const char *file, char *words, const char *what,
              enum blkemu_crash_mode *mode, uint64_t *seed)
 {
   char err[BLKEMU_ERR_MAX], *save;
-  const char *m = strtok_r (words, " ", &save), *s = strtok_r (NULL, " ", &save);
+  const char *m = strtok_r (words, " ", &save),
+             *s = strtok_r (NULL, " ", &save);
   if (!m || strtok_r (NULL, " ", &save)) {
-    fprintf (stderr, "blkemu-fuse: %s/%s: write '%s%slose-all|subset|torn|"
-             "interrupted [SEED]'\n", disks[d].name, file, what,
-             *what ? " " : "");
+    fprintf (stderr,
+             "blkemu-fuse: %s/%s: write '%s%slose-all|subset|torn|"
+             "interrupted [SEED]'\n",
+             disks[d].name, file, what, *what ? " " : "");
     return EINVAL;
   }
   if (blkemu_crash_args (*what ? what : "view", m, s, mode, seed, err,
@@ -604,8 +618,10 @@ power_write (size_t d, unsigned attr, char *value)
     res = blkemu_disk_view_open (emu, mode, seed, &r, err, sizeof err);
   }
   else {
-    fprintf (stderr, "blkemu-fuse: %s/power: write 'crash [MODE [SEED]]', "
-             "'off' or 'on', not '%s'\n", disks[d].name, value);
+    fprintf (stderr,
+             "blkemu-fuse: %s/power: write 'crash [MODE [SEED]]', "
+             "'off' or 'on', not '%s'\n",
+             disks[d].name, value);
     return EINVAL;
   }
   if (res == -1) {
@@ -613,10 +629,13 @@ power_write (size_t d, unsigned attr, char *value)
     return EIO;
   }
   if (strchr (value, ' ') || attr == ATTR_VIEW)
-    say (d, attr, strcmp (value, "end") ? "mode=%s seed=%llu persisted=%llu "
-         "lost=%llu torn=%llu\n" : "end\n", blkemu_crash_mode_name (r.mode),
-         (unsigned long long) r.seed, (unsigned long long) r.persisted,
-         (unsigned long long) r.lost, (unsigned long long) r.torn);
+    say (d, attr,
+         strcmp (value, "end") ? "mode=%s seed=%llu persisted=%llu "
+                                 "lost=%llu torn=%llu\n"
+                               : "end\n",
+         blkemu_crash_mode_name (r.mode), (unsigned long long) r.seed,
+         (unsigned long long) r.persisted, (unsigned long long) r.lost,
+         (unsigned long long) r.torn);
   else
     say (d, attr, "%s\n", value);
   return 0;
@@ -697,18 +716,19 @@ op_flush (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   (void) ino;
   (void) fi;
-  fuse_reply_err (req, 0);   /* close(2), not a cache flush: fsync is */
+  fuse_reply_err (req, 0); /* close(2), not a cache flush: fsync is */
 }
 
 static void
-op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
-              off_t len, struct fuse_file_info *fi)
+op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+              struct fuse_file_info *fi)
 {
   (void) fi;
   if (ino < INO_DISK0 || ino >= INO_DISK0 + ndisks)
     return (void) fuse_reply_err (req, EOPNOTSUPP);
   struct disk *dk = &disks[ino - INO_DISK0];
-  if (!(mode & FALLOC_FL_KEEP_SIZE) && (uint64_t) (off + len) > dk->geo.size_bytes)
+  if (!(mode & FALLOC_FL_KEEP_SIZE) &&
+      (uint64_t) (off + len) > dk->geo.size_bytes)
     return (void) fuse_reply_err (req, EFBIG);
   size_t n = clamp (dk, (size_t) len, off);
   if (mode & FALLOC_FL_PUNCH_HOLE)
@@ -718,7 +738,7 @@ op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
   else if (mode & ~FALLOC_FL_KEEP_SIZE)
     fuse_reply_err (req, EOPNOTSUPP);
   else
-    fuse_reply_err (req, 0);   /* the disk is always fully "allocated" */
+    fuse_reply_err (req, 0); /* the disk is always fully "allocated" */
 }
 
 static void
@@ -793,17 +813,19 @@ option_proc (void *data, const char *arg, int key, struct fuse_args *outargs)
   case KEY_KEYS: o->list_keys = 1; return 0;
   case KEY_PROFILES: o->list_profiles = 1; return 0;
   }
-  return 1;   /* keep: for fuse_parse_cmdline */
+  return 1; /* keep: for fuse_parse_cmdline */
 }
 
 static void
 usage (FILE *fp)
 {
-  fprintf (fp,
+  fprintf (
+    fp,
     "usage: blkemu-fuse [options] MOUNTPOINT --disk SPEC [--disk SPEC ...]\n"
     "\n"
     "Serves each disk as the file MOUNTPOINT/NAME and its live attributes\n"
-    "under MOUNTPOINT/.blkemu/NAME/ (stats, summary, reset, one file per key).\n"
+    "under MOUNTPOINT/.blkemu/NAME/ (stats, summary, reset, one file per "
+    "key).\n"
     "\n"
     "SPEC is name=NAME,key=value,... with the keys below (the same as the\n"
     "nbdkit plugin's); name= defaults to d0, d1, ...\n"
@@ -814,10 +836,10 @@ usage (FILE *fp)
   fprintf (fp, "\nFUSE options:\n");
   if (fp == stdout)
     fuse_cmdline_help ();
-  fprintf (fp,
-    "\nDisk keys:\n");
+  fprintf (fp, "\nDisk keys:\n");
   blkemu_spec_print_help (fp, "  ");
-  fprintf (fp,
+  fprintf (
+    fp,
     "\nThe kernel caps FUSE requests at max_pages (1 MiB here at best); a\n"
     "max-transfer above the cap is never seen: the kernel splits first.\n"
     "Use losetup --direct-io=on on a disk file to see the block layer's\n"
@@ -872,8 +894,10 @@ check_mountpoint (const char *mp)
   snprintf (up, sizeof up, "%s/..", mp);
   if (stat (up, &parent) == 0 && parent.st_dev != st.st_dev &&
       parent.st_ino != st.st_ino) {
-    fprintf (stderr, "blkemu-fuse: mount point %s: already a mount point "
-             "(busy); unmount it first\n", mp);
+    fprintf (stderr,
+             "blkemu-fuse: mount point %s: already a mount point "
+             "(busy); unmount it first\n",
+             mp);
     return -1;
   }
   return 0;

@@ -25,5 +25,5 @@ const struct blkemu_frontend blkemu_fuse_frontend = {
   .prog = "blkemu-fuse",
   .carries = fuse_carries,
   .ops = 0,
-  .max_transfer_bytes = 0,   /* FUSE caps requests itself (max_pages) */
+  .max_transfer_bytes = 0, /* FUSE caps requests itself (max_pages) */
 };

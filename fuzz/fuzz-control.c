@@ -57,8 +57,9 @@ check_zones (struct blkemu_disk *disk)
     open += c == BLKEMU_ZONE_COND_IMP_OPEN || c == BLKEMU_ZONE_COND_EXP_OPEN;
     closed += c == BLKEMU_ZONE_COND_CLOSED;
     if ((c == BLKEMU_ZONE_COND_EMPTY && z[i].wp != z[i].start) ||
-        (c == BLKEMU_ZONE_COND_FULL && z[i].wp != z[i].start + z[i].capacity)
-        || z[i].wp < z[i].start || z[i].wp > z[i].start + z[i].capacity)
+        (c == BLKEMU_ZONE_COND_FULL &&
+         z[i].wp != z[i].start + z[i].capacity) ||
+        z[i].wp < z[i].start || z[i].wp > z[i].start + z[i].capacity)
       abort ();
   }
   if (open > zg.max_open || open + closed > zg.max_active)
@@ -99,7 +100,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       continue;
     if (is_report (line) && ++reports > REPORTS_PER_INPUT)
       continue;
-    if (echo)                        /* FUZZ_ECHO=1: see a crash's dialogue */
+    if (echo) /* FUZZ_ECHO=1: see a crash's dialogue */
       fprintf (stderr, "> %s\n", line);
     struct strbuf sb = { 0 };
     control_run_command (disk, line, &sb);

@@ -24,7 +24,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   struct trace tr = { 0 };
   size_t written = 0;
   FILE *out = fopencookie (&written, "w",
-                           (cookie_io_functions_t) { .write = count_write });
+                           (cookie_io_functions_t){ .write = count_write });
   if (read_trace_fp (in, "fuzz", &tr) == 0) {
     plot (out, &tr, "fuzz");
     fflush (out);

@@ -33,11 +33,11 @@
 /* ---- the backend wrapper -------------------------------------------- */
 
 static const struct backend_ops *real_ops;
-static uint64_t max_rw;      /* 0: not checked (oversize=allow) */
-static int inside_crash;     /* crash restores whole undo entries */
-static bool checking;        /* a read or write request is being served
-                                (write-zeroes and trim save their old data
-                                with reads of their own length) */
+static uint64_t max_rw;  /* 0: not checked (oversize=allow) */
+static int inside_crash; /* crash restores whole undo entries */
+static bool checking;    /* a read or write request is being served
+                            (write-zeroes and trim save their old data
+                            with reads of their own length) */
 
 static int
 w_pread (void *st, void *buf, uint64_t len, uint64_t off)
@@ -70,10 +70,10 @@ static struct backend_ops wrapper;
 
 struct shadow {
   uint32_t latest, durable;
-  uint32_t cand[CAND];     /* versions written since the last flush */
-  int ncand;               /* -1: too many to track */
-  bool has_alt;            /* without the cache: ALT is as legal as LATEST */
-  uint32_t alt;            /* (a struck write that may have been refused) */
+  uint32_t cand[CAND]; /* versions written since the last flush */
+  int ncand;           /* -1: too many to track */
+  bool has_alt;        /* without the cache: ALT is as legal as LATEST */
+  uint32_t alt;        /* (a struck write that may have been refused) */
 };
 
 static struct shadow sh[BLOCKS];
@@ -137,7 +137,7 @@ may_hold (const struct shadow *s, uint32_t v)
 
 static struct blkemu_disk *crash_disk;
 static bool crash_then_power_on;
-static enum blkemu_crash_mode crash_mode;   /* the next crash's state */
+static enum blkemu_crash_mode crash_mode; /* the next crash's state */
 static uint64_t crash_seed;
 
 /* Power loss in the mode and seed the input chose. */
@@ -180,7 +180,7 @@ struck (uint64_t b, uint64_t nb, uint32_t v, bool cache, bool faults)
     struct shadow *s = &sh[b + i];
     if (!cache && !faults)
       s->latest = v;
-    else if (!cache) {          /* an injected error may have kept it out */
+    else if (!cache) { /* an injected error may have kept it out */
       s->alt = v;
       s->has_alt = true;
     }
@@ -196,7 +196,8 @@ static bool
 written_through (const struct blkemu_disk *disk, uint64_t len, bool fua)
 {
   uint64_t cache = disk->cfg.num[K_CACHE_SIZE] < disk->cfg.num[K_SIZE]
-                   ? disk->cfg.num[K_CACHE_SIZE] : disk->cfg.num[K_SIZE];
+                     ? disk->cfg.num[K_CACHE_SIZE]
+                     : disk->cfg.num[K_SIZE];
   return fua || len > cache;
 }
 
@@ -215,7 +216,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   unsigned policy = take (&in, 3);
   bool cache = take (&in, 2);
   bool null_backend = take (&in, 8) == 0;
-  unsigned faults = take (&in, 4);   /* 0: none */
+  unsigned faults = take (&in, 4); /* 0: none */
   snprintf (spec, sizeof spec,
             "size=%llu,logical-block-size=%llu,max-transfer=%llu,"
             "oversize=%s,model=%s,write-cache=%s,cache-size=%uK,"
@@ -223,24 +224,25 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             "latency-write=%uus,max-discard=%llu,seed=%u,atomic-unit=%llu",
             (unsigned long long) (BLOCKS * lbs), (unsigned long long) lbs,
             (unsigned long long) (mt_blocks * lbs), policies[policy],
-            models[take (&in, 5)], cache ? "yes" : "no",
-            4 + take (&in, 1024), null_backend ? "null" : "memory",
-            1 + take (&in, 8), 1 + take (&in, 64), take (&in, 2000),
-            take (&in, 2000), (unsigned long long) (take (&in, 4) * 8 * lbs),
-            take (&in, 1000), (unsigned long long) (lbs << take (&in, 4)));
+            models[take (&in, 5)], cache ? "yes" : "no", 4 + take (&in, 1024),
+            null_backend ? "null" : "memory", 1 + take (&in, 8),
+            1 + take (&in, 64), take (&in, 2000), take (&in, 2000),
+            (unsigned long long) (take (&in, 4) * 8 * lbs), take (&in, 1000),
+            (unsigned long long) (lbs << take (&in, 4)));
   if (faults) {
     size_t n = strlen (spec);
     snprintf (spec + n, sizeof spec - n,
               ",error-mode=%s,error-op=%s,error-offset=%llu,"
               "error-length=%llu,error-probability=%u%%,error-after=%u",
-              (const char *[]) { "off", "always", "once", "sticky" }[faults],
-              (const char *[]) { "any", "read", "write", "flush", "trim",
-                                 "zero" }[take (&in, 6)],
+              (const char *[]){ "off", "always", "once", "sticky" }[faults],
+              (const char *[]){ "any", "read", "write", "flush", "trim",
+                                "zero" }[take (&in, 6)],
               (unsigned long long) (take (&in, BLOCKS) * lbs),
               (unsigned long long) (take (&in, 16) * lbs), take (&in, 101),
               take (&in, 4));
   }
-  struct blkemu_disk *disk = blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
+  struct blkemu_disk *disk =
+    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   if (!disk) {
     fprintf (stderr, "%s: %s\n", spec, err);
     abort ();
@@ -273,7 +275,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     /* Now and then the power goes while this step's request waits. */
     bool strike = what != 7 && what != 8 && take (&in, 8) == 0;
     if (strike || what == 7) {
-      crash_mode = (enum blkemu_crash_mode) take (&in, BLKEMU_CRASH_MODE_COUNT);
+      crash_mode =
+        (enum blkemu_crash_mode) take (&in, BLKEMU_CRASH_MODE_COUNT);
       crash_seed = take (&in, 256);
     }
     if (strike) {
@@ -282,7 +285,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       during_next_wait = crash_in_flight;
     }
     switch (what) {
-    case 0: case 1: case 2: {          /* write, sometimes FUA */
+    case 0:
+    case 1:
+    case 2: { /* write, sometimes FUA */
       bool fua = what == 2;
       uint32_t v = next_version++;
       for (uint64_t i = 0; i < nb; i++)
@@ -300,7 +305,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         abort ();
       break;
     }
-    case 3: case 4:                    /* read and compare */
+    case 3:
+    case 4: /* read and compare */
       r = blkemu_io (disk, BLKEMU_OP_READ, buf, len, off, 0);
       if (r == 0) {
         ok_bytes[BLKEMU_OP_READ] += len;
@@ -308,20 +314,19 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           if (version_of (buf + i * lbs, lbs, b + i) != sh[b + i].latest) {
             fprintf (stderr, "block %llu: read version %u, wrote %u\n",
                      (unsigned long long) (b + i),
-                     version_of (buf + i * lbs, lbs, b + i),
-                     sh[b + i].latest);
+                     version_of (buf + i * lbs, lbs, b + i), sh[b + i].latest);
             abort ();
           }
       }
       else if (!offline && !faults && r != EINVAL &&
                !(strike && !during_next_wait)) {
         fprintf (stderr, "step %d: read of blocks %llu..%llu returned %d\n",
-                 step, (unsigned long long) b,
-                 (unsigned long long) (b + nb), r);
+                 step, (unsigned long long) b, (unsigned long long) (b + nb),
+                 r);
         abort ();
       }
       break;
-    case 5:                            /* flush */
+    case 5: /* flush */
       r = blkemu_io (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
       if (r == 0)
         for (int i = 0; i < BLOCKS; i++) {
@@ -329,7 +334,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           sh[i].ncand = 0;
         }
       break;
-    case 6:                            /* write-zeroes or trim */
+    case 6: /* write-zeroes or trim */
       checking = false;
       last_zero_op = take (&in, 2) ? BLKEMU_OP_ZERO : BLKEMU_OP_TRIM;
       r = blkemu_io (disk, last_zero_op, NULL, len, off, 0);
@@ -339,21 +344,22 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       else if (strike && !during_next_wait)
         struck (b, nb, 0, cache, faults);
       break;
-    case 7:                            /* crash, power on, check */
+    case 7: /* crash, power on, check */
       inside_crash = 1;
       crash_now (disk);
       inside_crash = 0;
       break;
-    case 8: {                          /* a runtime change */
+    case 8: { /* a runtime change */
       static const char *const sets[][2] = {
-        { "oversize", "error" }, { "oversize", "split" },
-        { "max-transfer", "64K" }, { "slowdown", "3" }, { "slowdown", "1" },
-        { "cache-size", "8K" }, { "error-mode", "off" },
-        { "latency-dist", "lognormal" }, { "latency-jitter", "50us" },
+        { "oversize", "error" },      { "oversize", "split" },
+        { "max-transfer", "64K" },    { "slowdown", "3" },
+        { "slowdown", "1" },          { "cache-size", "8K" },
+        { "error-mode", "off" },      { "latency-dist", "lognormal" },
+        { "latency-jitter", "50us" },
       };
       unsigned k = take (&in, sizeof sets / sizeof sets[0]);
-      if (blkemu_disk_set (disk, sets[k][0], sets[k][1], err,
-                           sizeof err) == 0) {
+      if (blkemu_disk_set (disk, sets[k][0], sets[k][1], err, sizeof err) ==
+          0) {
         if (k == 0 || k == 1)
           max_rw = disk->cfg.num[K_MAX_TRANSFER];
         if (k == 2 && max_rw)
@@ -363,7 +369,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       }
       break;
     }
-    default:                           /* an unaligned or wild request */
+    default: /* an unaligned or wild request */
       r = blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, off + 1 + take (&in, 511),
                      0);
       if (r != EINVAL)
@@ -395,8 +401,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       crashed = true;
       powered = crash_then_power_on;
       if (r == 0 || (r != EIO && !faults)) {
-        fprintf (stderr, "step %d: op %u in flight across a crash returned "
-                 "%d\n", step, what, r);
+        fprintf (stderr,
+                 "step %d: op %u in flight across a crash returned "
+                 "%d\n",
+                 step, what, r);
         abort ();
       }
     }
@@ -421,7 +429,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (unreadable && unreadable_maybe && rr == 0)
         unreadable = false;
       if (unreadable != (rr == EIO)) {
-        fprintf (stderr, "block %llu after an interrupted crash: read "
+        fprintf (stderr,
+                 "block %llu after an interrupted crash: read "
                  "returned %d (struck blocks %llu..%llu)\n",
                  (unsigned long long) i, rr,
                  (unsigned long long) unreadable_lo,
@@ -438,12 +447,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         abort ();
       ok_bytes[BLKEMU_OP_READ] += lbs;
       uint32_t v = version_of (buf, lbs, i);
-      bool legal = cache ? may_hold (&sh[i], v)
-                   : v == sh[i].latest || (sh[i].has_alt && v == sh[i].alt);
+      bool legal = cache
+                     ? may_hold (&sh[i], v)
+                     : v == sh[i].latest || (sh[i].has_alt && v == sh[i].alt);
       if (!legal) {
-        fprintf (stderr, "block %llu after crash: version %u (durable "
-                 "%u, latest %u, cache %d)\n", (unsigned long long) i, v,
-                 sh[i].durable, sh[i].latest, cache);
+        fprintf (stderr,
+                 "block %llu after crash: version %u (durable "
+                 "%u, latest %u, cache %d)\n",
+                 (unsigned long long) i, v, sh[i].durable, sh[i].latest,
+                 cache);
         abort ();
       }
       sh[i].latest = sh[i].durable = v;

@@ -13,8 +13,8 @@
 #include "fuzz.h"
 #include "config.h"
 
-static const char *const path_keys[] = { "file", "stats", "trace", "control",
-                                         "profile", "summary" };
+static const char *const path_keys[] = { "file",    "stats",   "trace",
+                                         "control", "profile", "summary" };
 
 static int
 has_path_key (const char *list)
@@ -46,7 +46,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (probe.num[K_SIZE] > (1ull << 40))
         blkemu_spec_set (spec, "backend", "null", err, sizeof err);
       config_free (&probe);
-      struct blkemu_disk *disk = blkemu_disk_open (spec, NULL, err, sizeof err);
+      struct blkemu_disk *disk =
+        blkemu_disk_open (spec, NULL, err, sizeof err);
       if (disk) {
         struct blkemu_geometry geo;
         blkemu_disk_geometry (disk, &geo);

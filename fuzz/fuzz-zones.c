@@ -26,9 +26,9 @@
 #include "blkemu/blkemu.h"
 #include "virtual-clock.h"
 
-#define BLK      4096u
-#define ZBLOCKS  16u                  /* zone-size=64K */
-#define ZS       (ZBLOCKS * BLK)
+#define BLK 4096u
+#define ZBLOCKS 16u /* zone-size=64K */
+#define ZS (ZBLOCKS * BLK)
 #define MAXZONES 16u
 
 struct zshadow {
@@ -124,8 +124,9 @@ check_resource_refusal (struct blkemu_disk *d, unsigned zone, int r)
   }
   if (r == ETOOMANYREFS && !(max_open && imp == 0 && exp >= max_open))
     fail ("ETOOMANYREFS with room to open", zone, imp, exp);
-  if (r == EOVERFLOW && !(max_active && z[zone].cond == BLKEMU_ZONE_COND_EMPTY
-                          && imp + exp + closed >= max_active))
+  if (r == EOVERFLOW &&
+      !(max_active && z[zone].cond == BLKEMU_ZONE_COND_EMPTY &&
+        imp + exp + closed >= max_active))
     fail ("EOVERFLOW with room to activate", zone, imp + exp + closed,
           z[zone].cond);
   if (r != ETOOMANYREFS && r != EOVERFLOW)
@@ -160,13 +161,12 @@ write_blocks (struct blkemu_disk *d, unsigned zone, unsigned b, unsigned nb,
   uint32_t v = next_version++;
   unsigned at = append ? s->wp : b;
   for (unsigned i = 0; i < nb; i++)
-    fill (buf + i * BLK, at + i, v);   /* where the shadow expects them */
+    fill (buf + i * BLK, at + i, v); /* where the shadow expects them */
   uint64_t start = (uint64_t) zone * ZS, where = 0;
-  int r = append
-    ? blkemu_zone_append (d, buf, nb * BLK, start, fua ? BLKEMU_FLAG_FUA : 0,
-                          &where)
-    : blkemu_io (d, BLKEMU_OP_WRITE, buf, nb * BLK, start + b * BLK,
-                 fua ? BLKEMU_FLAG_FUA : 0);
+  int r = append ? blkemu_zone_append (d, buf, nb * BLK, start,
+                                       fua ? BLKEMU_FLAG_FUA : 0, &where)
+                 : blkemu_io (d, BLKEMU_OP_WRITE, buf, nb * BLK,
+                              start + b * BLK, fua ? BLKEMU_FLAG_FUA : 0);
   bool crashed = struck && !during_next_wait;
   during_next_wait = NULL;
   bool legal = !s->full && at == s->wp && at + nb <= cap_blocks;
@@ -242,7 +242,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             "cache-size=16M,latency-zone=1ms,latency-write=10us",
             nzones * ZS, ZS, cap_blocks * BLK, nconv, max_open, max_active,
             cache ? "yes" : "no");
-  struct blkemu_disk *d = blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
+  struct blkemu_disk *d =
+    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   if (!d) {
     fprintf (stderr, "%s: %s\n", spec, err);
     abort ();
@@ -261,20 +262,23 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     unsigned nb = 1 + take (&in, 6);
     /* Mostly at the write pointer; sometimes anywhere. */
     unsigned b = take (&in, 4) ? s->wp : take (&in, ZBLOCKS);
-    if (b >= ZBLOCKS)                /* a full zone's: stay inside it */
+    if (b >= ZBLOCKS) /* a full zone's: stay inside it */
       b = ZBLOCKS - 1;
     if (b + nb > ZBLOCKS)
       nb = ZBLOCKS - b;
     int r;
     if (debug)
-      fprintf (stderr, "step %d: op %u zone %u block %u n %u (shadow wp %u%s)\n",
-               step, what, zone, b, nb, s->wp, s->full ? " full" : "");
+      fprintf (stderr,
+               "step %d: op %u zone %u block %u n %u (shadow wp %u%s)\n", step,
+               what, zone, b, nb, s->wp, s->full ? " full" : "");
     /* With the cache, a write or append now and then meets a crash in
      * flight.
      */
     bool struck = cache && take (&in, 6) == 0;
     switch (what) {
-    case 0: case 1: case 2:
+    case 0:
+    case 1:
+    case 2:
       if (write_blocks (d, zone, b, nb, false, what == 2, struck))
         shadow_crash ();
       break;
@@ -282,16 +286,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (write_blocks (d, zone, b, nb, true, take (&in, 2), struck))
         shadow_crash ();
       break;
-    case 4:
-      read_zone (d, zone);
-      break;
-    case 5: {                        /* open, close or finish */
+    case 4: read_zone (d, zone); break;
+    case 5: { /* open, close or finish */
       enum blkemu_zone_op op = (enum blkemu_zone_op) take (&in, 3);
       r = blkemu_zone_command (d, op, (uint64_t) zone * ZS);
       if (r == ETOOMANYREFS || r == EOVERFLOW)
-        break;                       /* the report check covers the rest */
+        break; /* the report check covers the rest */
       if (op == BLKEMU_ZONE_FINISH && r == 0) {
-        s->full = true;              /* durable, with its writes */
+        s->full = true; /* durable, with its writes */
         s->first_unflushed = ZBLOCKS;
       }
       if (r && !(op == BLKEMU_ZONE_OPEN && s->full) &&
@@ -299,7 +301,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         fail ("zone command failed", zone, r, op);
       break;
     }
-    case 6:                          /* reset */
+    case 6: /* reset */
       if (blkemu_zone_command (d, BLKEMU_ZONE_RESET, (uint64_t) zone * ZS))
         fail ("reset failed", zone, 0, 0);
       reset_shadow (zone);
@@ -312,17 +314,17 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           reset_shadow (i);
       }
       break;
-    case 8:                          /* flush */
+    case 8: /* flush */
       if (blkemu_io (d, BLKEMU_OP_FLUSH, NULL, 0, 0, 0))
         fail ("flush failed", 0, 0, 0);
       for (unsigned i = 0; i < nzones; i++)
         zs[i].first_unflushed = ZBLOCKS;
       break;
-    case 9:                          /* a zone command on a conventional zone */
+    case 9: /* a zone command on a conventional zone */
       if (nconv && blkemu_zone_command (d, BLKEMU_ZONE_RESET, 0) != EIO)
         fail ("conventional zone took a reset", 0, 0, 0);
       break;
-    case 10:                         /* crash and power on */
+    case 10: /* crash and power on */
       if (!cache)
         break;
       if (blkemu_disk_crash (d, err, sizeof err))
@@ -330,9 +332,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       blkemu_disk_power_on (d);
       shadow_crash ();
       break;
-    default:
-      read_zone (d, zone);
-      break;
+    default: read_zone (d, zone); break;
     }
     check_report (d);
   }
@@ -349,29 +349,28 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 static void
 shadow_crash (void)
 {
-      for (unsigned i = nconv; i < nzones; i++) {
-        struct zshadow *t = &zs[i];
-        if (!t->full || t->first_unflushed < ZBLOCKS) {
-          unsigned wp = t->full ? cap_blocks : t->wp;
-          if (t->first_unflushed < wp)
-            wp = t->first_unflushed;
-          if (!t->full || wp < cap_blocks) {
-            t->full = false;
-            t->wp = wp;
-          }
-        }
-        for (unsigned k = t->full ? ZBLOCKS : t->wp; k < ZBLOCKS; k++)
-          t->version[k] = 0;
-        t->first_unflushed = ZBLOCKS;
+  for (unsigned i = nconv; i < nzones; i++) {
+    struct zshadow *t = &zs[i];
+    if (!t->full || t->first_unflushed < ZBLOCKS) {
+      unsigned wp = t->full ? cap_blocks : t->wp;
+      if (t->first_unflushed < wp)
+        wp = t->first_unflushed;
+      if (!t->full || wp < cap_blocks) {
+        t->full = false;
+        t->wp = wp;
       }
-      /* Zones active beyond the limit are finished, the last first. */
-      unsigned active = 0;
-      for (unsigned i = nconv; i < nzones; i++)
-        active += !zs[i].full && zs[i].wp > 0;
-      for (unsigned i = nzones; i-- > nconv && max_active &&
-                                active > max_active;)
-        if (!zs[i].full && zs[i].wp > 0) {
-          zs[i].full = true;
-          active--;
-        }
+    }
+    for (unsigned k = t->full ? ZBLOCKS : t->wp; k < ZBLOCKS; k++)
+      t->version[k] = 0;
+    t->first_unflushed = ZBLOCKS;
+  }
+  /* Zones active beyond the limit are finished, the last first. */
+  unsigned active = 0;
+  for (unsigned i = nconv; i < nzones; i++)
+    active += !zs[i].full && zs[i].wp > 0;
+  for (unsigned i = nzones; i-- > nconv && max_active && active > max_active;)
+    if (!zs[i].full && zs[i].wp > 0) {
+      zs[i].full = true;
+      active--;
+    }
 }

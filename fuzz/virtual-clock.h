@@ -18,7 +18,7 @@ static uint64_t now_ns = 1000000000;
 uint64_t
 clock_now_ns (void)
 {
-  return now_ns += 100;   /* time moves a little with every look */
+  return now_ns += 100; /* time moves a little with every look */
 }
 
 static void
@@ -72,8 +72,7 @@ clock_learn_wake (uint64_t target_ns, uint64_t woke_ns)
 
 void
 clock_thread_init (void)
-{
-}
+{}
 
 uint64_t
 clock_spin_step (uint64_t now)

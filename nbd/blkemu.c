@@ -202,17 +202,41 @@ plugin_block_size (void *handle, uint32_t *minimum, uint32_t *preferred,
 }
 
 static int
-plugin_can_write (void *handle) { (void) handle; return 1; }
+plugin_can_write (void *handle)
+{
+  (void) handle;
+  return 1;
+}
 static int
-plugin_can_flush (void *handle) { (void) handle; return geo.can_flush; }
+plugin_can_flush (void *handle)
+{
+  (void) handle;
+  return geo.can_flush;
+}
 static int
-plugin_can_trim (void *handle) { (void) handle; return geo.can_trim; }
+plugin_can_trim (void *handle)
+{
+  (void) handle;
+  return geo.can_trim;
+}
 static int
-plugin_can_zero (void *handle) { (void) handle; return geo.can_zero; }
+plugin_can_zero (void *handle)
+{
+  (void) handle;
+  return geo.can_zero;
+}
 static int
-plugin_can_extents (void *handle) { (void) handle; return geo.can_extents; }
+plugin_can_extents (void *handle)
+{
+  (void) handle;
+  return geo.can_extents;
+}
 static int
-plugin_is_rotational (void *handle) { (void) handle; return geo.rotational; }
+plugin_is_rotational (void *handle)
+{
+  (void) handle;
+  return geo.rotational;
+}
 static int
 plugin_can_multi_conn (void *handle)
 {
@@ -238,7 +262,8 @@ static void
 drop_client_connections (void *handle)
 {
   char control[4096] = "", err[BLKEMU_ERR_MAX];
-  blkemu_disk_get (handle, "control", control, sizeof control, err, sizeof err);
+  blkemu_disk_get (handle, "control", control, sizeof control, err,
+                   sizeof err);
   DIR *dir = opendir ("/proc/self/fd");
   if (!dir)
     return;
@@ -294,36 +319,36 @@ plugin_pread (void *handle, void *buf, uint32_t count, uint64_t offset,
               uint32_t flags)
 {
   return result (handle, blkemu_io (handle, BLKEMU_OP_READ, buf, count, offset,
-                            core_flags (flags)));
+                                    core_flags (flags)));
 }
 
 static int
 plugin_pwrite (void *handle, const void *buf, uint32_t count, uint64_t offset,
                uint32_t flags)
 {
-  return result (handle, blkemu_io (handle, BLKEMU_OP_WRITE, (void *) buf, count,
-                            offset, core_flags (flags)));
+  return result (handle, blkemu_io (handle, BLKEMU_OP_WRITE, (void *) buf,
+                                    count, offset, core_flags (flags)));
 }
 
 static int
 plugin_flush (void *handle, uint32_t flags)
 {
   return result (handle, blkemu_io (handle, BLKEMU_OP_FLUSH, NULL, 0, 0,
-                            core_flags (flags)));
+                                    core_flags (flags)));
 }
 
 static int
 plugin_trim (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  return result (handle, blkemu_io (handle, BLKEMU_OP_TRIM, NULL, count, offset,
-                            core_flags (flags)));
+  return result (handle, blkemu_io (handle, BLKEMU_OP_TRIM, NULL, count,
+                                    offset, core_flags (flags)));
 }
 
 static int
 plugin_zero (void *handle, uint32_t count, uint64_t offset, uint32_t flags)
 {
-  return result (handle, blkemu_io (handle, BLKEMU_OP_ZERO, NULL, count, offset,
-                            core_flags (flags)));
+  return result (handle, blkemu_io (handle, BLKEMU_OP_ZERO, NULL, count,
+                                    offset, core_flags (flags)));
 }
 
 struct extent_ctx {

@@ -49,8 +49,8 @@ main (int argc, char **argv)
 {
   if (argc < 3 || argc > 6) {
     fprintf (stderr, "usage: nbd-io URI read|write|write-fua|read-zeros|"
-             "trim|zero|flush|write-fua-many "
-             "[OFFSET LENGTH [SEED|COUNT]]\n");
+                     "trim|zero|flush|write-fua-many "
+                     "[OFFSET LENGTH [SEED|COUNT]]\n");
     return 2;
   }
   const char *op = argv[2];
@@ -96,8 +96,10 @@ main (int argc, char **argv)
   }
   else if (!strcmp (op, "read") && twice) {
     r = nbd_pread (nbd, buf, len, offset, 0);
-    printf ("%s ", r == -1 ? (nbd_get_errno () ? strerrorname_np (nbd_get_errno ())
-                                               : "error") : "ok");
+    printf ("%s ", r == -1
+                     ? (nbd_get_errno () ? strerrorname_np (nbd_get_errno ())
+                                         : "error")
+                     : "ok");
     r = nbd_pread (nbd, buf, len, offset, 0);
   }
   else if (!strcmp (op, "read"))

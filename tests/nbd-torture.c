@@ -8,8 +8,8 @@
  * flush; a controller thread, between client operations, sets random
  * valid runtime keys (timing, limits, error injection), drops the
  * connections, and crashes and powers the disk on, some of the crashes
- * with writes and reads in flight under long latencies.  After every crash each
- * block must hold its durable version (the one a completed flush or FUA
+ * with writes and reads in flight under long latencies.  After every crash
+ * each block must hold its durable version (the one a completed flush or FUA
  * covered) or one written since; while no crash intervenes a read returns
  * exactly the last successful write.  A failed or dropped write leaves its
  * blocks uncertain until the next successful one.  No operation may take
@@ -34,10 +34,10 @@
 
 struct block {
   uint32_t latest, durable;
-  uint32_t cand[CAND];   /* written since the last flush/crash */
-  int ncand;             /* -1: too many, anything since durable goes */
-  bool uncertain;        /* a failed write may or may not have landed */
-  unsigned epoch;        /* the power epoch LATEST's write completed in */
+  uint32_t cand[CAND]; /* written since the last flush/crash */
+  int ncand;           /* -1: too many, anything since durable goes */
+  bool uncertain;      /* a failed write may or may not have landed */
+  unsigned epoch;      /* the power epoch LATEST's write completed in */
 };
 
 /* A crash that strikes requests in flight opens a window (until the
@@ -60,10 +60,14 @@ static pthread_rwlock_t world;
 static volatile int done, failed;
 static time_t last_progress;
 static uint64_t stat_ops, stat_crashes, stat_flushes, stat_errors, stat_drops,
-                stat_sets, stat_inflight_crashes;
+  stat_sets, stat_inflight_crashes;
 
-#define FAIL(...) do { fprintf (stderr, "nbd-torture: FAIL: " __VA_ARGS__); \
-                       fprintf (stderr, "\n"); failed = 1; } while (0)
+#define FAIL(...)                                                             \
+  do {                                                                        \
+    fprintf (stderr, "nbd-torture: FAIL: " __VA_ARGS__);                      \
+    fprintf (stderr, "\n");                                                   \
+    failed = 1;                                                               \
+  } while (0)
 
 static void
 fill (unsigned char *p, uint64_t b, uint32_t v)
@@ -146,27 +150,28 @@ client (void *arg)
     uint64_t b = first + rand_r (&seed) % (per_client - n);
     unsigned what = rand_r (&seed) % 10;
     int r = 0;
-    if (what < 5) {                        /* write, some FUA */
+    if (what < 5) { /* write, some FUA */
       bool fua = what == 0;
       uint32_t v = ++version;
       for (uint64_t i = 0; i < n; i++)
         fill (buf + i * BLOCK, b + i, v);
-      r = nbd_pwrite (h, buf, n * BLOCK, (b) * BLOCK,
+      r = nbd_pwrite (h, buf, n * BLOCK, (b) *BLOCK,
                       fua ? LIBNBD_CMD_FLAG_FUA : 0);
       for (uint64_t i = 0; i < n; i++)
         written (b + i, v, fua, r == 0);
     }
-    else if (what < 9) {                   /* read and verify */
+    else if (what < 9) { /* read and verify */
       r = nbd_pread (h, buf, n * BLOCK, b * BLOCK, 0);
       for (uint64_t i = 0; r == 0 && i < n; i++) {
         struct block *k = &blocks[b + i];
         uint32_t got = version_in (buf + i * BLOCK, b + i, k);
         bool window = __atomic_load_n (&crash_window, __ATOMIC_ACQUIRE);
         if (window && got != k->latest && got != UINT32_MAX)
-          k->uncertain = true;       /* rolled back, or not: the check says */
+          k->uncertain = true; /* rolled back, or not: the check says */
         else if (!k->uncertain && !window && got != k->latest)
           FAIL ("block %" PRIu64 ": read version %" PRIu32 ", last written "
-                "%" PRIu32, b + i, got, k->latest);
+                "%" PRIu32,
+                b + i, got, k->latest);
         else if (k->uncertain && got == UINT32_MAX && k->ncand >= 0)
           FAIL ("block %" PRIu64 ": holds data never written there", b + i);
         else if (k->uncertain && got != UINT32_MAX) {
@@ -175,14 +180,13 @@ client (void *arg)
         }
       }
     }
-    else {                                 /* flush this client's blocks */
+    else { /* flush this client's blocks */
       unsigned epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
       bool window = __atomic_load_n (&crash_window, __ATOMIC_ACQUIRE);
       r = nbd_flush (h, 0);
       if (r == 0) {
         for (uint64_t i = first; i < first + per_client; i++)
-          if (!blocks[i].uncertain &&
-              (!window || blocks[i].epoch == epoch)) {
+          if (!blocks[i].uncertain && (!window || blocks[i].epoch == epoch)) {
             blocks[i].durable = blocks[i].latest;
             blocks[i].ncand = 0;
           }
@@ -247,18 +251,20 @@ check_after_crash (void)
       break;
     }
     uint32_t got = version_in (buf, b, k);
-    bool may = got != UINT32_MAX &&
-               (got == k->durable || k->ncand < 0 || k->uncertain ||
-                got == k->latest);
+    bool may = got != UINT32_MAX && (got == k->durable || k->ncand < 0 ||
+                                     k->uncertain || got == k->latest);
     for (int i = 0; !may && i < k->ncand; i++)
       may = got == k->cand[i];
     if (!may && k->ncand >= 0 && got == UINT32_MAX)
-      FAIL ("block %" PRIu64 " after crash: neither its durable version %"
-            PRIu32 " nor one written since (latest %" PRIu32 "): promised "
-            "data lost", b, k->durable, k->latest);
+      FAIL ("block %" PRIu64
+            " after crash: neither its durable version %" PRIu32
+            " nor one written since (latest %" PRIu32 "): promised "
+            "data lost",
+            b, k->durable, k->latest);
     else if (!may && k->ncand >= 0)
-      FAIL ("block %" PRIu64 " after crash: version %" PRIu32 " (durable %"
-            PRIu32 ", latest %" PRIu32 ")", b, got, k->durable, k->latest);
+      FAIL ("block %" PRIu64 " after crash: version %" PRIu32
+            " (durable %" PRIu32 ", latest %" PRIu32 ")",
+            b, got, k->durable, k->latest);
     k->latest = k->durable = got == UINT32_MAX ? k->durable : got;
     k->ncand = 0;
     k->uncertain = got == UINT32_MAX;
@@ -272,14 +278,21 @@ controller (void *arg)
 {
   unsigned seed = (unsigned) (uintptr_t) arg;
   static const char *const sets[] = {
-    "set latency-read=0 latency-write=0", "set latency-read=200us",
+    "set latency-read=0 latency-write=0",
+    "set latency-read=200us",
     "set latency-write=300us latency-dist=lognormal latency-jitter=100us",
-    "set max-transfer=16K oversize=split", "set max-transfer=32M",
-    "set slowdown=3", "set slowdown=1", "set cache-size=256K",
-    "set cache-size=16M", "set queue-depth=4", "set queue-depth=128",
+    "set max-transfer=16K oversize=split",
+    "set max-transfer=32M",
+    "set slowdown=3",
+    "set slowdown=1",
+    "set cache-size=256K",
+    "set cache-size=16M",
+    "set queue-depth=4",
+    "set queue-depth=128",
     "set error-mode=always error-op=read error-probability=2%",
     "set error-mode=always error-op=write error-probability=2%",
-    "set error-mode=off", "set spike-probability=1% spike-latency=5ms",
+    "set error-mode=off",
+    "set spike-probability=1% spike-latency=5ms",
     "set spike-probability=0",
   };
   char out[256];
@@ -298,7 +311,7 @@ controller (void *arg)
       stat_drops++;
       pthread_rwlock_unlock (&world);
     }
-    else if (stat_inflight_crashes * 2 <= stat_crashes) {   /* every other */
+    else if (stat_inflight_crashes * 2 <= stat_crashes) { /* every other */
       /* Writes and reads in flight, with long latencies, when the power
        * goes; it comes back within 40 ms, while some still are.
        */
@@ -388,8 +401,9 @@ main (int argc, char **argv)
     if (time (NULL) >= next_line) {
       printf ("nbd-torture: %" PRIu64 " ops, %" PRIu64 " flushes, %" PRIu64
               " crashes, %" PRIu64 " drops, %" PRIu64 " sets, %" PRIu64
-              " errors\n", stat_ops, stat_flushes, stat_crashes, stat_drops,
-              stat_sets, stat_errors);
+              " errors\n",
+              stat_ops, stat_flushes, stat_crashes, stat_drops, stat_sets,
+              stat_errors);
       fflush (stdout);
       next_line += 10;
     }
@@ -400,9 +414,9 @@ main (int argc, char **argv)
     pthread_join (c[i], NULL);
   printf ("nbd-torture: %s: %" PRIu64 " ops, %" PRIu64 " flushes, %" PRIu64
           " crashes (%" PRIu64 " in flight), %" PRIu64 " drops, %" PRIu64
-          " sets, %" PRIu64 " errors\n", failed ? "FAILED" : "ok", stat_ops,
-          stat_flushes, stat_crashes, stat_inflight_crashes, stat_drops,
-          stat_sets, stat_errors);
+          " sets, %" PRIu64 " errors\n",
+          failed ? "FAILED" : "ok", stat_ops, stat_flushes, stat_crashes,
+          stat_inflight_crashes, stat_drops, stat_sets, stat_errors);
   if (!failed && stat_crashes == 0)
     printf ("nbd-torture: (no crash happened: run longer)\n");
   free (blocks);

@@ -17,7 +17,7 @@
 #include "check.h"
 
 #define THREADS 8
-#define REGION (256 * 1024)     /* per thread */
+#define REGION (256 * 1024) /* per thread */
 #define SHARED (THREADS * REGION)
 #define ROUNDS 2000
 
@@ -27,7 +27,7 @@ static volatile int stop_control;
  * read does not compare (the crash may have rolled the write back).
  */
 static unsigned crash_count;
-static unsigned crashes_done;   /* controller only */
+static unsigned crashes_done; /* controller only */
 static pthread_rwlock_t crash_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 static void
@@ -44,9 +44,9 @@ worker (void *arg)
   unsigned char *buf = malloc (65536), *want = malloc (65536);
   unsigned seed = id + 1;
   for (unsigned r = 0; r < ROUNDS; r++) {
-    uint64_t len = 4096u << (rand_r (&seed) % 5);        /* 4K..64K */
-    uint64_t off = (uint64_t) id * REGION +
-                   (rand_r (&seed) % (REGION / 4096)) * 4096;
+    uint64_t len = 4096u << (rand_r (&seed) % 5); /* 4K..64K */
+    uint64_t off =
+      (uint64_t) id * REGION + (rand_r (&seed) % (REGION / 4096)) * 4096;
     if (off + len > (uint64_t) (id + 1) * REGION)
       off = (uint64_t) (id + 1) * REGION - len;
     unsigned tag = id * 1000 + r;
@@ -60,8 +60,10 @@ worker (void *arg)
     unsigned after = __atomic_load_n (&crash_count, __ATOMIC_ACQUIRE);
     pthread_rwlock_unlock (&crash_lock);
     if (w == 0 && rd == 0 && before == after)
-      CHECK (memcmp (buf, want, len) == 0, "thread %u round %u: read back "
-             "differs", id, r);
+      CHECK (memcmp (buf, want, len) == 0,
+             "thread %u round %u: read back "
+             "differs",
+             id, r);
     /* Shared region: overlapping traffic, no data check (a device
      * promises nothing there), only no crash and no race report.
      */
@@ -84,9 +86,10 @@ controller (void *arg)
   char err[BLKEMU_ERR_MAX];
   static const char *const sets[][2] = {
     { "latency-read", "20us" }, { "latency-read", "0" },
-    { "oversize", "split" }, { "max-transfer", "32K" },
-    { "max-transfer", "32M" }, { "slowdown", "2" }, { "slowdown", "1" },
-    { "cache-size", "128K" }, { "cache-size", "64M" },
+    { "oversize", "split" },    { "max-transfer", "32K" },
+    { "max-transfer", "32M" },  { "slowdown", "2" },
+    { "slowdown", "1" },        { "cache-size", "128K" },
+    { "cache-size", "64M" },
   };
   unsigned i = 0;
   while (!__atomic_load_n (&stop_control, __ATOMIC_ACQUIRE)) {
@@ -154,8 +157,10 @@ main (void)
   run ("size=4M,write-cache=yes,cache-size=1M");
   run ("size=4M,model=ssd,channels=4,queue-depth=8,write-cache=yes");
   snprintf (path, sizeof path, "/tmp/blkemu-concurrency.%d", (int) getpid ());
-  snprintf (spec, sizeof spec, "file=%s,size=4M,write-cache=yes,"
-            "latency-write=50us", path);
+  snprintf (spec, sizeof spec,
+            "file=%s,size=4M,write-cache=yes,"
+            "latency-write=50us",
+            path);
   run (spec);
   unlink (path);
   if (failures)

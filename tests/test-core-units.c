@@ -1,6 +1,7 @@
 /* Unit tests of core pieces against hand-computed expectations: unit
  * parsing and printing, the latency histogram's percentiles, the fixed
- * model's deadlines and the crash view's overlay.  Standalone: exit 0 pass, 1 fail.
+ * model's deadlines and the crash view's overlay.  Standalone: exit 0 pass, 1
+ * fail.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,41 +18,52 @@
 static void
 test_units (void)
 {
-  static const struct { const char *in; uint64_t want; } sizes[] = {
-    { "512", 512 }, { "127K", 130048 }, { "4M", 4194304 }, { "1G", 1ull << 30 },
-    { "1.5K", 1536 }, { "2T", 2ull << 40 }, { "64KiB", 65536 },
+  static const struct {
+    const char *in;
+    uint64_t want;
+  } sizes[] = {
+    { "512", 512 },       { "127K", 130048 }, { "4M", 4194304 },
+    { "1G", 1ull << 30 }, { "1.5K", 1536 },   { "2T", 2ull << 40 },
+    { "64KiB", 65536 },
   };
   const char *why;
   uint64_t v;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-    CHECK (blkemu_parse_size (sizes[i].in, &v, &why) == 0 && v == sizes[i].want,
+    CHECK (blkemu_parse_size (sizes[i].in, &v, &why) == 0 &&
+             v == sizes[i].want,
            "size %s -> %llu", sizes[i].in, (unsigned long long) v);
   }
-  static const char *bad_sizes[] = { "", "-1", "1X", "K", "1.3", "1..5K",
-                                     "99999999999999999999" };
+  static const char *bad_sizes[] = {
+    "", "-1", "1X", "K", "1.3", "1..5K", "99999999999999999999"
+  };
   for (size_t i = 0; i < sizeof bad_sizes / sizeof bad_sizes[0]; i++)
     CHECK (blkemu_parse_size (bad_sizes[i], &v, &why) == -1,
            "size '%s' accepted", bad_sizes[i]);
 
-  static const struct { const char *in; uint64_t want; } durs[] = {
-    { "0", 0 }, { "1ms", 1000000 }, { "250us", 250000 }, { "1.5ms", 1500000 },
-    { "2s", 2000000000 }, { "100ns", 100 },
+  static const struct {
+    const char *in;
+    uint64_t want;
+  } durs[] = {
+    { "0", 0 },           { "1ms", 1000000 },   { "250us", 250000 },
+    { "1.5ms", 1500000 }, { "2s", 2000000000 }, { "100ns", 100 },
   };
   for (size_t i = 0; i < sizeof durs / sizeof durs[0]; i++)
     CHECK (blkemu_parse_duration (durs[i].in, &v, &why) == 0 &&
-           v == durs[i].want, "duration %s -> %llu", durs[i].in,
-           (unsigned long long) v);
+             v == durs[i].want,
+           "duration %s -> %llu", durs[i].in, (unsigned long long) v);
   CHECK (blkemu_parse_duration ("5", &v, &why) == -1, "unitless duration");
 
   /* Hostile values found by review: every one is an error, none wraps. */
   static const char *bad_durs[] = { "18446744073.9s", "18446744074s",
-                                    "2.5.999ms", "1..5ms", "1.ms", "ms" };
+                                    "2.5.999ms",      "1..5ms",
+                                    "1.ms",           "ms" };
   for (size_t i = 0; i < sizeof bad_durs / sizeof bad_durs[0]; i++)
     CHECK (blkemu_parse_duration (bad_durs[i], &v, &why) == -1,
            "duration '%s' accepted as %llu", bad_durs[i],
            (unsigned long long) v);
   CHECK (blkemu_parse_duration ("18446744073.709551615s", &v, &why) == 0 &&
-         v == UINT64_MAX, "the largest duration");
+           v == UINT64_MAX,
+         "the largest duration");
   static const char *bad_more_sizes[] = { "1.5.5G", "16777216.5T",
                                           "18446744073709551616" };
   for (size_t i = 0; i < sizeof bad_more_sizes / sizeof bad_more_sizes[0]; i++)
@@ -76,15 +88,21 @@ test_units (void)
 static void
 test_percentiles (void)
 {
-  static struct stats st;   /* large: keep it off the stack */
+  static struct stats st; /* large: keep it off the stack */
   stats_init (&st);
   /* 1..1000 us, one each: p50 = 500 us, p99 = 990 us, within 0.4%. */
   for (uint64_t i = 1; i <= 1000; i++)
-    stats_record (&st, BLKEMU_OP_READ, i * 4096, 4096, i, i * 1000, i * 1000, 1,
-                  0);
+    stats_record (&st, BLKEMU_OP_READ, i * 4096, 4096, i, i * 1000, i * 1000,
+                  1, 0);
   const struct op_stats *os = &st.op[BLKEMU_OP_READ];
-  static const struct { double pct; double want_ns; } cases[] = {
-    { 50, 500000 }, { 90, 900000 }, { 99, 990000 }, { 100, 1000000 },
+  static const struct {
+    double pct;
+    double want_ns;
+  } cases[] = {
+    { 50, 500000 },
+    { 90, 900000 },
+    { 99, 990000 },
+    { 100, 1000000 },
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     double got = (double) stats_latency_percentile (os, cases[i].pct);
@@ -110,13 +128,13 @@ test_fixed_model (void)
   struct blkemu_config cfg;
   memset (&cfg, 0, sizeof cfg);
   cfg.num[K_QUEUE_DEPTH] = 2;
-  cfg.num[K_LATENCY_READ] = 1000000;      /* 1 ms */
+  cfg.num[K_LATENCY_READ] = 1000000; /* 1 ms */
   cfg.num[K_LATENCY_FLUSH] = 10000;
-  cfg.num[K_BANDWIDTH] = 100ull << 20;    /* 100 MiB/s */
+  cfg.num[K_BANDWIDTH] = 100ull << 20; /* 100 MiB/s */
   const struct model_ops *m = &model_fixed_ops;
   void *s = model_create (m, &cfg);
   uint64_t t0 = 1000000000;
-  uint64_t xfer_1m = 10000000;            /* 1 MiB at 100 MiB/s = 10 ms */
+  uint64_t xfer_1m = 10000000; /* 1 MiB at 100 MiB/s = 10 ms */
 
   /* Two slots: A and B start at once, share the media pipe; C waits for
    * A's slot.  Reads: transfer, then latency.
@@ -168,7 +186,7 @@ test_overlay (void)
   memset (b, 'b', sizeof b);
   overlay_init (&o);
   CHECK (overlay_base_add (&o, 0, 4096, a) == EINVAL, "a closed overlay "
-         "takes nothing");
+                                                      "takes nothing");
   overlay_reset (&o, true);
   CHECK (overlay_base_add (&o, 4096, 4096, a) == 0, "base 1");
   CHECK (overlay_base_add (&o, 0, 512, a) == EINVAL, "base out of order");
@@ -176,11 +194,14 @@ test_overlay (void)
   CHECK (overlay_put (&o, 6144, 4096, b) == 0, "a write over the base");
   CHECK (overlay_put (&o, 7168, 512, NULL) == 0, "zeros cut the write");
   CHECK (overlay_base_add (&o, 12288, 512, a) == EINVAL, "base after a write");
-  memset (buf, 'm', sizeof buf);                 /* the medium */
+  memset (buf, 'm', sizeof buf); /* the medium */
   CHECK (overlay_patch (&o, buf, 0, sizeof buf) == 0, "patch");
-  static const struct { uint64_t from, to; char want; } map[] = {
-    { 0, 4096, 'm' }, { 4096, 6144, 'a' }, { 6144, 7168, 'b' },
-    { 7168, 7680, 0 }, { 7680, 10240, 'b' }, { 10240, 11264, 0 },
+  static const struct {
+    uint64_t from, to;
+    char want;
+  } map[] = {
+    { 0, 4096, 'm' },      { 4096, 6144, 'a' },  { 6144, 7168, 'b' },
+    { 7168, 7680, 0 },     { 7680, 10240, 'b' }, { 10240, 11264, 0 },
     { 11264, 16384, 'm' },
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -193,7 +214,8 @@ test_overlay (void)
   /* A read inside one range, at an offset. */
   memset (buf, 'm', 100);
   CHECK (overlay_patch (&o, buf, 7600, 100) == 0 && buf[0] == 0 &&
-         buf[79] == 0 && buf[80] == 'b' && buf[99] == 'b', "patch at 7600");
+           buf[79] == 0 && buf[80] == 'b' && buf[99] == 'b',
+         "patch at 7600");
   uint64_t ranges, bytes;
   overlay_usage (&o, &ranges, &bytes);
   CHECK (ranges == 3 && bytes == 3584, "written: %llu ranges, %llu bytes",

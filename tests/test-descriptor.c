@@ -19,11 +19,17 @@ static const struct blkemu_carry tiny_carries[] = {
   { NULL, 0 },
 };
 static const struct blkemu_frontend tiny = {
-  .name = "TINY", .id = "tiny", .prog = "test-descriptor",
-  .carries = tiny_carries, .ops = 0, .max_transfer_bytes = 1u << 20,
+  .name = "TINY",
+  .id = "tiny",
+  .prog = "test-descriptor",
+  .carries = tiny_carries,
+  .ops = 0,
+  .max_transfer_bytes = 1u << 20,
 };
 static const struct blkemu_frontend zoned_multi = {
-  .name = "ZM", .id = "zm", .prog = "test-descriptor",
+  .name = "ZM",
+  .id = "zm",
+  .prog = "test-descriptor",
   .carries = tiny_carries,
   .ops = BLKEMU_FE_ZONES | BLKEMU_FE_MULTI_DISCARD,
 };
@@ -57,13 +63,13 @@ test_limits (void)
 {
   open_expect (&tiny, "size=16M,max-transfer=2M",
                "max-transfer=2M: TINY moves at most 1048576 bytes a request");
-  struct blkemu_disk *d = open_expect (&tiny, "size=16M,max-transfer=1M",
-                                       NULL);
+  struct blkemu_disk *d =
+    open_expect (&tiny, "size=16M,max-transfer=1M", NULL);
   if (!d)
     return;
   char err[BLKEMU_ERR_MAX] = "";
   CHECK (blkemu_disk_set (d, "max-transfer", "4M", err, sizeof err) == -1 &&
-         strstr (err, "TINY moves at most"),
+           strstr (err, "TINY moves at most"),
          "runtime max-transfer=4M on TINY: %s", err);
   CHECK (blkemu_disk_set (d, "max-transfer", "512K", err, sizeof err) == 0,
          "runtime max-transfer=512K: %s", err);
@@ -111,8 +117,9 @@ test_warning (void)
   int saved = dup (2);
   dup2 (fd, 2);
   char err[BLKEMU_ERR_MAX] = "";
-  struct blkemu_disk *d = blkemu_disk_open_spec ("name=w,size=16M,max-transfer=1M,opt-io=64K",
-                                                 0, &tiny, err, sizeof err);
+  struct blkemu_disk *d =
+    blkemu_disk_open_spec ("name=w,size=16M,max-transfer=1M,opt-io=64K", 0,
+                           &tiny, err, sizeof err);
   fflush (stderr);
   dup2 (saved, 2);
   close (saved);
@@ -125,7 +132,8 @@ test_warning (void)
   if (!d)
     return;
   CHECK (strstr (text, "test-descriptor: w: not carried by TINY, no effect "
-                 "there: opt-io=64K"), "warning: \"%s\"", text);
+                       "there: opt-io=64K"),
+         "warning: \"%s\"", text);
   char *json = blkemu_disk_stats_json (d, false);
   CHECK (json, "no stats");
   if (json) {

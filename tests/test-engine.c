@@ -24,9 +24,9 @@
 #define ADDERS 4
 
 struct item {
-  struct engine_entry entry;    /* first: the fire callback casts */
+  struct engine_entry entry; /* first: the fire callback casts */
   uint64_t added_ns, fired_ns;
-  uint64_t in_ns;            /* after engine_add returned: surely in it */
+  uint64_t in_ns; /* after engine_add returned: surely in it */
   int err;
   unsigned fires;
 };
@@ -77,7 +77,8 @@ sleeper (void *arg)
     uint64_t due = sleeper_base + i * 500000ull;
     struct timespec ts = { .tv_sec = (time_t) (due / 1000000000u),
                            .tv_nsec = (long) (due % 1000000000u) };
-    while (clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+    while (clock_nanosleep (CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+           EINTR)
       ;
     uint64_t now = clock_now_ns ();
     sleeper_late_sum += now > due ? now - due : 0;
@@ -96,7 +97,8 @@ test_order (void)
   unsigned seed = 7;
   for (unsigned i = 0; i < ENTRIES; i++)
     items[i].entry.deadline_ns =
-      base + (i % 4 == 0 ? 50000000 : (uint64_t) (rand_r (&seed) % 100000) * 1000);
+      base +
+      (i % 4 == 0 ? 50000000 : (uint64_t) (rand_r (&seed) % 100000) * 1000);
   pthread_t t[ADDERS], sleeping;
   sleeper_base = base;
   pthread_create (&sleeping, NULL, sleeper, NULL);
@@ -132,8 +134,8 @@ test_order (void)
     /* Late from when the engine could have fired it: an adder starved
      * on a loaded machine may add an entry past its deadline.
      */
-    uint64_t due = it->entry.deadline_ns > it->added_ns
-                   ? it->entry.deadline_ns : it->added_ns;
+    uint64_t due = it->entry.deadline_ns > it->added_ns ? it->entry.deadline_ns
+                                                        : it->added_ns;
     uint64_t late = it->fired_ns - due;
     late_sum += late;
     late_max = late > late_max ? late : late_max;
@@ -232,8 +234,8 @@ test_submit (void)
 {
   char err[BLKEMU_ERR_MAX];
   struct blkemu_disk *disk =
-    blkemu_disk_open_spec ("size=64M,latency-read=2ms,latency-write=1ms", 0, NULL,
-                           err, sizeof err);
+    blkemu_disk_open_spec ("size=64M,latency-read=2ms,latency-write=1ms", 0,
+                           NULL, err, sizeof err);
   CHECK (disk, "open: %s", err);
   if (!disk)
     return;
@@ -244,8 +246,8 @@ test_submit (void)
   for (unsigned i = 0; i < CALLS; i++) {
     memset (buf[i], (int) (i + 1), sizeof buf[i]);
     c[i].submitted = clock_now_ns ();
-    blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096, (uint64_t) i * 4096,
-                   0, on_done, &c[i]);
+    blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096, (uint64_t) i * 4096, 0,
+                   on_done, &c[i]);
   }
   wait_calls (CALLS, 10000000000ull);
   unsigned bad = 0, early = 0;
@@ -264,8 +266,8 @@ test_submit (void)
   calls_done = 0;
   for (unsigned i = 0; i < CALLS; i++) {
     c[i].submitted = clock_now_ns ();
-    blkemu_submit (disk, BLKEMU_OP_READ, buf[i], 4096, (uint64_t) i * 4096,
-                   0, on_done, &c[i]);
+    blkemu_submit (disk, BLKEMU_OP_READ, buf[i], 4096, (uint64_t) i * 4096, 0,
+                   on_done, &c[i]);
   }
   wait_calls (CALLS, 10000000000ull);
   bad = early = 0;
@@ -297,8 +299,8 @@ test_submit (void)
   struct call z = { 0 };
   unsigned threads = thread_count ();
   blkemu_submit (disk, BLKEMU_OP_READ, buf[0], 4096, 0, 0, on_done, &z);
-  CHECK (z.calls == 1 && z.result == 0, "zero latency: %u calls, %d",
-         z.calls, z.result);
+  CHECK (z.calls == 1 && z.result == 0, "zero latency: %u calls, %d", z.calls,
+         z.result);
   CHECK (thread_count () == threads, "zero latency started a thread");
   blkemu_disk_close (disk);
 }
@@ -320,7 +322,8 @@ test_submit_file (const char *dir)
     return;
   snprintf (spec, sizeof spec,
             "size=4M,backend=file,file=%s,latency-write=1ms", path);
-  struct blkemu_disk *disk = blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
+  struct blkemu_disk *disk =
+    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   CHECK (disk, "open: %s", err);
   if (!disk) {
     close (fd);
@@ -335,8 +338,8 @@ test_submit_file (const char *dir)
   for (unsigned i = 0; i < CALLS; i++) {
     memset (buf[i], (int) (i + 7), sizeof buf[i]);
     c[i].submitted = clock_now_ns ();
-    blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096, (uint64_t) i * 4096,
-                   0, on_done, &c[i]);
+    blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096, (uint64_t) i * 4096, 0,
+                   on_done, &c[i]);
   }
   blkemu_submit (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0, on_done, &c[CALLS]);
   wait_calls (CALLS + 1, 10000000000ull);
@@ -353,11 +356,14 @@ test_submit_file (const char *dir)
   unsigned in_file = 0;
   for (unsigned i = 0; i < CALLS; i++) {
     unsigned char b[4096];
-    in_file += pread (fd, b, sizeof b, (off_t) i * 4096) == (ssize_t) sizeof b
-               && memcmp (b, buf[i], sizeof b) == 0;
+    in_file +=
+      pread (fd, b, sizeof b, (off_t) i * 4096) == (ssize_t) sizeof b &&
+      memcmp (b, buf[i], sizeof b) == 0;
   }
-  CHECK (in_file == CALLS, "file: %u of %u writes in the file after the "
-         "flush", in_file, CALLS);
+  CHECK (in_file == CALLS,
+         "file: %u of %u writes in the file after the "
+         "flush",
+         in_file, CALLS);
 
   /* Reads behind writes to the same blocks see them: FUA writes always
    * go to the worker (a page-cache write could not be FUA), and a read
@@ -375,8 +381,8 @@ test_submit_file (const char *dir)
   static struct call rc[CALLS];
   memset (rc, 0, sizeof rc);
   for (unsigned i = 0; i < CALLS; i++)
-    blkemu_submit (disk, BLKEMU_OP_READ, back[i], 4096, (uint64_t) i * 4096,
-                   0, on_done, &rc[i]);
+    blkemu_submit (disk, BLKEMU_OP_READ, back[i], 4096, (uint64_t) i * 4096, 0,
+                   on_done, &rc[i]);
   wait_calls (2 * CALLS, 10000000000ull);
   unsigned wrong = 0;
   bad = 0;
@@ -438,8 +444,7 @@ test_cancel (void)
 {
   char err[BLKEMU_ERR_MAX];
   struct blkemu_disk *disk =
-    blkemu_disk_open_spec ("size=16M,stall=3600s",
-                           0, NULL, err, sizeof err);
+    blkemu_disk_open_spec ("size=16M,stall=3600s", 0, NULL, err, sizeof err);
   CHECK (disk, "open: %s", err);
   if (!disk)
     return;
@@ -453,7 +458,7 @@ test_cancel (void)
   struct blocked b[4];
   pthread_t t[4];
   for (int i = 0; i < 4; i++) {
-    b[i] = (struct blocked) { .disk = disk, .result = -1 };
+    b[i] = (struct blocked){ .disk = disk, .result = -1 };
     pthread_create (&t[i], NULL, blocked_reader, &b[i]);
   }
   usleep (100000);

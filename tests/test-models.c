@@ -31,8 +31,12 @@ static struct model_req
 req (enum blkemu_op op, uint64_t offset, uint64_t len, uint64_t t,
      uint64_t lat)
 {
-  return (struct model_req) { .op = op, .offset = offset, .len = len,
-                              .flags = 0, .arrival_ns = t, .latency_ns = lat };
+  return (struct model_req){ .op = op,
+                             .offset = offset,
+                             .len = len,
+                             .flags = 0,
+                             .arrival_ns = t,
+                             .latency_ns = lat };
 }
 
 static void
@@ -52,7 +56,7 @@ test_hdd (void)
   struct blkemu_config cfg;
   base_config (&cfg);
   cfg.num[K_MODEL] = MODEL_HDD;
-  cfg.num[K_RPM] = 6000;                     /* one revolution: 10 ms */
+  cfg.num[K_RPM] = 6000; /* one revolution: 10 ms */
   cfg.num[K_SEEK_TRACK] = 1000000;
   cfg.num[K_SEEK_AVG] = 8500000;
   cfg.num[K_SEEK_FULL] = 16000000;
@@ -68,7 +72,8 @@ test_hdd (void)
   CHECK (hdd_seek_ns (&cfg, size, 0) == 16000000, "full stroke");
   CHECK (hdd_seek_ns (&cfg, 4096, 4096) == 0, "no distance, no seek");
   CHECK (hdd_seek_ns (&cfg, 0, 512) >= 1000000 &&
-         hdd_seek_ns (&cfg, 0, 512) < 1010000, "one sector away ~ track");
+           hdd_seek_ns (&cfg, 0, 512) < 1010000,
+         "one sector away ~ track");
 
   /* The mean over random pairs is the datasheet's average. */
   struct rng r;
@@ -103,14 +108,13 @@ test_hdd (void)
   const struct model_ops *m = &model_hdd_ops;
   void *s = model_create (m, &cfg);
   struct model_req rd = req (BLKEMU_OP_READ, quarter, 1 << 20, 0, 0);
-  double want = 7.875 * MS + (4.0 / 7 - 0.7875 + 1) * 10 * MS
-                + 1e9 / 112;
+  double want = 7.875 * MS + (4.0 / 7 - 0.7875 + 1) * 10 * MS + 1e9 / 112;
   uint64_t d1 = m->schedule (s, &cfg, &rd);
   CHECK (near ((double) d1, want, 2), "random 1M read: %llu, want %.0f",
          (unsigned long long) d1, want);
   /* The next 1M streams on at the zone's rate: no seek, no rotation. */
-  struct model_req rd2 = req (BLKEMU_OP_READ, quarter + (1 << 20), 1 << 20,
-                              0, 0);
+  struct model_req rd2 =
+    req (BLKEMU_OP_READ, quarter + (1 << 20), 1 << 20, 0, 0);
   uint64_t d2 = m->schedule (s, &cfg, &rd2);
   double rate2 = 128 * MiB - 64 * MiB * (257.0 / 1024);
   CHECK (near ((double) (d2 - d1), (double) (1 << 20) * 1e9 / rate2, 2),
@@ -125,8 +129,9 @@ test_hdd (void)
   cfg.num[K_CACHE_SIZE] = 4 << 20;
   uint64_t done[6];
   for (int i = 0; i < 5; i++) {
-    struct model_req w = req (BLKEMU_OP_WRITE, (uint64_t) (i * 3 + 1) * (64 << 20),
-                              1 << 20, 0, 100000);
+    struct model_req w =
+      req (BLKEMU_OP_WRITE, (uint64_t) (i * 3 + 1) * (64 << 20), 1 << 20, 0,
+           100000);
     done[i] = m->schedule (s, &cfg, &w);
   }
   CHECK (done[0] == 100000 && done[3] == 100000,
@@ -137,8 +142,8 @@ test_hdd (void)
          (unsigned long long) done[4]);
   struct model_req f = req (BLKEMU_OP_FLUSH, 0, 0, 0, 0);
   uint64_t df = m->schedule (s, &cfg, &f);
-  CHECK (df > done[4] + 3 * 8 * MS,
-         "flush waits for the media: %llu", (unsigned long long) df);
+  CHECK (df > done[4] + 3 * 8 * MS, "flush waits for the media: %llu",
+         (unsigned long long) df);
 
   /* command-buffer=2M: writes at offset 0, the head already there (no
    * seek, no rotation), 128 MiB/s there.  A 4M command stalls once, one
@@ -146,8 +151,11 @@ test_hdd (void)
    * twice; buffer-stall=3ms replaces the revolution; reads never stall.
    */
   cfg.num[K_WRITE_CACHE] = 0;
-  const struct { enum blkemu_op op; uint64_t len, stall; double want; }
-    cmd[] = {
+  const struct {
+    enum blkemu_op op;
+    uint64_t len, stall;
+    double want;
+  } cmd[] = {
     { BLKEMU_OP_WRITE, 4 << 20, 0, 31.25 * MS + 10 * MS },
     { BLKEMU_OP_WRITE, 2 << 20, 0, 15.625 * MS },
     { BLKEMU_OP_WRITE, (4 << 20) + 512, 0,
@@ -205,8 +213,8 @@ test_ssd (void)
   double bus = 4096 * 1e9 / (400 * MiB);
   uint64_t d[9];
   for (int i = 0; i < 9; i++) {
-    struct model_req r = req (BLKEMU_OP_READ, (uint64_t) i << 20, 4096, 0,
-                              100000);
+    struct model_req r =
+      req (BLKEMU_OP_READ, (uint64_t) i << 20, 4096, 0, 100000);
     d[i] = m->schedule (s, &cfg, &r);
   }
   int first = 0, second = 0;
@@ -216,8 +224,8 @@ test_ssd (void)
   }
   CHECK (first == 4 && second == 4, "8 reads: %d at 109.8us, %d at 119.5us",
          first, second);
-  CHECK (near ((double) d[8], 200 * US + bus + bus, 2),
-         "9th read: %llu", (unsigned long long) d[8]);
+  CHECK (near ((double) d[8], 200 * US + bus + bus, 2), "9th read: %llu",
+         (unsigned long long) d[8]);
 
   /* IOPS flatten at channels x dies: 64 reads at QD 64 take 8 rounds. */
   model_reset (m, s);
@@ -255,8 +263,8 @@ test_array (void)
   base_config (&cfg);
   cfg.num[K_MODEL] = MODEL_ARRAY;
   cfg.num[K_CHANNELS] = 4;
-  cfg.num[K_BANDWIDTH] = 100ull << 20;       /* 10 ms per MiB */
-  cfg.num[K_PIECE_OVERHEAD] = 1000000;       /* 1 ms per 1M piece */
+  cfg.num[K_BANDWIDTH] = 100ull << 20; /* 10 ms per MiB */
+  cfg.num[K_PIECE_OVERHEAD] = 1000000; /* 1 ms per 1M piece */
   const struct model_ops *m = &model_array_ops;
   void *s = model_create (m, &cfg);
 
@@ -267,8 +275,8 @@ test_array (void)
   model_reset (m, s);
   uint64_t last = 0;
   for (int i = 0; i < 4; i++) {
-    struct model_req w = req (BLKEMU_OP_WRITE, (uint64_t) i << 20, 1 << 20,
-                              0, 0);
+    struct model_req w =
+      req (BLKEMU_OP_WRITE, (uint64_t) i << 20, 1 << 20, 0, 0);
     last = model_max (last, m->schedule (s, &cfg, &w));
   }
   CHECK (last == 41000000, "4 x 1M: %llu", (unsigned long long) last);
@@ -289,8 +297,8 @@ test_array (void)
   cfg.num[K_DESTAGE_RATE] = 50ull << 20;
   uint64_t d[3];
   for (int i = 0; i < 3; i++) {
-    struct model_req w = req (BLKEMU_OP_WRITE, (uint64_t) i << 20, 1 << 20,
-                              0, 0);
+    struct model_req w =
+      req (BLKEMU_OP_WRITE, (uint64_t) i << 20, 1 << 20, 0, 0);
     d[i] = m->schedule (s, &cfg, &w);
   }
   CHECK (d[0] == 0 && d[1] == 0 && near ((double) d[2], 20 * MS, 1),
@@ -338,7 +346,8 @@ test_link (void)
     struct model_req r = req (BLKEMU_OP_READ, 0, 4096, 0, 0);
     d[i] = m->schedule (s, &cfg, &r);
   }
-  CHECK (near ((double) d[0], MS + x, 1) && near ((double) d[1], MS + 2 * x, 1),
+  CHECK (near ((double) d[0], MS + x, 1) &&
+           near ((double) d[1], MS + 2 * x, 1),
          "window: %llu %llu", (unsigned long long) d[0],
          (unsigned long long) d[1]);
   CHECK (near ((double) d[2], (MS + x) + MS + x, 1), "third: %llu",
@@ -417,8 +426,8 @@ test_distributions (void)
   cfg.num[K_LATENCY_JITTER] = 200000;
   v = draw (&cfg, 1000000, n, 1);
   CHECK (v[0] >= 800000 && v[n - 1] <= 1200000 &&
-         near (pct (v, n, 50), 1 * MS, 0.01 * MS) &&
-         near (pct (v, n, 90), 1.16 * MS, 0.01 * MS),
+           near (pct (v, n, 50), 1 * MS, 0.01 * MS) &&
+           near (pct (v, n, 90), 1.16 * MS, 0.01 * MS),
          "uniform: min %llu p50 %.0f p90 %.0f max %llu",
          (unsigned long long) v[0], pct (v, n, 50), pct (v, n, 90),
          (unsigned long long) v[n - 1]);
@@ -429,7 +438,7 @@ test_distributions (void)
   cfg.num[K_LATENCY_JITTER] = 100000;
   v = draw (&cfg, 1000000, n, 2);
   CHECK (near (pct (v, n, 50), 1 * MS, 0.005 * MS) &&
-         near (pct (v, n, 99), 1.23263 * MS, 0.01 * MS),
+           near (pct (v, n, 99), 1.23263 * MS, 0.01 * MS),
          "normal: p50 %.0f p99 %.0f", pct (v, n, 50), pct (v, n, 99));
   free (v);
 
@@ -445,9 +454,9 @@ test_distributions (void)
     mean += (double) v[i] / n;
   double s2 = log (1.25), mu = -s2 / 2;
   CHECK (near (pct (v, n, 50), exp (mu) * MS, 0.01 * MS) &&
-         near (pct (v, n, 99), exp (mu + Z_P99 * sqrt (s2)) * MS,
-               0.03 * 2.6 * MS) &&
-         near (mean, 1 * MS, 0.01 * MS),
+           near (pct (v, n, 99), exp (mu + Z_P99 * sqrt (s2)) * MS,
+                 0.03 * 2.6 * MS) &&
+           near (mean, 1 * MS, 0.01 * MS),
          "lognormal: p50 %.0f p99 %.0f mean %.0f", pct (v, n, 50),
          pct (v, n, 99), mean);
   free (v);
@@ -463,8 +472,8 @@ test_distributions (void)
     double k = (double) base / 1e6;
     v = draw (&cfg, base, n, 4);
     CHECK (near (pct (v, n, 50), k * MS, 0.02 * k * MS) &&
-           near (pct (v, n, 99), 5 * k * MS, 0.03 * 5 * k * MS) &&
-           near (pct (v, n, 99.9), 20 * k * MS, 0.05 * 20 * k * MS),
+             near (pct (v, n, 99), 5 * k * MS, 0.03 * 5 * k * MS) &&
+             near (pct (v, n, 99.9), 20 * k * MS, 0.05 * 20 * k * MS),
            "percentiles x%.0f: p50 %.0f p99 %.0f p99.9 %.0f", k,
            pct (v, n, 50), pct (v, n, 99), pct (v, n, 99.9));
     free (v);
@@ -488,7 +497,7 @@ test_faults (void)
   cfg.num[K_ERROR_OP] = ERROR_OP_WRITE;
   cfg.num[K_ERROR_OFFSET] = 1 << 20;
   cfg.num[K_ERROR_LENGTH] = 1 << 20;
-  cfg.num[K_ERROR_ERRNO] = 1;                /* ENOSPC */
+  cfg.num[K_ERROR_ERRNO] = 1; /* ENOSPC */
   cfg.num[K_ERROR_AFTER] = 2;
   cfg.num[K_ERROR_PROBABILITY] = BLKEMU_PROB_ONE;
   faults_init (&f, &cfg, 0);

@@ -22,8 +22,8 @@
 #include "control.h"
 #include "strbuf.h"
 
-#define ZS   (1u << 20)    /* zone-size=1M */
-#define BLK  4096u
+#define ZS (1u << 20) /* zone-size=1M */
+#define BLK 4096u
 
 static struct blkemu_disk *
 open_disk (const char *list)
@@ -81,8 +81,8 @@ test_write_pointer (void)
                                      "zone-size=1M,conventional-zones=2");
   struct blkemu_zoned zg;
   blkemu_disk_zoned (d, &zg);
-  CHECK (zg.nr_zones == 16 && zg.nr_conventional == 2 &&
-         zg.zone_size == ZS && zg.zone_capacity == ZS,
+  CHECK (zg.nr_zones == 16 && zg.nr_conventional == 2 && zg.zone_size == ZS &&
+           zg.zone_capacity == ZS,
          "geometry: %u zones, %u conventional", zg.nr_zones,
          zg.nr_conventional);
 
@@ -91,8 +91,7 @@ test_write_pointer (void)
   CHECK (wr (d, z2, BLK, 'a') == 0, "write at the write pointer");
   struct blkemu_zone z = zone_at (d, z2);
   CHECK (z.wp == z2 + BLK && z.cond == BLKEMU_ZONE_COND_IMP_OPEN,
-         "wp %llu cond %u after one block", (unsigned long long) z.wp,
-         z.cond);
+         "wp %llu cond %u after one block", (unsigned long long) z.wp, z.cond);
   CHECK (wr (d, z2 + 2 * BLK, BLK, 'x') == EIO, "a write past the wp: EIO");
   CHECK (wr (d, z2, BLK, 'x') == EIO, "a rewrite below the wp: EIO");
   CHECK (zone_at (d, z2).wp == z2 + BLK, "refused writes leave the wp");
@@ -147,8 +146,9 @@ test_write_pointer (void)
   CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET, z2) == 0, "reset");
   z = zone_at (d, z2);
   CHECK (z.cond == BLKEMU_ZONE_COND_EMPTY && z.wp == z2, "reset: empty");
-  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, z2, 0) == 0 &&
-         buf[0] == 0 && buf[BLK - 1] == 0, "a reset zone reads zeroes");
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, z2, 0) == 0 && buf[0] == 0 &&
+           buf[BLK - 1] == 0,
+         "a reset zone reads zeroes");
 
   /* Finish an empty zone, then reset-all. */
   CHECK (blkemu_zone_command (d, BLKEMU_ZONE_FINISH, 5 * ZS) == 0, "finish");
@@ -175,7 +175,8 @@ test_write_pointer (void)
   CHECK (text && strstr (text, "zones: 16 (2 conventional): 14 empty, 0 open "
                                "(peak 1), 0 closed, 0 full; 2 resets, 1 "
                                "finishes, 1 appends; refused: 3 off the write "
-                               "pointer"), "summary: %s", text ? text : "");
+                               "pointer"),
+         "summary: %s", text ? text : "");
   free (text);
   char *json = blkemu_disk_stats_json (d, false);
   CHECK (json && strstr (json, "\"zones\": {\"count\": 16"), "stats zones");
@@ -204,8 +205,7 @@ test_limits (void)
   }
   CHECK (open == 2 && closed == 1, "open %u closed %u", open, closed);
   /* Three active: a fourth zone cannot start. */
-  CHECK (wr (d, 3 * ZS, BLK, 'a') == EOVERFLOW,
-         "max-active-zones: EOVERFLOW");
+  CHECK (wr (d, 3 * ZS, BLK, 'a') == EOVERFLOW, "max-active-zones: EOVERFLOW");
   CHECK (blkemu_zone_command (d, BLKEMU_ZONE_OPEN, 3 * ZS) == EOVERFLOW,
          "explicit open beyond max-active: EOVERFLOW");
   /* Finish one: active drops to 2.  Two explicit opens then leave no
@@ -213,9 +213,10 @@ test_limits (void)
    */
   CHECK (blkemu_zone_command (d, BLKEMU_ZONE_FINISH, 0) == 0, "finish 0");
   CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET, ZS) == 0 &&
-         blkemu_zone_command (d, BLKEMU_ZONE_RESET, 2 * ZS) == 0, "resets");
+           blkemu_zone_command (d, BLKEMU_ZONE_RESET, 2 * ZS) == 0,
+         "resets");
   CHECK (blkemu_zone_command (d, BLKEMU_ZONE_OPEN, 4 * ZS) == 0 &&
-         blkemu_zone_command (d, BLKEMU_ZONE_OPEN, 5 * ZS) == 0,
+           blkemu_zone_command (d, BLKEMU_ZONE_OPEN, 5 * ZS) == 0,
          "two explicit opens");
   CHECK (zone_at (d, 4 * ZS).cond == BLKEMU_ZONE_COND_EXP_OPEN,
          "explicitly open");
@@ -223,9 +224,10 @@ test_limits (void)
          "max-open-zones with only explicit opens: ETOOMANYREFS");
   CHECK (wr (d, 4 * ZS, BLK, 'a') == 0, "write into an explicitly open zone");
   CHECK (blkemu_zone_command (d, BLKEMU_ZONE_CLOSE, 4 * ZS) == 0 &&
-         zone_at (d, 4 * ZS).cond == BLKEMU_ZONE_COND_CLOSED, "close");
+           zone_at (d, 4 * ZS).cond == BLKEMU_ZONE_COND_CLOSED,
+         "close");
   CHECK (blkemu_zone_command (d, BLKEMU_ZONE_CLOSE, 5 * ZS) == 0 &&
-         zone_at (d, 5 * ZS).cond == BLKEMU_ZONE_COND_EMPTY,
+           zone_at (d, 5 * ZS).cond == BLKEMU_ZONE_COND_EMPTY,
          "closing an unwritten open zone empties it");
   CHECK (wr (d, 6 * ZS, BLK, 'a') == 0, "room again after the closes");
   char *json = blkemu_disk_stats_json (d, false);
@@ -267,12 +269,13 @@ test_crash (void)
   CHECK (wr (d, ZS, 4 * BLK, 'c') == 0, "zone 1: 4 unflushed blocks");
   char one[BLK];
   memset (one, 'd', sizeof one);
-  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, BLK, 2 * ZS, BLKEMU_FLAG_FUA)
-         == 0, "zone 2: a FUA block");
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, BLK, 2 * ZS, BLKEMU_FLAG_FUA) ==
+           0,
+         "zone 2: a FUA block");
   /* Only lose-all: refused before the disk goes offline. */
   CHECK (blkemu_disk_crash_state (d, BLKEMU_CRASH_SUBSET, 1, NULL, err,
                                   sizeof err) == -1 &&
-         strstr (err, "zoned") && strstr (err, "lose-all"),
+           strstr (err, "zoned") && strstr (err, "lose-all"),
          "a subset crash of a zoned disk is refused: %s", err);
   CHECK (wr (d, 12 * BLK, BLK, 'e') == 0,
          "the disk serves on after the refusal");
@@ -284,16 +287,19 @@ test_crash (void)
          "zone 0 back to the flush: wp %llu cond %u",
          (unsigned long long) z0.wp, z0.cond);
   CHECK (z1.wp == ZS && z1.cond == BLKEMU_ZONE_COND_EMPTY,
-         "zone 1 lost everything: wp %llu cond %u",
-         (unsigned long long) z1.wp, z1.cond);
+         "zone 1 lost everything: wp %llu cond %u", (unsigned long long) z1.wp,
+         z1.cond);
   CHECK (z2.wp == 2 * ZS + BLK && z2.cond == BLKEMU_ZONE_COND_CLOSED,
          "zone 2 kept its FUA block, closed by the power cycle: wp %llu "
-         "cond %u", (unsigned long long) z2.wp, z2.cond);
+         "cond %u",
+         (unsigned long long) z2.wp, z2.cond);
   char buf[BLK];
   CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 7 * BLK, 0) == 0 &&
-         buf[0] == 'a', "flushed data reads back");
+           buf[0] == 'a',
+         "flushed data reads back");
   CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 8 * BLK, 0) == 0 &&
-         buf[0] == 0, "past the rolled-back wp: zeroes");
+           buf[0] == 0,
+         "past the rolled-back wp: zeroes");
   CHECK (wr (d, 8 * BLK, BLK, 'e') == 0, "writes resume at the new wp");
   blkemu_disk_close (d);
 }
@@ -315,7 +321,8 @@ test_crash_finish_excursion (void)
   char fua[BLK];
   memset (fua, 'd', sizeof fua);
   CHECK (blkemu_io (d, BLKEMU_OP_WRITE, fua, BLK, 2 * ZS + 2 * BLK,
-                    BLKEMU_FLAG_FUA) == 0, "zone 2: then a FUA block");
+                    BLKEMU_FLAG_FUA) == 0,
+         "zone 2: then a FUA block");
   CHECK (blkemu_disk_crash (d, err, sizeof err) == 0, "crash");
   blkemu_disk_power_on (d);
   struct blkemu_zone z0 = zone_at (d, 0), z1 = zone_at (d, ZS),
@@ -323,14 +330,17 @@ test_crash_finish_excursion (void)
   CHECK (z0.cond == BLKEMU_ZONE_COND_FULL, "the finished zone stays full");
   char buf[BLK];
   CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 3 * BLK, 0) == 0 &&
-         buf[0] == 'a', "with the writes the finish made durable");
+           buf[0] == 'a',
+         "with the writes the finish made durable");
   CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 4 * BLK, 0) == 0 &&
-         buf[0] == 0, "and zeroes past them");
+           buf[0] == 0,
+         "and zeroes past them");
   CHECK (z1.cond == BLKEMU_ZONE_COND_EMPTY, "zone 1 lost it all: empty");
   /* Zone 2 rolled back to 0 too: nothing left closed. */
   CHECK (z2.cond == BLKEMU_ZONE_COND_EMPTY && z2.wp == 2 * ZS,
          "zone 2 back to its start (the FUA block after a lost one is "
-         "past the write pointer): cond %u", z2.cond);
+         "past the write pointer): cond %u",
+         z2.cond);
   blkemu_disk_close (d);
 
   /* Zone 1 full (the last of it unflushed), then zone 0 active: the
@@ -341,13 +351,14 @@ test_crash_finish_excursion (void)
                  "max-active-zones=1");
   char one[2 * BLK];
   memset (one, 'f', sizeof one);
-  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, 2 * BLK, ZS, BLKEMU_FLAG_FUA)
-         == 0, "zone 1: 2 FUA blocks");
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, 2 * BLK, ZS, BLKEMU_FLAG_FUA) ==
+           0,
+         "zone 1: 2 FUA blocks");
   CHECK (wr (d, ZS + 2 * BLK, ZS - 2 * BLK, 'g') == 0,
          "zone 1 filled, unflushed");
   CHECK (zone_at (d, ZS).cond == BLKEMU_ZONE_COND_FULL, "zone 1 full");
-  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, 2 * BLK, 0, BLKEMU_FLAG_FUA)
-         == 0, "zone 0: 2 FUA blocks (the one active zone)");
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, 2 * BLK, 0, BLKEMU_FLAG_FUA) == 0,
+         "zone 0: 2 FUA blocks (the one active zone)");
   CHECK (wr (d, 2 * ZS, BLK, 'h') == EOVERFLOW, "no room for a second");
   CHECK (blkemu_disk_crash (d, err, sizeof err) == 0, "crash");
   blkemu_disk_power_on (d);
@@ -357,9 +368,11 @@ test_crash_finish_excursion (void)
          "zone 0 closed at its FUA blocks");
   CHECK (z1.cond == BLKEMU_ZONE_COND_FULL, "zone 1 finished by the device");
   CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + BLK, 0) == 0 &&
-         buf[0] == 'f', "zone 1 keeps its durable blocks");
+           buf[0] == 'f',
+         "zone 1 keeps its durable blocks");
   CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 2 * BLK, 0) == 0 &&
-         buf[0] == 0, "and reads zeroes where its lost writes were");
+           buf[0] == 0,
+         "and reads zeroes where its lost writes were");
   char *json = blkemu_disk_stats_json (d, false);
   CHECK (json && strstr (json, "\"excursions\": 1"), "one excursion counted");
   free (json);
@@ -393,8 +406,10 @@ scratch_remove (const char *dir, const char *const *files)
 static void
 file_zoned_spec (char *list, size_t n, const char *dir, const char *name)
 {
-  snprintf (list, n, "backend=file,file=%s/%s,size=4M,"
-            "zoned=host-managed,zone-size=1M", dir, name);
+  snprintf (list, n,
+            "backend=file,file=%s/%s,size=4M,"
+            "zoned=host-managed,zone-size=1M",
+            dir, name);
 }
 
 static void
@@ -415,7 +430,8 @@ test_sidecar (void)
   CHECK (z2.cond == BLKEMU_ZONE_COND_FULL, "zone 2 still full");
   char buf[BLK];
   CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 2 * BLK, 0) == 0 &&
-         buf[0] == 'a', "data kept");
+           buf[0] == 'a',
+         "data kept");
   CHECK (wr (d, ZS + 3 * BLK, BLK, 'b') == 0, "write at the kept wp");
   CHECK (wr (d, 3 * ZS, BLK, 'c') == 0, "zone 3: a second active zone");
   blkemu_disk_close (d);
@@ -429,16 +445,18 @@ test_sidecar (void)
          "too many active zones refused: %s", e ? e : "(opened)");
   d = open_disk (list);
   CHECK (zone_at (d, 3 * ZS).cond == BLKEMU_ZONE_COND_CLOSED &&
-         zone_at (d, ZS).cond == BLKEMU_ZONE_COND_CLOSED,
+           zone_at (d, ZS).cond == BLKEMU_ZONE_COND_CLOSED,
          "the refused open changed no zone");
   blkemu_disk_close (d);
   /* Another geometry over the same file: refused, naming the sidecar. */
-  snprintf (list, sizeof list, "backend=file,file=%s/z.img,size=4M,"
-            "zoned=host-managed,zone-size=512K", dir);
+  snprintf (list, sizeof list,
+            "backend=file,file=%s/z.img,size=4M,"
+            "zoned=host-managed,zone-size=512K",
+            dir);
   e = open_error (list);
   CHECK (e && strstr (e, "z.img.zones") && strstr (e, "delete it"),
          "geometry change refused: %s", e ? e : "(opened)");
-  scratch_remove (dir, (const char *const[]) { "z.img", "z.img.zones", NULL });
+  scratch_remove (dir, (const char *const[]){ "z.img", "z.img.zones", NULL });
 }
 
 /* The trace of a zoned disk: the zone size in its header, resets as trims
@@ -450,8 +468,10 @@ test_trace (void)
   const char *dir = scratch_dir ();
   char list[768], path[128];
   snprintf (path, sizeof path, "%s/t.trace", dir);
-  snprintf (list, sizeof list, "size=8M,zoned=host-managed,zone-size=1M,"
-            "conventional-zones=1,trace=%s", path);
+  snprintf (list, sizeof list,
+            "size=8M,zoned=host-managed,zone-size=1M,"
+            "conventional-zones=1,trace=%s",
+            path);
   struct blkemu_disk *d = open_disk (list);
   uint64_t at;
   char buf[BLK] = { 0 };
@@ -480,7 +500,7 @@ test_trace (void)
          "resets traced as trims of their zones (%d, %d)", resets, reset_all);
   CHECK (appends == 1, "the append traced where it landed, marked");
   CHECK (records == 4, "4 records (an open is not traced): %d", records);
-  scratch_remove (dir, (const char *const[]) { "t.trace", NULL });
+  scratch_remove (dir, (const char *const[]){ "t.trace", NULL });
 }
 
 /* SIGKILL right after a write: the sidecar's record is already in the
@@ -509,9 +529,10 @@ test_sigkill (void)
          "after SIGKILL: wp %llu cond %u", (unsigned long long) z.wp, z.cond);
   char buf[BLK];
   CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 2 * ZS + 4 * BLK, 0) == 0 &&
-         buf[0] == 'k', "the data is there too");
+           buf[0] == 'k',
+         "the data is there too");
   blkemu_disk_close (d);
-  scratch_remove (dir, (const char *const[]) { "k.img", "k.img.zones", NULL });
+  scratch_remove (dir, (const char *const[]){ "k.img", "k.img.zones", NULL });
 }
 
 /* The control commands: zones (a report) and zone OP OFFSET. */
@@ -535,11 +556,14 @@ test_control (void)
   free (r);
   CHECK (wr (d, ZS, 3 * BLK, 'a') == 0, "write zone 1");
   r = run (d, "zones 0 3");
-  CHECK (r && strstr (r, "     0            0       1M       1M            - conv not-wp\n"),
+  CHECK (r && strstr (r, "     0            0       1M       1M            - "
+                         "conv not-wp\n"),
          "zones: conventional row: %s", r ? r : "(null)");
-  CHECK (r && strstr (r, "     1           1M       1M       1M         +12K seq  implicit-open\n"),
+  CHECK (r && strstr (r, "     1           1M       1M       1M         +12K "
+                         "seq  implicit-open\n"),
          "zones: zone 1 row: %s", r ? r : "(null)");
-  CHECK (r && strstr (r, "     2           2M       1M       1M           +0 seq  explicit-open\n"),
+  CHECK (r && strstr (r, "     2           2M       1M       1M           +0 "
+                         "seq  explicit-open\n"),
          "zones: zone 2 row: %s", r ? r : "(null)");
   CHECK (r && !strstr (r, "     3 "), "zones 0 3: three rows only");
   free (r);
@@ -554,12 +578,14 @@ test_control (void)
   CHECK (r && strstr (r, "error: zone needs"), "bad op: %s", r ? r : "(null)");
   free (r);
   r = run (d, "zones 1M x");
-  CHECK (r && strstr (r, "error: zones 1M x: COUNT"), "bad count: %s", r ? r : "(null)");
+  CHECK (r && strstr (r, "error: zones 1M x: COUNT"), "bad count: %s",
+         r ? r : "(null)");
   free (r);
   blkemu_disk_close (d);
   d = open_disk ("size=8M");
   r = run (d, "zones");
-  CHECK (r && strstr (r, "not zoned"), "zones on a plain disk: %s", r ? r : "(null)");
+  CHECK (r && strstr (r, "not zoned"), "zones on a plain disk: %s",
+         r ? r : "(null)");
   free (r);
   blkemu_disk_close (d);
 }
@@ -622,8 +648,10 @@ test_control_zone_async (void)
 {
   char path[64], spec[256], err[BLKEMU_ERR_MAX];
   snprintf (path, sizeof path, "/tmp/blkemu-zones-%d.ctl", (int) getpid ());
-  snprintf (spec, sizeof spec, "size=8M,zoned=host-managed,zone-size=1M,"
-            "conventional-zones=1,latency-zone=1500ms,control=%s", path);
+  snprintf (spec, sizeof spec,
+            "size=8M,zoned=host-managed,zone-size=1M,"
+            "conventional-zones=1,latency-zone=1500ms,control=%s",
+            path);
   struct blkemu_disk *d = open_disk (spec);
   CHECK (blkemu_disk_start (d, err, sizeof err) == 0, "start: %s", err);
   struct asker zone = { .path = path, .line = "zone open 2M\n" };
@@ -638,8 +666,10 @@ test_control_zone_async (void)
   pthread_join (th, NULL);
   CHECK (zone.reply && !strcmp (zone.reply, "ok"), "zone open: %s",
          zone.reply);
-  CHECK (zone.ms >= 1400, "zone open replied after %.0f ms (latency-zone "
-         "1500ms)", zone.ms);
+  CHECK (zone.ms >= 1400,
+         "zone open replied after %.0f ms (latency-zone "
+         "1500ms)",
+         zone.ms);
   free (zone.reply);
   CHECK (zone_at (d, 2 * ZS).cond == BLKEMU_ZONE_COND_EXP_OPEN,
          "zone 2 explicitly open");
@@ -659,8 +689,10 @@ test_control_zone_async (void)
       write (fd, "zone open 3M\n", 13) == 13)
     close (fd);
   got = ask (path, "get size\n", &ms);
-  CHECK (got && !strcmp (got, "ok 8M"), "served on after a client left "
-         "mid-command: %s", got);
+  CHECK (got && !strcmp (got, "ok 8M"),
+         "served on after a client left "
+         "mid-command: %s",
+         got);
   free (got);
   /* Closing with a command still pending: its reply goes nowhere. */
   fd = socket (AF_UNIX, SOCK_STREAM, 0);
@@ -677,7 +709,7 @@ test_control_zone_async (void)
  * zone ends full with every block holding the append that claimed it.
  */
 #define APPENDERS 4
-#define APPENDS   (ZS / BLK / APPENDERS)
+#define APPENDS (ZS / BLK / APPENDERS)
 
 struct appender {
   struct blkemu_disk *d;
@@ -707,7 +739,7 @@ test_concurrent_appends (void)
   struct appender a[APPENDERS];
   pthread_t t[APPENDERS];
   for (unsigned i = 0; i < APPENDERS; i++) {
-    a[i] = (struct appender) { .d = d, .id = i };
+    a[i] = (struct appender){ .d = d, .id = i };
     pthread_create (&t[i], NULL, append_loop, &a[i]);
   }
   for (unsigned i = 0; i < APPENDERS; i++)
@@ -753,15 +785,26 @@ test_latency (void)
 static void
 test_bad_specs (void)
 {
-  static const struct { const char *spec, *want; } bad[] = {
-    { "size=4M,zoned=host-managed,zone-size=3M", "zone-size=3M: must be a power of two" },
-    { "size=5632K,zoned=host-managed,zone-size=1M", "size=5632K: a zoned disk's size must be a whole number of zones" },
-    { "size=4M,zoned=host-managed,zone-size=1M,zone-capacity=2M", "zone-capacity=2M: must be" },
-    { "size=4M,zoned=host-managed,zone-size=1M,conventional-zones=4", "conventional-zones=4: must leave at least one sequential zone" },
-    { "size=4M,zoned=host-managed,zone-size=1M,max-open-zones=3,max-active-zones=2", "max-open-zones=3: must be at most max-active-zones" },
-    { "size=4M,zoned=host-managed,zone-size=1M,max-active-zones=5", "max-active-zones=5: must be at most the sequential zones (4)" },
-    { "size=4M,zoned=host-managed,zone-size=1M,boundary=64K", "boundary=64K: a zoned disk's boundary is its zone-size" },
-    { "size=4M,zoned=host-managed,zone-size=1M,max-zone-append=1000", "max-zone-append=1000: must be a multiple" },
+  static const struct {
+    const char *spec, *want;
+  } bad[] = {
+    { "size=4M,zoned=host-managed,zone-size=3M",
+      "zone-size=3M: must be a power of two" },
+    { "size=5632K,zoned=host-managed,zone-size=1M",
+      "size=5632K: a zoned disk's size must be a whole number of zones" },
+    { "size=4M,zoned=host-managed,zone-size=1M,zone-capacity=2M",
+      "zone-capacity=2M: must be" },
+    { "size=4M,zoned=host-managed,zone-size=1M,conventional-zones=4",
+      "conventional-zones=4: must leave at least one sequential zone" },
+    { "size=4M,zoned=host-managed,zone-size=1M,max-open-zones=3,max-active-"
+      "zones=2",
+      "max-open-zones=3: must be at most max-active-zones" },
+    { "size=4M,zoned=host-managed,zone-size=1M,max-active-zones=5",
+      "max-active-zones=5: must be at most the sequential zones (4)" },
+    { "size=4M,zoned=host-managed,zone-size=1M,boundary=64K",
+      "boundary=64K: a zoned disk's boundary is its zone-size" },
+    { "size=4M,zoned=host-managed,zone-size=1M,max-zone-append=1000",
+      "max-zone-append=1000: must be a multiple" },
     { "size=4M,zone-size=1M", "zone-size=1M: only for a zoned disk" },
     { "size=4M,zoned=yes", "zoned" },
   };
@@ -769,8 +812,9 @@ test_bad_specs (void)
   char small[16];
   memset (small, 'x', sizeof small);
   CHECK (!blkemu_disk_open_spec ("size=4M,zone-size=1M", 0, NULL, small, 12) &&
-         !strcmp (small, "zone-size=1") && small[12] == 'x' &&
-         small[15] == 'x', "a 12-byte error buffer: \"%.11s\"", small);
+           !strcmp (small, "zone-size=1") && small[12] == 'x' &&
+           small[15] == 'x',
+         "a 12-byte error buffer: \"%.11s\"", small);
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     const char *e = open_error (bad[i].spec);
     CHECK (e && strstr (e, bad[i].want), "%s: want \"%s\", got \"%s\"",

@@ -22,13 +22,15 @@
 static void
 usage (FILE *fp)
 {
-  fprintf (fp,
+  fprintf (
+    fp,
     "usage: blkemu-ctl SOCKET COMMAND [ARGS...]\n"
     "       blkemu-ctl profiles       (or --list-profiles)\n"
     "       blkemu-ctl carriage       (or --list-carriage)\n"
     "\n"
     "Commands (sent to the disk started with control=SOCKET):\n"
-    "  get [KEY]            print a key's current value (all keys without KEY)\n"
+    "  get [KEY]            print a key's current value (all keys without "
+    "KEY)\n"
     "  set KEY=VALUE...     change runtime keys; all are applied or none\n"
     "  stats                print the stats JSON (one line; pipe to jq)\n"
     "  summary              print the human summary (iostat-style)\n"
@@ -37,21 +39,24 @@ usage (FILE *fp)
     "  crash                power loss: discard writes not yet flushed (with\n"
     "                       write-cache=yes) and fail every request until...\n"
     "  crash MODE [SEED]    ...or leave a crash state: lose-all (as crash),\n"
-    "                       subset (each unflushed write whole or not at all),\n"
+    "                       subset (each unflushed write whole or not at "
+    "all),\n"
     "                       torn (or in part, cut at atomic-unit),\n"
     "                       interrupted (torn, and the writes in flight left\n"
     "                       unreadable); the same SEED after the same writes\n"
     "                       gives the same state\n"
     "  power-on             ...the disk is powered on again\n"
     "  power-off            the power goes, unflushed writes kept for views\n"
-    "  view MODE [SEED]     after power-off: serve that crash state, writes to\n"
+    "  view MODE [SEED]     after power-off: serve that crash state, writes "
+    "to\n"
     "                       a scratch overlay, the disk unchanged\n"
     "  view end             throw the view away (powered off again)\n"
     "  bad [add|clear OFFSET LENGTH]\n"
     "                       unreadable sectors: list, add (reads fail with\n"
     "                       EIO until written), clear\n"
     "  drop                 the next request drops the client connections\n"
-    "  zones [FROM [COUNT]] a zoned disk's zones from byte FROM (default all)\n"
+    "  zones [FROM [COUNT]] a zoned disk's zones from byte FROM (default "
+    "all)\n"
     "  zone OP OFFSET       zone command: open|close|finish|reset OFFSET, or\n"
     "                       reset-all\n"
     "  keys                 list the keys that can change at runtime\n"
@@ -178,13 +183,15 @@ main (int argc, char **argv)
     usage (stdout);
     return 0;
   }
-  if (argc == 2 && (!strcmp (argv[1], "profiles") ||
-                    !strcmp (argv[1], "--list-profiles")))
+  if (argc == 2 &&
+      (!strcmp (argv[1], "profiles") || !strcmp (argv[1], "--list-profiles")))
     return blkemu_profiles_print (stdout) > 0 ? 0 : 1;
   if (argc == 2 && (!strcmp (argv[1], "carriage") ||
                     !strcmp (argv[1], "--list-carriage"))) {
     const struct blkemu_frontend *const fes[] = {
-      &blkemu_nbd_frontend, &blkemu_fuse_frontend, &blkemu_ublk_frontend,
+      &blkemu_nbd_frontend,
+      &blkemu_fuse_frontend,
+      &blkemu_ublk_frontend,
     };
     blkemu_carriage_print (stdout, fes, sizeof fes / sizeof fes[0]);
     return 0;

@@ -29,12 +29,12 @@ static const char *const op_color[NOPS] = { "#1f77b4", "#ff7f0e", "#2ca02c",
 #define ERROR_COLOR "#d62728"
 
 struct req {
-  double t;          /* arrival, s */
-  double lat_us;     /* 0 for refused requests */
+  double t;      /* arrival, s */
+  double lat_us; /* 0 for refused requests */
   uint64_t off, len;
   unsigned char op;
   bool err;
-  bool reset;        /* a zone reset (traced as a trim) */
+  bool reset; /* a zone reset (traced as a trim) */
 };
 
 struct trace {
@@ -43,7 +43,7 @@ struct trace {
   size_t count[NOPS], errors;
   double t_max, lat_min, lat_max;
   uint64_t end_max;
-  uint64_t zone_size;   /* "# zone_size N": a zoned disk's trace */
+  uint64_t zone_size; /* "# zone_size N": a zoned disk's trace */
   size_t resets;
 };
 
@@ -62,17 +62,17 @@ diag (void)
 /* What a trace line may hold: times up to a year, latencies up to a day,
  * nothing below the trace's nanosecond resolution.
  */
-#define TIME_MAX_S      (365.0 * 86400)
-#define LATENCY_MAX_US  (86400.0 * 1e6)
-#define LATENCY_MIN_US  0.001
-#define TIME_MIN_SPAN_S 1e-6   /* the time axis spans at least this */
+#define TIME_MAX_S (365.0 * 86400)
+#define LATENCY_MAX_US (86400.0 * 1e6)
+#define LATENCY_MIN_US 0.001
+#define TIME_MIN_SPAN_S 1e-6 /* the time axis spans at least this */
 
-_Static_assert ((int) OP_R == (int) BLKEMU_OP_READ &&
-                (int) OP_W == (int) BLKEMU_OP_WRITE &&
-                (int) OP_F == (int) BLKEMU_OP_FLUSH &&
-                (int) OP_T == (int) BLKEMU_OP_TRIM &&
-                (int) OP_Z == (int) BLKEMU_OP_ZERO,
-                "the plot's ops are the core's");
+_Static_assert((int) OP_R == (int) BLKEMU_OP_READ &&
+                 (int) OP_W == (int) BLKEMU_OP_WRITE &&
+                 (int) OP_F == (int) BLKEMU_OP_FLUSH &&
+                 (int) OP_T == (int) BLKEMU_OP_TRIM &&
+                 (int) OP_Z == (int) BLKEMU_OP_ZERO,
+               "the plot's ops are the core's");
 
 /* The bit of the trace mark NAME in blkemu_trace_rec.marks. */
 static unsigned
@@ -130,17 +130,21 @@ read_trace_fp (FILE *fp, const char *path, struct trace *tr)
      */
     if (lat < LATENCY_MIN_US)
       lat = 0;
-    tr->r[tr->n++] = (struct req) { .t = t, .lat_us = lat, .off = rec.offset,
-                                    .len = rec.len, .op = (unsigned char) o,
-                                    .err = failed, .reset = reset };
+    tr->r[tr->n++] = (struct req){ .t = t,
+                                   .lat_us = lat,
+                                   .off = rec.offset,
+                                   .len = rec.len,
+                                   .op = (unsigned char) o,
+                                   .err = failed,
+                                   .reset = reset };
     tr->resets += reset;
     tr->count[o]++;
     tr->errors += failed;
     if (t > tr->t_max)
       tr->t_max = t;
-    uint64_t end = rec.offset + rec.len < rec.offset ? UINT64_MAX
-                                                     : rec.offset + rec.len;
-    if (o != OP_F && end > tr->end_max)   /* a flush has no place */
+    uint64_t end =
+      rec.offset + rec.len < rec.offset ? UINT64_MAX : rec.offset + rec.len;
+    if (o != OP_F && end > tr->end_max) /* a flush has no place */
       tr->end_max = end;
     if (lat > 0 && lat < tr->lat_min)
       tr->lat_min = lat;
@@ -152,8 +156,10 @@ read_trace_fp (FILE *fp, const char *path, struct trace *tr)
     goto out;
   }
   if (!blkemu_trace_has_header (rd) && tr->n == 0) {
-    fprintf (diag (), "blkemu-plot: %s: not a blkemu trace (no '# blkemu "
-             "trace' header, no requests)\n", path);
+    fprintf (diag (),
+             "blkemu-plot: %s: not a blkemu trace (no '# blkemu "
+             "trace' header, no requests)\n",
+             path);
     goto out;
   }
   tr->zone_size = blkemu_trace_zone_size (rd);
@@ -166,7 +172,7 @@ out:
 /* ---- drawing helpers ------------------------------------------------- */
 
 struct panel {
-  double x, y, w, h;     /* plot area */
+  double x, y, w, h; /* plot area */
 };
 
 static void
@@ -185,22 +191,26 @@ static void
 frame (FILE *fp, const struct panel *p, const char *title, const char *xlabel,
        const char *ylabel)
 {
-  fprintf (fp, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
-           "fill='#fafafa' stroke='#888'/>\n", p->x, p->y, p->w, p->h);
-  fprintf (fp, "<text x='%.1f' y='%.1f' class='t'>%s</text>\n", p->x,
-           p->y - 8, title);
+  fprintf (fp,
+           "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
+           "fill='#fafafa' stroke='#888'/>\n",
+           p->x, p->y, p->w, p->h);
+  fprintf (fp, "<text x='%.1f' y='%.1f' class='t'>%s</text>\n", p->x, p->y - 8,
+           title);
   fprintf (fp, "<text x='%.1f' y='%.1f' text-anchor='middle'>%s</text>\n",
            p->x + p->w / 2, p->y + p->h + 32, xlabel);
-  fprintf (fp, "<text transform='translate(%.1f,%.1f) rotate(-90)' "
-           "text-anchor='middle'>%s</text>\n", p->x - 48, p->y + p->h / 2,
-           ylabel);
+  fprintf (fp,
+           "<text transform='translate(%.1f,%.1f) rotate(-90)' "
+           "text-anchor='middle'>%s</text>\n",
+           p->x - 48, p->y + p->h / 2, ylabel);
 }
 
 static void
 xtick (FILE *fp, const struct panel *p, double frac, const char *label)
 {
   double x = p->x + frac * p->w;
-  fprintf (fp, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#888'/>"
+  fprintf (fp,
+           "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#888'/>"
            "<text x='%.1f' y='%.1f' text-anchor='middle'>%s</text>\n",
            x, p->y + p->h, x, p->y + p->h + 4, x, p->y + p->h + 16, label);
 }
@@ -209,7 +219,8 @@ static void
 ytick (FILE *fp, const struct panel *p, double frac, const char *label)
 {
   double y = p->y + p->h - frac * p->h;
-  fprintf (fp, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#888'/>"
+  fprintf (fp,
+           "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' stroke='#888'/>"
            "<text x='%.1f' y='%.1f' text-anchor='end'>%s</text>\n",
            p->x - 4, y, p->x, y, p->x - 6, y + 4, label);
 }
@@ -263,9 +274,10 @@ density (FILE *fp, const struct panel *p, const struct trace *tr,
     for (int y = 0; y < ROWS; y++)
       for (int x = 0; x < COLS; x++)
         if (cell[o][y][x])
-          fprintf (fp, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
-                   "fill-opacity='%.2f'/>\n", p->x + x * cw,
-                   p->y + p->h - (y + 1) * ch, cw, ch,
+          fprintf (fp,
+                   "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
+                   "fill-opacity='%.2f'/>\n",
+                   p->x + x * cw, p->y + p->h - (y + 1) * ch, cw, ch,
                    0.25 + 0.75 * log1p (cell[o][y][x]) / log1p (cmax));
     fprintf (fp, "</g>\n");
   }
@@ -274,8 +286,9 @@ density (FILE *fp, const struct panel *p, const struct trace *tr,
 static double
 offset_frac (const struct req *r, const struct trace *tr, int lo, int hi)
 {
-  (void) lo; (void) hi;
-  if (!tr->end_max || r->off >= tr->end_max)   /* a flush, anywhere */
+  (void) lo;
+  (void) hi;
+  if (!tr->end_max || r->off >= tr->end_max) /* a flush, anywhere */
     return r->off && tr->end_max ? 1 : 0;
   return (double) r->off / (double) tr->end_max;
 }
@@ -295,7 +308,7 @@ nice_step (double span, int n)
 {
   double raw = span / n, p10 = pow (10, floor (log10 (raw)));
   for (int i = 0; i < 3; i++) {
-    double step = (double[]) { 1, 2, 5 }[i] * p10;
+    double step = (double[]){ 1, 2, 5 }[i] * p10;
     if (step >= raw)
       return step;
   }
@@ -330,10 +343,10 @@ latency_axis (FILE *fp, const struct panel *p, int lo, int hi, bool x)
 
 /* ---- the size panel -------------------------------------------------- */
 
-#define SIZE_BARS 12   /* exact sizes shown; the rest is "other" */
+#define SIZE_BARS 12 /* exact sizes shown; the rest is "other" */
 
 struct bucket {
-  uint64_t size;           /* exact size; 0 for "other" */
+  uint64_t size; /* exact size; 0 for "other" */
   size_t count[NOPS];
   size_t total;
 };
@@ -357,7 +370,8 @@ cmp_size (const void *a, const void *b)
 {
   const struct bucket *x = a, *y = b;
   /* "other" (size 0) goes last */
-  uint64_t sx = x->size ? x->size : UINT64_MAX, sy = y->size ? y->size : UINT64_MAX;
+  uint64_t sx = x->size ? x->size : UINT64_MAX,
+           sy = y->size ? y->size : UINT64_MAX;
   return sx < sy ? -1 : sx > sy;
 }
 
@@ -446,21 +460,24 @@ size_panel (FILE *fp, const struct panel *p, const struct trace *tr)
   double slot = p->w / (double) nb, bw = slot * 0.8 / (nops ? nops : 1);
   if (bw > 40)
     bw = 40;
-  double pad = (slot - bw * nops) / 2;   /* the bars centred in their slot */
+  double pad = (slot - bw * nops) / 2; /* the bars centred in their slot */
   char label[32];
   for (size_t k = 0; k < nb; k++) {
     for (int j = 0; j < nops; j++) {
       size_t c = b[k].count[ops[j]];
       if (!c)
         continue;
-      double h = p->h * 0.9 * (double) c / (double) cmax;  /* room for labels */
+      double h = p->h * 0.9 * (double) c / (double) cmax; /* room for labels */
       double x = p->x + k * slot + pad + j * bw;
-      fprintf (fp, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
+      fprintf (fp,
+               "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
                "fill='%s'><title>%s %llu bytes: %zu</title></rect>\n",
                x, p->y + p->h - h, bw, h, op_color[ops[j]], op_name[ops[j]],
                (unsigned long long) b[k].size, c);
-      fprintf (fp, "<text x='%.1f' y='%.1f' text-anchor='middle' "
-               "class='s'>%zu</text>\n", x + bw / 2, p->y + p->h - h - 3, c);
+      fprintf (fp,
+               "<text x='%.1f' y='%.1f' text-anchor='middle' "
+               "class='s'>%zu</text>\n",
+               x + bw / 2, p->y + p->h - h - 3, c);
     }
     if (b[k].size)
       blkemu_format_size (b[k].size, label, sizeof label);
@@ -529,8 +546,8 @@ zone_panel (FILE *fp, const struct panel *p, const struct trace *tr)
       continue;
     if (r->reset) {
       /* A reset-all covers many zones: each bar it reaches counts it. */
-      uint64_t last = (r->off + (r->len ? r->len - 1 : 0)) / tr->zone_size
-                      / per;
+      uint64_t last =
+        (r->off + (r->len ? r->len - 1 : 0)) / tr->zone_size / per;
       for (uint64_t k = b; k <= last && k < nb; k++)
         resets[k]++;
     }
@@ -542,8 +559,10 @@ zone_panel (FILE *fp, const struct panel *p, const struct trace *tr)
     if (bytes[b] > bmax)
       bmax = bytes[b];
   char title[128], lab[32];
-  snprintf (title, sizeof title, "bytes written per zone (%llu zones of %s"
-            "%s; dark ticks: resets, %zu)", (unsigned long long) nzones,
+  snprintf (title, sizeof title,
+            "bytes written per zone (%llu zones of %s"
+            "%s; dark ticks: resets, %zu)",
+            (unsigned long long) nzones,
             (blkemu_format_size (tr->zone_size, lab, sizeof lab), lab),
             per > 1 ? ", several a bar" : "", tr->resets);
   frame (fp, p, title, "zone", "bytes");
@@ -552,15 +571,18 @@ zone_panel (FILE *fp, const struct panel *p, const struct trace *tr)
     double x = p->x + b * bw;
     if (bytes[b] > 0) {
       double h = p->h * 0.9 * bytes[b] / bmax;
-      fprintf (fp, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
+      fprintf (fp,
+               "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' "
                "fill='%s'><title>zone %llu: %.0f bytes, %zu resets</title>"
-               "</rect>\n", x, p->y + p->h - h, bw > 2 ? bw - 1 : bw, h,
-               op_color[OP_W], (unsigned long long) (b * per), bytes[b],
-               resets[b]);
+               "</rect>\n",
+               x, p->y + p->h - h, bw > 2 ? bw - 1 : bw, h, op_color[OP_W],
+               (unsigned long long) (b * per), bytes[b], resets[b]);
     }
     if (resets[b])
-      fprintf (fp, "<rect x='%.1f' y='%.1f' width='%.1f' height='4' "
-               "fill='#222'/>\n", x, p->y + p->h - 4, bw > 2 ? bw - 1 : bw);
+      fprintf (fp,
+               "<rect x='%.1f' y='%.1f' width='%.1f' height='4' "
+               "fill='#222'/>\n",
+               x, p->y + p->h - 4, bw > 2 ? bw - 1 : bw);
   }
   for (int i = 0; i <= 4; i++) {
     snprintf (lab, sizeof lab, "%llu",
@@ -604,8 +626,10 @@ cdf_panel (FILE *fp, const struct panel *p, const struct trace *tr, int lo,
     if (n == 0)
       continue;
     qsort (lat, n, sizeof *lat, cmp_double);
-    fprintf (fp, "<polyline fill='none' stroke='%s' stroke-width='2' "
-             "points='", op_color[o]);
+    fprintf (fp,
+             "<polyline fill='none' stroke='%s' stroke-width='2' "
+             "points='",
+             op_color[o]);
     size_t steps = n < 400 ? n : 400;
     for (size_t s = 0; s < steps; s++) {
       size_t i = (s + 1) * n / steps - 1;
@@ -630,8 +654,7 @@ xml_text (FILE *fp, const char *s)
     case '\'': fputs ("&apos;", fp); break;
     default:
       /* XML 1.0 allows no control characters but tab and newlines. */
-      if ((unsigned char) *s < 0x20 && *s != '\t' && *s != '\n' &&
-          *s != '\r')
+      if ((unsigned char) *s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r')
         fputc ('?', fp);
       else if (*s == 0x7f)
         fputc ('?', fp);
@@ -644,16 +667,18 @@ static void
 plot (FILE *fp, const struct trace *tr, const char *title)
 {
   const double W = 1000, H = tr->zone_size ? 1260 : 960;
-  fprintf (fp, "<?xml version='1.0' encoding='UTF-8'?>\n"
+  fprintf (fp,
+           "<?xml version='1.0' encoding='UTF-8'?>\n"
            "<svg xmlns='http://www.w3.org/2000/svg' width='%g' height='%g' "
            "viewBox='0 0 %g %g' font-family='sans-serif' font-size='11'>\n"
            "<style>.t { font-weight: bold; font-size: 12px } "
            ".s { font-size: 9px }</style>\n"
-           "<rect width='100%%' height='100%%' fill='white'/>\n", W, H, W, H);
+           "<rect width='100%%' height='100%%' fill='white'/>\n",
+           W, H, W, H);
   fprintf (fp, "<text x='20' y='24' font-size='15' font-weight='bold'>");
   xml_text (fp, title);
-  fprintf (fp, "</text>\n<text x='20' y='42'>%zu requests over %.3f s",
-           tr->n, tr->t_max);
+  fprintf (fp, "</text>\n<text x='20' y='42'>%zu requests over %.3f s", tr->n,
+           tr->t_max);
   for (int o = 0; o < NOPS; o++)
     if (tr->count[o])
       fprintf (fp, " · <tspan fill='%s' font-weight='bold'>%s %zu</tspan>",
@@ -716,7 +741,8 @@ read_trace (const char *path, struct trace *tr)
 static void
 usage (FILE *fp)
 {
-  fprintf (fp,
+  fprintf (
+    fp,
     "usage: blkemu-plot [-o OUT.svg] [--title TEXT] TRACE\n"
     "\n"
     "Draws a blkemu trace (trace=PATH, blkemu-trace(5); - reads stdin) as\n"
@@ -771,7 +797,7 @@ main (int argc, char **argv)
     free (tr.r);
     return 1;
   }
-  char head[PATH_MAX + 32];   /* "blkemu trace: PATH" */
+  char head[PATH_MAX + 32]; /* "blkemu trace: PATH" */
   snprintf (head, sizeof head, "blkemu trace: %s", in);
   plot (fp, &tr, title ? title : head);
   int r = 0;

@@ -19,8 +19,10 @@
 static void
 usage (FILE *fp)
 {
-  fprintf (fp,
-    "usage: blkemu-trace-convert --to blktrace|iolog [-n NAME] [-o OUT] TRACE\n"
+  fprintf (
+    fp,
+    "usage: blkemu-trace-convert --to blktrace|iolog [-n NAME] [-o OUT] "
+    "TRACE\n"
     "\n"
     "Converts a blkemu trace (trace=PATH, the default trace-format=blkemu)\n"
     "to the format other tools read.  TRACE may be - for standard input.\n"

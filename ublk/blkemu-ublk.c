@@ -40,9 +40,11 @@ add_device (struct udisk *d)
   };
   int r = ctrl_cmd (UBLK_CMD_ADD_DEV, (uint32_t) -1, &info, sizeof info, 0);
   if (r < 0 && d->zoned.nr_zones && r == -EINVAL) {
-    fprintf (stderr, "blkemu-ublk: %s: zoned=host-managed: the kernel "
+    fprintf (stderr,
+             "blkemu-ublk: %s: zoned=host-managed: the kernel "
              "refused a zoned ublk device (%s): it needs "
-             "CONFIG_BLK_DEV_ZONED\n", d->name, strerror (-r));
+             "CONFIG_BLK_DEV_ZONED\n",
+             d->name, strerror (-r));
     return -1;
   }
   if (r < 0) {
@@ -58,23 +60,28 @@ add_device (struct udisk *d)
     struct utsname u;
     if (uname (&u) == -1)
       strcpy (u.release, "?");
-    fprintf (stderr, "blkemu-ublk: %s: zoned=host-managed: Linux %s's "
+    fprintf (stderr,
+             "blkemu-ublk: %s: zoned=host-managed: Linux %s's "
              "ublk_drv does not take UBLK_F_ZONED with UBLK_F_USER_COPY "
-             "(Linux 6.6 and later do)\n", d->name, u.release);
+             "(Linux 6.6 and later do)\n",
+             d->name, u.release);
     return -1;
   }
   d->user_copy = (info.flags & F_USER_COPY) != 0;
   /* The driver may grant less than asked; that is the transport's cap. */
   if (info.max_io_buf_bytes < d->buf_bytes) {
-    fprintf (stderr, "blkemu-ublk: %s: the driver caps requests at %u bytes; "
-             "max-transfer=%u is split by the kernel first\n", d->name,
-             info.max_io_buf_bytes, d->max_bytes);
+    fprintf (stderr,
+             "blkemu-ublk: %s: the driver caps requests at %u bytes; "
+             "max-transfer=%u is split by the kernel first\n",
+             d->name, info.max_io_buf_bytes, d->max_bytes);
     d->buf_bytes = info.max_io_buf_bytes;
     d->max_bytes = info.max_io_buf_bytes;
   }
   if (info.nr_hw_queues < d->nqueues)
-    fprintf (stderr, "blkemu-ublk: %s: %u hardware queues (one per CPU at "
-             "most), not %u\n", d->name, info.nr_hw_queues, d->nqueues);
+    fprintf (stderr,
+             "blkemu-ublk: %s: %u hardware queues (one per CPU at "
+             "most), not %u\n",
+             d->name, info.nr_hw_queues, d->nqueues);
   d->depth = info.queue_depth;
   d->nqueues = info.nr_hw_queues;
   return 0;
@@ -87,8 +94,9 @@ start_queues (struct udisk *d)
   char path[64];
   snprintf (path, sizeof path, "/dev/ublkc%d", d->dev_id);
   for (int tries = 0; (d->cdev_fd = open (path, O_RDWR | O_CLOEXEC)) == -1 &&
-                      errno == ENOENT && tries < 100; tries++)
-    usleep (10000);   /* udev may still be creating the node */
+                      errno == ENOENT && tries < 100;
+       tries++)
+    usleep (10000); /* udev may still be creating the node */
   if (d->cdev_fd == -1) {
     fprintf (stderr, "blkemu-ublk: %s: %s: %s\n", d->name, path,
              strerror (errno));
@@ -107,7 +115,7 @@ start_queues (struct udisk *d)
     pthread_mutex_init (&q->lock, NULL);
     pthread_cond_init (&q->fetched, NULL);
   }
-  d->started = true;   /* from here on, stopping means STOP_DEV */
+  d->started = true; /* from here on, stopping means STOP_DEV */
   for (unsigned i = 0; i < d->nqueues; i++)
     if (start_queue (&d->queues[i]) == -1)
       return -1;
@@ -189,7 +197,8 @@ stop_disk (struct udisk *d)
 static void
 usage (FILE *fp)
 {
-  fprintf (fp,
+  fprintf (
+    fp,
     "usage: blkemu-ublk [options] --disk SPEC [--disk SPEC ...]\n"
     "\n"
     "Serves each disk as the block device /dev/ublkbN with the disk's own\n"
@@ -209,7 +218,8 @@ usage (FILE *fp)
     "                       per CPU), each with queue-depth tags: with one,\n"
     "                       the kernel gives the disk an I/O scheduler that\n"
     "                       merges; with several, none (blk-mq's default)\n"
-    "  --delete-stale       delete the ublk devices left by servers that were\n"
+    "  --delete-stale       delete the ublk devices left by servers that "
+    "were\n"
     "                       killed (SIGKILL) and exit\n"
     "  --list-keys          print the disk keys and exit\n"
     "  --list-profiles      print the presets for profile=NAME and exit\n"
@@ -221,7 +231,8 @@ usage (FILE *fp)
     "kernel.\n"
     "ublk carries min-io and opt-io as powers of two: others are rounded\n"
     "down, with a warning.\n"
-    "\nDisk keys:\n", MAX_DISKS, MAX_DEPTH);
+    "\nDisk keys:\n",
+    MAX_DISKS, MAX_DEPTH);
   blkemu_spec_print_help (fp, "  ");
 }
 
@@ -231,9 +242,9 @@ write_ready (const char *path)
   char text[MAX_DISKS * (NAME_MAX + 32)];
   size_t len = 0;
   for (size_t i = 0; i < ndisks; i++)
-    len += (size_t) snprintf (text + len, sizeof text - len,
-                              "%s /dev/ublkb%d\n", disks[i].name,
-                              disks[i].dev_id);
+    len +=
+      (size_t) snprintf (text + len, sizeof text - len, "%s /dev/ublkb%d\n",
+                         disks[i].name, disks[i].dev_id);
   fputs (text, stdout);
   fflush (stdout);
   if (path && blkemu_write_file_atomic (path, text) == -1) {
@@ -267,7 +278,7 @@ parse_options (int argc, char **argv, struct options *o)
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
   };
-  *o = (struct options) { .nqueues = 1 };
+  *o = (struct options){ .nqueues = 1 };
   int c;
   while ((c = getopt_long (argc, argv, "hV", longopts, NULL)) != -1)
     switch (c) {
@@ -284,8 +295,10 @@ parse_options (int argc, char **argv, struct options *o)
       char *end;
       unsigned long n = strtoul (optarg, &end, 10);
       if (*end || n < 1 || n > MAX_QUEUES) {
-        fprintf (stderr, "blkemu-ublk: --queues %s: a number of hardware "
-                 "queues from 1 to %d\n", optarg, MAX_QUEUES);
+        fprintf (stderr,
+                 "blkemu-ublk: --queues %s: a number of hardware "
+                 "queues from 1 to %d\n",
+                 optarg, MAX_QUEUES);
         return 1;
       }
       o->nqueues = (unsigned) n;
@@ -321,8 +334,10 @@ prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
     uint32_t qd = d->geo.queue_depth;
     d->depth = qd > MAX_DEPTH ? MAX_DEPTH : qd;
     if (qd > MAX_DEPTH)
-      fprintf (stderr, "blkemu-ublk: %s: queue-depth=%u: ublk gets %d tags; "
-               "the model keeps its own depth\n", d->name, qd, MAX_DEPTH);
+      fprintf (stderr,
+               "blkemu-ublk: %s: queue-depth=%u: ublk gets %d tags; "
+               "the model keeps its own depth\n",
+               d->name, qd, MAX_DEPTH);
     /* max_hw_sectors is the disk's max-transfer; the driver wants whole
      * pages of buffer.
      */
@@ -376,11 +391,13 @@ main (int argc, char **argv)
       fprintf (stderr, "blkemu-ublk: %s: %s\n", disks[i].name, err);
       goto out;
     }
-    fprintf (stderr, "blkemu-ublk: %s: /dev/ublkb%d, %llu bytes, requests up "
-             "to %u bytes, %u queue%s of %u tags\n", disks[i].name,
-             disks[i].dev_id, (unsigned long long) disks[i].geo.size_bytes,
-             disks[i].max_bytes, disks[i].nqueues,
-             disks[i].nqueues > 1 ? "s" : "", disks[i].depth);
+    fprintf (stderr,
+             "blkemu-ublk: %s: /dev/ublkb%d, %llu bytes, requests up "
+             "to %u bytes, %u queue%s of %u tags\n",
+             disks[i].name, disks[i].dev_id,
+             (unsigned long long) disks[i].geo.size_bytes, disks[i].max_bytes,
+             disks[i].nqueues, disks[i].nqueues > 1 ? "s" : "",
+             disks[i].depth);
   }
   if (write_ready (o.ready_file) == -1)
     goto out;
@@ -392,7 +409,7 @@ main (int argc, char **argv)
 out:
   for (size_t i = ndisks; i-- > 0;)
     if (stop_disk (&disks[i]) == -1 && status == 0)
-      status = 1;   /* stats= could not be written */
+      status = 1; /* stats= could not be written */
   ctrl_close ();
   if (o.ready_file)
     unlink (o.ready_file);

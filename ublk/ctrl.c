@@ -17,7 +17,7 @@ ctrl_cmd (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
           uint64_t data0)
 {
   struct io_uring_sqe *sqe = get_sqe (&ctrl_ring);
-  memset (sqe, 0, 2 * sizeof *sqe);   /* SQE128 */
+  memset (sqe, 0, 2 * sizeof *sqe); /* SQE128 */
   sqe->opcode = IORING_OP_URING_CMD;
   sqe->fd = ctrl_fd;
   sqe->cmd_op = op;
@@ -48,7 +48,8 @@ ctrl_open (void)
   if (ctrl_fd == -1) {
     fprintf (stderr, "blkemu-ublk: %s: %s%s\n", CONTROL_DEV, strerror (errno),
              errno == ENOENT ? " (load the ublk_drv module: modprobe ublk_drv;"
-             " it needs Linux 6.0 or later)" : "");
+                               " it needs Linux 6.0 or later)"
+                             : "");
     return -1;
   }
   int r = io_uring_queue_init (4, &ctrl_ring, IORING_SETUP_SQE128);
@@ -92,9 +93,10 @@ pow2_shift (const struct udisk *d, const char *key, uint64_t bytes,
     return floor_shift;
   uint8_t s = ilog2_u64 (bytes);
   if ((1ull << s) != bytes)
-    fprintf (stderr, "blkemu-ublk: %s: %s=%llu is not a power of two; ublk "
-             "reports %llu\n", d->name, key, (unsigned long long) bytes,
-             1ull << s);
+    fprintf (stderr,
+             "blkemu-ublk: %s: %s=%llu is not a power of two; ublk "
+             "reports %llu\n",
+             d->name, key, (unsigned long long) bytes, 1ull << s);
   return s < floor_shift ? floor_shift : s;
 }
 
@@ -111,17 +113,22 @@ sectors_or_max (uint64_t bytes)
  * struct and clears the type's bit, which GET_PARAMS then shows.
  */
 #define PARAM_TYPE_DMA_ALIGN (1u << 4)
-#define PARAM_TYPE_SEGMENT   (1u << 5)
+#define PARAM_TYPE_SEGMENT (1u << 5)
 struct params {
   uint32_t len, types;
   struct ublk_param_basic basic;
   struct ublk_param_discard discard;
-  struct { uint32_t char_major, char_minor, disk_major, disk_minor; } devt;
+  struct {
+    uint32_t char_major, char_minor, disk_major, disk_minor;
+  } devt;
   struct {
     uint32_t max_open_zones, max_active_zones, max_zone_append_sectors;
     uint8_t reserved[20];
   } zoned;
-  struct { uint32_t alignment; uint8_t pad[4]; } dma;
+  struct {
+    uint32_t alignment;
+    uint8_t pad[4];
+  } dma;
   struct {
     uint64_t seg_boundary_mask;
     uint32_t max_segment_size;
@@ -129,11 +136,11 @@ struct params {
     uint8_t pad[2];
   } seg;
 };
-_Static_assert (offsetof (struct params, discard) == 40, "ublk ABI");
-_Static_assert (offsetof (struct params, zoned) == 76, "ublk ABI");
-_Static_assert (offsetof (struct params, dma) == 108, "ublk ABI");
-_Static_assert (offsetof (struct params, seg) == 120, "ublk ABI");
-_Static_assert (sizeof (struct params) == 136, "ublk ABI");
+_Static_assert(offsetof (struct params, discard) == 40, "ublk ABI");
+_Static_assert(offsetof (struct params, zoned) == 76, "ublk ABI");
+_Static_assert(offsetof (struct params, dma) == 108, "ublk ABI");
+_Static_assert(offsetof (struct params, seg) == 120, "ublk ABI");
+_Static_assert(sizeof (struct params) == 136, "ublk ABI");
 
 /* Keys the parameter types carry, for the message when a kernel lacks one. */
 static const struct {
@@ -158,17 +165,19 @@ report_missing_type (const struct udisk *d, size_t t)
     if (blkemu_disk_get (d->emu, key, v, sizeof v, err, sizeof err) == -1 ||
         !strcmp (v, "0"))
       continue;
-    n += (size_t) snprintf (used + n, sizeof used - n, "%s%s=%s",
-                            n ? " " : "", key, v);
+    n += (size_t) snprintf (used + n, sizeof used - n, "%s%s=%s", n ? " " : "",
+                            key, v);
     if (n >= sizeof used)
       break;
   }
   struct utsname u;
   if (uname (&u) == -1)
     strcpy (u.release, "?");
-  fprintf (stderr, "blkemu-ublk: %s: %s: Linux %s's ublk_drv does not take "
+  fprintf (stderr,
+           "blkemu-ublk: %s: %s: Linux %s's ublk_drv does not take "
            "%s (Linux 6.15 and later do); drop the key%s or run a newer "
-           "kernel\n", d->name, used, u.release, newer_types[t].what,
+           "kernel\n",
+           d->name, used, u.release, newer_types[t].what,
            strchr (used, ' ') ? "s" : "");
 }
 
@@ -179,8 +188,8 @@ set_params (struct udisk *d)
   struct params p = { .len = sizeof p, .types = UBLK_PARAM_TYPE_BASIC };
   p.basic.logical_bs_shift = ilog2_u64 (g->logical_block_size);
   p.basic.physical_bs_shift = ilog2_u64 (g->physical_block_size);
-  p.basic.io_min_shift = pow2_shift (d, "min-io", g->min_io_bytes,
-                                     p.basic.logical_bs_shift);
+  p.basic.io_min_shift =
+    pow2_shift (d, "min-io", g->min_io_bytes, p.basic.logical_bs_shift);
   p.basic.io_opt_shift = pow2_shift (d, "opt-io", g->opt_io_bytes, 0);
   p.basic.max_sectors = d->max_bytes >> 9;
   p.basic.dev_sectors = g->size_bytes >> 9;
@@ -196,9 +205,8 @@ set_params (struct udisk *d)
     p.basic.attrs |= UBLK_ATTR_FUA;
   if (g->can_trim || g->can_zero) {
     p.types |= UBLK_PARAM_TYPE_DISCARD;
-    p.discard.discard_granularity = g->discard_granularity
-                                    ? g->discard_granularity
-                                    : g->physical_block_size;
+    p.discard.discard_granularity =
+      g->discard_granularity ? g->discard_granularity : g->physical_block_size;
     p.discard.discard_alignment = g->discard_alignment;
     /* ublk_drv takes single-range discards only (checked at start). */
     p.discard.max_discard_segments = 1;
@@ -222,25 +230,26 @@ set_params (struct udisk *d)
   if (g->max_segments || g->max_segment_size || g->segment_boundary_bytes) {
     /* The kernel takes all three: the defaults for those not set. */
     p.types |= PARAM_TYPE_SEGMENT;
-    p.seg.seg_boundary_mask = g->segment_boundary_bytes
-                              ? g->segment_boundary_bytes - 1 : 0xffffffffu;
-    p.seg.max_segment_size = g->max_segment_size ? g->max_segment_size
-                                                 : UINT32_MAX;
-    p.seg.max_segments = (uint16_t) (g->max_segments ? g->max_segments
-                                                     : 65535);
+    p.seg.seg_boundary_mask =
+      g->segment_boundary_bytes ? g->segment_boundary_bytes - 1 : 0xffffffffu;
+    p.seg.max_segment_size =
+      g->max_segment_size ? g->max_segment_size : UINT32_MAX;
+    p.seg.max_segments =
+      (uint16_t) (g->max_segments ? g->max_segments : 65535);
   }
-  int r = ctrl_cmd (UBLK_CMD_SET_PARAMS, (uint32_t) d->dev_id, &p, sizeof p,
-                    0);
+  int r =
+    ctrl_cmd (UBLK_CMD_SET_PARAMS, (uint32_t) d->dev_id, &p, sizeof p, 0);
   if (r < 0 || !(p.types & (PARAM_TYPE_DMA_ALIGN | PARAM_TYPE_SEGMENT)))
     return r;
   /* Did the kernel keep the newer types?  An older one drops them. */
   struct params got = { .len = sizeof got };
-  r = ctrl_cmd (UBLK_CMD_GET_PARAMS, (uint32_t) d->dev_id, &got, sizeof got,
-                0);
+  r =
+    ctrl_cmd (UBLK_CMD_GET_PARAMS, (uint32_t) d->dev_id, &got, sizeof got, 0);
   if (r < 0)
     return r;
   for (size_t t = 0; t < sizeof newer_types / sizeof newer_types[0]; t++)
-    if ((p.types & newer_types[t].type) && !(got.types & newer_types[t].type)) {
+    if ((p.types & newer_types[t].type) &&
+        !(got.types & newer_types[t].type)) {
       report_missing_type (d, t);
       return -EOPNOTSUPP;
     }
@@ -271,8 +280,8 @@ delete_stale (void)
       continue;
     found++;
     struct ublksrv_ctrl_dev_info info = { 0 };
-    int r = ctrl_cmd (UBLK_CMD_GET_DEV_INFO, (uint32_t) id, &info,
-                      sizeof info, 0);
+    int r =
+      ctrl_cmd (UBLK_CMD_GET_DEV_INFO, (uint32_t) id, &info, sizeof info, 0);
     if (r < 0) {
       fprintf (stderr, "blkemu-ublk: ublk device %d: %s\n", id, strerror (-r));
       status = 1;

@@ -22,8 +22,10 @@ queue_io_cmd (struct uqueue *q, uint16_t tag, unsigned op, int32_t result,
   c->q_id = q->id;
   c->tag = tag;
   c->result = result;
-  c->addr = q->d->user_copy ? addr
-          : (uint64_t) (uintptr_t) (q->bufs + (size_t) tag * q->d->buf_bytes);
+  c->addr =
+    q->d->user_copy
+      ? addr
+      : (uint64_t) (uintptr_t) (q->bufs + (size_t) tag * q->d->buf_bytes);
 }
 
 static void
@@ -46,8 +48,8 @@ complete (struct utag *t, int32_t result)
   struct uqueue *q = t->q;
   uint64_t addr = t->append && result >= 0 ? t->append_at >> 9 : 0;
   pthread_mutex_lock (&q->lock);
-  q->done[q->ndone++] = (struct done) { .tag = t->tag, .result = result,
-                                        .addr = addr };
+  q->done[q->ndone++] =
+    (struct done){ .tag = t->tag, .result = result, .addr = addr };
   pthread_mutex_unlock (&q->lock);
   /* From the queue thread itself (a refusal, a request already due) the
    * commit goes out after this batch of completions: no wake-up needed.
@@ -56,7 +58,7 @@ complete (struct utag *t, int32_t result)
     return;
   uint64_t one = 1;
   if (write (q->efd, &one, sizeof one) != sizeof one)
-    abort ();   /* an eventfd write of 1 cannot fail short of a bug */
+    abort (); /* an eventfd write of 1 cannot fail short of a bug */
 }
 
 /* From the core's completion thread: no I/O here (a completion callback
@@ -83,8 +85,8 @@ finish_tag (struct uqueue *q, const struct done *dn)
   char *buf = q->bufs + (size_t) t->tag * d->buf_bytes;
   int32_t result = dn->result;
   if (result > 0 && t->read && d->user_copy &&
-      pwrite (d->cdev_fd, buf, t->len, user_copy_offset (q->id, t->tag))
-      != (ssize_t) t->len)
+      pwrite (d->cdev_fd, buf, t->len, user_copy_offset (q->id, t->tag)) !=
+        (ssize_t) t->len)
     result = -EIO;
   if (t->data && t->len > KEEP_BYTES)
     madvise (buf + KEEP_BYTES, t->len - KEEP_BYTES, MADV_FREE);
@@ -148,7 +150,8 @@ queue_main (void *arg)
     }
     struct io_uring_cqe *cqe;
     unsigned head, seen = 0;
-    io_uring_for_each_cqe (&q->ring, head, cqe) {
+    io_uring_for_each_cqe (&q->ring, head, cqe)
+    {
       seen++;
       if (cqe->user_data == EVENTFD_TAG) {
         /* Reset the count (EAGAIN if it already was); the commits go
@@ -165,8 +168,8 @@ queue_main (void *arg)
          * is a protocol error: stop using the tag too.
          */
         if (cqe->res != UBLK_IO_RES_ABORT)
-          fprintf (stderr, "blkemu-ublk: %s: queue %u tag %llu: %s\n",
-                   d->name, q->id, (unsigned long long) cqe->user_data,
+          fprintf (stderr, "blkemu-ublk: %s: queue %u tag %llu: %s\n", d->name,
+                   q->id, (unsigned long long) cqe->user_data,
                    strerror (-cqe->res));
         aborted++;
       }
@@ -189,8 +192,7 @@ zone_done (void *cookie, int r)
  * buffer's size is not in the descriptor.
  */
 static void
-report_zones (struct uqueue *q, struct utag *t, uint64_t offset,
-              unsigned nr)
+report_zones (struct uqueue *q, struct utag *t, uint64_t offset, unsigned nr)
 {
   struct udisk *d = q->d;
   size_t room = d->buf_bytes / sizeof (struct blk_zone);
@@ -200,13 +202,16 @@ report_zones (struct uqueue *q, struct utag *t, uint64_t offset,
   if (!zones)
     return complete (t, -ENOMEM);
   unsigned n = blkemu_zone_report (d->emu, offset, zones, nr);
-  struct blk_zone *out = (struct blk_zone *) (q->bufs +
-                                              (size_t) t->tag * d->buf_bytes);
+  struct blk_zone *out =
+    (struct blk_zone *) (q->bufs + (size_t) t->tag * d->buf_bytes);
   for (unsigned i = 0; i < n; i++)
-    out[i] = (struct blk_zone) {
-      .start = zones[i].start >> 9, .len = zones[i].len >> 9,
-      .wp = zones[i].wp >> 9, .capacity = zones[i].capacity >> 9,
-      .type = (uint8_t) zones[i].type, .cond = (uint8_t) zones[i].cond,
+    out[i] = (struct blk_zone){
+      .start = zones[i].start >> 9,
+      .len = zones[i].len >> 9,
+      .wp = zones[i].wp >> 9,
+      .capacity = zones[i].capacity >> 9,
+      .type = (uint8_t) zones[i].type,
+      .cond = (uint8_t) zones[i].cond,
     };
   free (zones);
   size_t bytes = n * sizeof *out;
@@ -233,9 +238,12 @@ serve (struct uqueue *q, uint16_t tag)
 
   t->read = t->append = t->data = false;
   switch (op) {
-  case UBLK_IO_OP_READ: eop = BLKEMU_OP_READ; t->read = true; break;
+  case UBLK_IO_OP_READ:
+    eop = BLKEMU_OP_READ;
+    t->read = true;
+    break;
   case UBLK_IO_OP_WRITE: eop = BLKEMU_OP_WRITE; break;
-  case UBLK_IO_OP_FLUSH:   /* the position of a flush means nothing */
+  case UBLK_IO_OP_FLUSH: /* the position of a flush means nothing */
     eop = BLKEMU_OP_FLUSH;
     len = off = 0;
     break;
@@ -259,15 +267,14 @@ serve (struct uqueue *q, uint16_t tag)
       return complete (t, -EOPNOTSUPP);
     /* nr_sectors' place holds the number of zones asked for. */
     return report_zones (q, t, off, iod->nr_sectors);
-  default:
-    return complete (t, -EOPNOTSUPP);
+  default: return complete (t, -EOPNOTSUPP);
   }
   t->data = eop == BLKEMU_OP_READ || eop == BLKEMU_OP_WRITE;
   t->len = (uint32_t) len;
   /* User copy: a write's data is read from the request's pages now. */
   if (d->user_copy && eop == BLKEMU_OP_WRITE &&
-      pread (d->cdev_fd, buf, len, user_copy_offset (q->id, tag))
-      != (ssize_t) len)
+      pread (d->cdev_fd, buf, len, user_copy_offset (q->id, tag)) !=
+        (ssize_t) len)
     return complete (t, -EIO);
   if (t->append)
     return blkemu_submit_append (d->emu, buf, len, off, flags, &t->append_at,
@@ -297,8 +304,10 @@ start_queue (struct uqueue *q)
   void *iods = mmap (NULL, q->iods_len, PROT_READ, MAP_SHARED | MAP_POPULATE,
                      d->cdev_fd, UBLKSRV_CMD_BUF_OFFSET + q->id * stride);
   if (iods == MAP_FAILED) {
-    fprintf (stderr, "blkemu-ublk: %s: queue %u: mapping the request table: "
-             "%s\n", d->name, q->id, strerror (errno));
+    fprintf (stderr,
+             "blkemu-ublk: %s: queue %u: mapping the request table: "
+             "%s\n",
+             d->name, q->id, strerror (errno));
     return -1;
   }
   q->iods = iods;
@@ -317,18 +326,21 @@ start_queue (struct uqueue *q)
   q->committing = calloc (d->depth, sizeof *q->committing);
   q->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (!q->bufs || !q->tags || !q->done || !q->committing || q->efd == -1) {
-    fprintf (stderr, "blkemu-ublk: %s: out of memory for %u x %zu-byte "
-             "buffers\n", d->name, d->depth, d->buf_bytes);
+    fprintf (stderr,
+             "blkemu-ublk: %s: out of memory for %u x %zu-byte "
+             "buffers\n",
+             d->name, d->depth, d->buf_bytes);
     return -1;
   }
   int r = io_uring_queue_init (d->depth + 2, &q->ring, 0);
   if (r < 0) {
-    fprintf (stderr, "blkemu-ublk: %s: io_uring: %s\n", d->name, strerror (-r));
+    fprintf (stderr, "blkemu-ublk: %s: io_uring: %s\n", d->name,
+             strerror (-r));
     return -1;
   }
   q->ring_ok = true;
   for (unsigned tag = 0; tag < d->depth; tag++)
-    q->tags[tag] = (struct utag) { .q = q, .tag = (uint16_t) tag };
+    q->tags[tag] = (struct utag){ .q = q, .tag = (uint16_t) tag };
   if ((r = pthread_create (&q->thread, NULL, queue_main, q)) == 0) {
     char name[16];
     snprintf (name, sizeof name, "ublk-q%u", q->id);

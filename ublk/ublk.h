@@ -30,28 +30,28 @@
 #include "blkemu/blkemu.h"
 #include "frontend.h"
 
-#define CONTROL_DEV   "/dev/ublk-control"
-#define MAX_DISKS     64
-#define MAX_DEPTH     UBLK_MAX_QUEUE_DEPTH   /* tags per queue: the driver's */
-#define MAX_QUEUES    64          /* the driver allows one per CPU */
-#define EVENTFD_TAG   UINT64_MAX  /* user_data of the completion wake-up */
+#define CONTROL_DEV "/dev/ublk-control"
+#define MAX_DISKS 64
+#define MAX_DEPTH UBLK_MAX_QUEUE_DEPTH /* tags per queue: the driver's */
+#define MAX_QUEUES 64                  /* the driver allows one per CPU */
+#define EVENTFD_TAG UINT64_MAX /* user_data of the completion wake-up */
 
 /* Zoned devices (Linux >= 6.6) and the user-copy data path they need;
  * Debian 12's headers predate both.  Values from uapi ublk_cmd.h.
  */
-#define F_USER_COPY           (1ull << 7)
-#define F_ZONED               (1ull << 8)
-#define PARAM_TYPE_ZONED      (1u << 3)
-#define IO_OP_ZONE_OPEN       10
-#define IO_OP_ZONE_CLOSE      11
-#define IO_OP_ZONE_FINISH     12
-#define IO_OP_ZONE_APPEND     13
-#define IO_OP_ZONE_RESET_ALL  14
-#define IO_OP_ZONE_RESET      15
-#define IO_OP_REPORT_ZONES    18
+#define F_USER_COPY (1ull << 7)
+#define F_ZONED (1ull << 8)
+#define PARAM_TYPE_ZONED (1u << 3)
+#define IO_OP_ZONE_OPEN 10
+#define IO_OP_ZONE_CLOSE 11
+#define IO_OP_ZONE_FINISH 12
+#define IO_OP_ZONE_APPEND 13
+#define IO_OP_ZONE_RESET_ALL 14
+#define IO_OP_ZONE_RESET 15
+#define IO_OP_REPORT_ZONES 18
 /* pread/pwrite offset of a tag's request data on /dev/ublkcN. */
-#define IO_BUF_BITS  25
-#define TAG_BITS     16
+#define IO_BUF_BITS 25
+#define TAG_BITS 16
 static inline off_t
 user_copy_offset (unsigned q_id, unsigned tag)
 {
@@ -62,12 +62,12 @@ user_copy_offset (unsigned q_id, unsigned tag)
 /* A buffer keeps this much of a large request's pages; beyond it they go
  * back to the kernel (MADV_FREE), so memory follows what is in flight.
  */
-#define KEEP_BYTES    (1u << 20)
+#define KEEP_BYTES (1u << 20)
 
 struct done {
   uint16_t tag;
   int32_t result;
-  uint64_t addr;              /* user copy: 0, or a zone append's LBA */
+  uint64_t addr; /* user copy: 0, or a zone append's LBA */
 };
 
 struct udisk;
@@ -77,11 +77,11 @@ struct uqueue;
 struct utag {
   struct uqueue *q;
   uint16_t tag;
-  bool data;                  /* read or write: the buffer was used */
-  bool read;                  /* user copy: pwrite the data back */
-  bool append;                /* commit carries the zone append's LBA */
+  bool data;   /* read or write: the buffer was used */
+  bool read;   /* user copy: pwrite the data back */
+  bool append; /* commit carries the zone append's LBA */
   uint32_t len;
-  uint64_t append_at;         /* where the core put a zone append */
+  uint64_t append_at; /* where the core put a zone append */
 };
 
 /* One hardware queue: its tags, the driver's request table for them, and
@@ -93,20 +93,20 @@ struct uqueue {
   uint16_t id;
   const struct ublksrv_io_desc *iods; /* mapped from /dev/ublkcN */
   size_t iods_len;
-  char *bufs;                 /* depth * buf_bytes */
+  char *bufs; /* depth * buf_bytes */
   struct io_uring ring;
   bool ring_ok, thread_ok;
-  int efd;                    /* completions -> queue thread */
+  int efd; /* completions -> queue thread */
   uint64_t efd_value;
   pthread_t thread;
-  pthread_t self;              /* the queue thread, as it sees itself */
+  pthread_t self; /* the queue thread, as it sees itself */
   struct utag *tags;
 
   pthread_mutex_t lock;
-  pthread_cond_t fetched;     /* main waits for the first FETCH_REQs */
-  struct done *done;          /* completed, to commit (under LOCK) */
+  pthread_cond_t fetched; /* main waits for the first FETCH_REQs */
+  struct done *done;      /* completed, to commit (under LOCK) */
   unsigned ndone;
-  struct done *committing;    /* the queue thread's copy of DONE */
+  struct done *committing; /* the queue thread's copy of DONE */
   bool fetch_sent;
   int queue_err;
 };
@@ -115,15 +115,15 @@ struct udisk {
   struct blkemu_disk *emu;
   struct blkemu_geometry geo;
   const char *name;
-  int dev_id;                 /* N of /dev/ublkbN, -1 before ADD_DEV */
+  int dev_id; /* N of /dev/ublkbN, -1 before ADD_DEV */
   bool added, started;
-  unsigned depth;             /* tags per queue */
-  unsigned nqueues;           /* hardware queues */
-  uint32_t max_bytes;         /* the largest request: max-transfer */
-  size_t buf_bytes;           /* per tag: max_bytes in whole pages */
-  bool user_copy;             /* data by pread/pwrite on /dev/ublkcN */
-  struct blkemu_zoned zoned;  /* nr_zones 0: not zoned */
-  int cdev_fd;                /* /dev/ublkcN */
+  unsigned depth;            /* tags per queue */
+  unsigned nqueues;          /* hardware queues */
+  uint32_t max_bytes;        /* the largest request: max-transfer */
+  size_t buf_bytes;          /* per tag: max_bytes in whole pages */
+  bool user_copy;            /* data by pread/pwrite on /dev/ublkcN */
+  struct blkemu_zoned zoned; /* nr_zones 0: not zoned */
+  int cdev_fd;               /* /dev/ublkcN */
   struct uqueue *queues;
 };
 

@@ -26,7 +26,7 @@ enum blkemu_op {
 };
 
 /* Request flags, matching the NBD command flags in meaning. */
-#define BLKEMU_FLAG_FUA      (1u << 0) /* write through before completing */
+#define BLKEMU_FLAG_FUA (1u << 0)      /* write through before completing */
 #define BLKEMU_FLAG_MAY_TRIM (1u << 1) /* zero may deallocate */
 
 /* blkemu_io's answer when the drop fault fires: the frontend should drop
@@ -43,8 +43,8 @@ enum blkemu_op {
 /* Room for any value blkemu_disk_get writes (a path, with its NUL). */
 #define BLKEMU_VALUE_MAX 4200
 
-struct blkemu_spec;   /* key=value settings, before validation */
-struct blkemu_disk;   /* an emulated disk, ready for requests */
+struct blkemu_spec;     /* key=value settings, before validation */
+struct blkemu_disk;     /* an emulated disk, ready for requests */
 struct blkemu_frontend; /* what a frontend carries (see "frontends") */
 
 /* --- spec --------------------------------------------------------- */
@@ -127,8 +127,8 @@ int blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
  * whose calls block (backend=file) what the page cache cannot serve at
  * once moves on the disk's I/O worker thread, in arrival order (a
  * write's data copied); DONE then comes at the modelled time or when the
- * transfer ends, whichever is later (possibly from the worker).  DONE must not block: hand the result to the
- * frontend's own loop.
+ * transfer ends, whichever is later (possibly from the worker).  DONE must not
+ * block: hand the result to the frontend's own loop.
  */
 typedef void (*blkemu_done_cb) (void *cookie, int result);
 void blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
@@ -174,8 +174,8 @@ struct blkemu_geometry {
   uint64_t max_discard_bytes;      /* 0: unlimited */
   uint64_t max_write_zeroes_bytes; /* 0: unlimited */
   /* Limits only a kernel above the device can apply (0: its default). */
-  uint64_t virt_boundary_bytes;    /* mask + 1 */
-  uint32_t discard_granularity;    /* 0: the physical block */
+  uint64_t virt_boundary_bytes; /* mask + 1 */
+  uint32_t discard_granularity; /* 0: the physical block */
   uint32_t discard_alignment;
   uint32_t max_discard_segments;
   uint32_t max_segments;
@@ -184,7 +184,7 @@ struct blkemu_geometry {
   uint32_t dma_alignment;          /* mask + 1 */
   bool rotational;
   bool can_flush, can_fua, can_trim, can_zero, can_extents, can_multi_conn;
-  bool persistent;                 /* data outlives the process (file) */
+  bool persistent; /* data outlives the process (file) */
 };
 void blkemu_disk_geometry (struct blkemu_disk *disk,
                            struct blkemu_geometry *geo);
@@ -195,28 +195,32 @@ void blkemu_disk_geometry (struct blkemu_disk *disk,
  * <linux/blkzoned.h>, so a frontend copies them through).
  */
 enum blkemu_zone_op {
-  BLKEMU_ZONE_OPEN, BLKEMU_ZONE_CLOSE, BLKEMU_ZONE_FINISH, BLKEMU_ZONE_RESET,
-  BLKEMU_ZONE_RESET_ALL, BLKEMU_ZONE_OP_COUNT
+  BLKEMU_ZONE_OPEN,
+  BLKEMU_ZONE_CLOSE,
+  BLKEMU_ZONE_FINISH,
+  BLKEMU_ZONE_RESET,
+  BLKEMU_ZONE_RESET_ALL,
+  BLKEMU_ZONE_OP_COUNT
 };
 #define BLKEMU_ZONE_TYPE_CONVENTIONAL 1
 #define BLKEMU_ZONE_TYPE_SEQWRITE_REQ 2
-#define BLKEMU_ZONE_COND_NOT_WP   0x0
-#define BLKEMU_ZONE_COND_EMPTY    0x1
+#define BLKEMU_ZONE_COND_NOT_WP 0x0
+#define BLKEMU_ZONE_COND_EMPTY 0x1
 #define BLKEMU_ZONE_COND_IMP_OPEN 0x2
 #define BLKEMU_ZONE_COND_EXP_OPEN 0x3
-#define BLKEMU_ZONE_COND_CLOSED   0x4
-#define BLKEMU_ZONE_COND_FULL     0xE
+#define BLKEMU_ZONE_COND_CLOSED 0x4
+#define BLKEMU_ZONE_COND_FULL 0xE
 
 struct blkemu_zone {
-  uint64_t start, len, capacity, wp;   /* bytes */
+  uint64_t start, len, capacity, wp; /* bytes */
   unsigned type, cond;
 };
 
 /* The zone geometry (nr_zones 0: not zoned). */
 struct blkemu_zoned {
-  uint64_t zone_size, zone_capacity;   /* bytes */
+  uint64_t zone_size, zone_capacity; /* bytes */
   uint32_t nr_zones, nr_conventional;
-  uint32_t max_open, max_active;       /* 0: no limit */
+  uint32_t max_open, max_active; /* 0: no limit */
   uint32_t max_append_bytes;
 };
 void blkemu_disk_zoned (struct blkemu_disk *disk, struct blkemu_zoned *zg);
@@ -236,13 +240,11 @@ int blkemu_zone_command (struct blkemu_disk *disk, enum blkemu_zone_op op,
  * went.  Otherwise as blkemu_submit with BLKEMU_OP_WRITE.
  */
 void blkemu_submit_append (struct blkemu_disk *disk, const void *buf,
-                           uint64_t len,
-                           uint64_t zone_offset, unsigned flags,
+                           uint64_t len, uint64_t zone_offset, unsigned flags,
                            uint64_t *written_at, blkemu_done_cb done,
                            void *cookie);
 int blkemu_zone_append (struct blkemu_disk *disk, const void *buf,
-                        uint64_t len,
-                        uint64_t zone_offset, unsigned flags,
+                        uint64_t len, uint64_t zone_offset, unsigned flags,
                         uint64_t *written_at);
 /* Up to NR zones from the one holding OFFSET into OUT; returns how many
  * (0 past the end, or when the disk is not zoned).
@@ -258,25 +260,26 @@ unsigned blkemu_zone_report (struct blkemu_disk *disk, uint64_t offset,
  * refuses a disk the frontend cannot serve and warns about keys it
  * leaves without effect, from this alone; it never names a frontend.
  */
-#define BLKEMU_CARRY_TOLD   1u  /* the layer above is told and splits by it */
-#define BLKEMU_CARRY_DEVICE 2u  /* the device refuses or splits what breaks it */
+#define BLKEMU_CARRY_TOLD 1u /* the layer above is told and splits by it */
+#define BLKEMU_CARRY_DEVICE                                                   \
+  2u /* the device refuses or splits what breaks it */
 struct blkemu_carry {
-  const char *key;       /* a key name, as blkemu_spec_set takes it */
-  unsigned how;          /* BLKEMU_CARRY_* or 0: no effect there */
+  const char *key; /* a key name, as blkemu_spec_set takes it */
+  unsigned how;    /* BLKEMU_CARRY_* or 0: no effect there */
 };
 /* What a frontend can express beyond read, write, flush, trim and zero. */
-#define BLKEMU_FE_ZONES         (1u << 0) /* zone commands, reports, append */
+#define BLKEMU_FE_ZONES (1u << 0)         /* zone commands, reports, append */
 #define BLKEMU_FE_MULTI_DISCARD (1u << 1) /* several ranges in one discard */
 struct blkemu_frontend {
-  const char *name;      /* in messages: "NBD" */
-  const char *id;        /* in stats (transport.frontend), tables: "nbd" */
-  const char *prog;      /* who warns on stderr: "nbdkit-blkemu-plugin" */
+  const char *name; /* in messages: "NBD" */
+  const char *id;   /* in stats (transport.frontend), tables: "nbd" */
+  const char *prog; /* who warns on stderr: "nbdkit-blkemu-plugin" */
   /* The keys it treats otherwise than BLKEMU_CARRY_DEVICE alone (a key
    * not listed the device enforces by itself), ended by { NULL, 0 }.
    */
   const struct blkemu_carry *carries;
-  unsigned ops;                 /* BLKEMU_FE_* */
-  uint32_t max_transfer_bytes;  /* the largest payload it moves; 0: any */
+  unsigned ops;                /* BLKEMU_FE_* */
+  uint32_t max_transfer_bytes; /* the largest payload it moves; 0: any */
 };
 /* A disk FE cannot serve is refused at open ("KEY=VALUE: FE has no ...");
  * keys set away from their defaults that FE neither tells nor enforces
@@ -328,20 +331,22 @@ enum blkemu_crash_mode {
   BLKEMU_CRASH_LOSE_ALL,
   BLKEMU_CRASH_SUBSET,
   BLKEMU_CRASH_TORN,
-  BLKEMU_CRASH_INTERRUPTED,     /* as TORN, and the writes in flight leave
-                                   their sectors unreadable until written
-                                   again (not for views) */
+  BLKEMU_CRASH_INTERRUPTED, /* as TORN, and the writes in flight leave
+                               their sectors unreadable until written
+                               again (not for views) */
   BLKEMU_CRASH_MODE_COUNT
 };
 enum blkemu_crash_fate {
-  BLKEMU_FATE_LOST, BLKEMU_FATE_PERSISTED, BLKEMU_FATE_TORN
+  BLKEMU_FATE_LOST,
+  BLKEMU_FATE_PERSISTED,
+  BLKEMU_FATE_TORN
 };
 /* What a crash did to the writes it found in the cache. */
 struct blkemu_crash_report {
   enum blkemu_crash_mode mode;
   uint64_t seed;
-  uint64_t persisted, lost, torn;   /* writes */
-  uint64_t lost_bytes;              /* bytes put back to older versions */
+  uint64_t persisted, lost, torn; /* writes */
+  uint64_t lost_bytes;            /* bytes put back to older versions */
 };
 /* "lose-all", "subset", "torn", "interrupted"; NULL past the last. */
 const char *blkemu_crash_mode_name (enum blkemu_crash_mode mode);
@@ -378,8 +383,7 @@ int blkemu_disk_crash_state (struct blkemu_disk *disk,
  * (at most the cache's) plus what is written in the view.  Not on a
  * zoned disk.  Each returns 0 or -1 with ERR filled.
  */
-int blkemu_disk_power_off (struct blkemu_disk *disk, char *err,
-                           size_t errlen);
+int blkemu_disk_power_off (struct blkemu_disk *disk, char *err, size_t errlen);
 int blkemu_disk_view_open (struct blkemu_disk *disk,
                            enum blkemu_crash_mode mode, uint64_t seed,
                            struct blkemu_crash_report *report, char *err,
@@ -431,13 +435,13 @@ int blkemu_write_file_atomic (const char *path, const char *text);
 #define BLKEMU_TRACE_LINE_MAX 1024
 
 struct blkemu_trace_rec {
-  uint64_t arrival_ns;    /* since the trace started */
+  uint64_t arrival_ns; /* since the trace started */
   enum blkemu_op op;
   uint64_t offset, len;
   uint64_t latency_ns;
   uint64_t qd;
-  int err;                /* 0: ok */
-  unsigned marks;         /* bit I: blkemu_trace_mark_name (I) */
+  int err;        /* 0: ok */
+  unsigned marks; /* bit I: blkemu_trace_mark_name (I) */
 };
 
 struct blkemu_trace_reader;
@@ -449,8 +453,7 @@ void blkemu_trace_reader_free (struct blkemu_trace_reader *r);
  * ("NAME:LINE: what is wrong: the line").
  */
 int blkemu_trace_read (struct blkemu_trace_reader *r,
-                       struct blkemu_trace_rec *rec, char *err,
-                       size_t errlen);
+                       struct blkemu_trace_rec *rec, char *err, size_t errlen);
 /* What the comments said so far: the header, a zone size (0: none). */
 bool blkemu_trace_has_header (const struct blkemu_trace_reader *r);
 uint64_t blkemu_trace_zone_size (const struct blkemu_trace_reader *r);
@@ -465,8 +468,8 @@ const char *blkemu_trace_mark_name (unsigned i);
  * (IN_NAME:LINE: what is wrong).
  */
 int blkemu_trace_convert (FILE *in, const char *in_name, FILE *out,
-                          const char *format, const char *disk_name,
-                          char *err, size_t errlen);
+                          const char *format, const char *disk_name, char *err,
+                          size_t errlen);
 
 /* Shortest exact spelling, as the spec keys take them: 131072 -> "128K",
  * 1000000 ns -> "1ms".
