@@ -7,6 +7,7 @@
  * the frontend can express at all.  The core names no frontend: what it
  * says about one comes from its descriptor.
  */
+#include <assert.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,6 +63,8 @@ carriage_admit (const struct blkemu_frontend *fe,
 {
   if (!fe)
     return 0;
+  /* A descriptor names itself (messages, stats) and lists its keys. */
+  assert (fe->name && fe->id && fe->prog);
   for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++) {
     int id = needs[i].key;
     if (is_default (cfg, id) || (fe->ops & needs[i].op))

@@ -23,16 +23,23 @@
 
 #define TRANSPORT_MAX 8
 
-/* Who may touch what.  LOCK is never held across I/O or a wait: it is
- * taken to admit and schedule a request, for runtime changes, and for
- * the zones' state; backend I/O, the sidecar's writes and a crash's
- * rollback happen after it is dropped.  Order, where two are held:
- * power_lock, then lock, then the cache's, the stats' or the trace's
- * own.  Fields without a note are set in disk_create and only read after.
+/* Who may touch what.  The fields are grouped by what guards them.
+ *
+ * LOCK is never held across I/O or a wait: it is taken to admit and
+ * schedule a request, for runtime changes, and for the zones' state;
+ * backend I/O, the sidecar's writes and a crash's rollback happen after
+ * it is dropped.  The one lock order, where two are held:
+ *
+ *   power_lock -> lock -> any one of the parts' own locks (the cache's,
+ *   the overlay's, the bad ranges', inflight_lock, the stats', the
+ *   trace's, transport_lock, the zones' sidecar_lock)
+ *
+ * (check-tsan runs the concurrent tests with ThreadSanitizer, which
+ * reports any two locks taken in both orders.)
  */
 struct blkemu_disk {
-  pthread_mutex_t lock;
   /* Under LOCK. */
+  pthread_mutex_t lock;
   struct blkemu_config cfg;
   void *model_state;    /* the model's queue, heads, caches */
   struct rng rng;       /* latency draws and fault chances */
@@ -47,31 +54,30 @@ struct blkemu_disk {
    */
   pthread_mutex_t power_lock;
 
-  const struct model_ops *model;   /* the link, wrapping model= */
+  /* Parts with their own lock (or none needed), any thread. */
   struct backend backend;          /* thread-safe calls, no lock */
-  struct wcache wcache;            /* write-cache=yes: its own lock */
-  struct overlay view;             /* a crash view's state: its own lock */
-  struct badranges bad;            /* unreadable sectors: its own lock */
+  struct wcache wcache;            /* write-cache=yes */
+  struct overlay view;             /* a crash view's state */
+  struct badranges bad;            /* unreadable sectors */
   pthread_mutex_t inflight_lock;   /* guards INFLIGHT_WRITES */
   struct request *inflight_writes; /* writes between admission and end */
-  struct stats stats;              /* its own lock */
-  struct trace trace;              /* its own lock */
-  uint64_t in_flight;              /* atomic: requests between arrival
-                                      and completion */
-
-  struct engine engine; /* completes blkemu_submit's requests */
-  struct iowork iowork; /* their transfers, for a blocking backend */
-  uint32_t cancelled;   /* futex word, atomic: blkemu_disk_cancel
-                           or blkemu_disk_interrupt was called */
-
+  struct stats stats;
+  struct trace trace;
+  struct engine engine;           /* completes blkemu_submit's requests */
+  struct iowork iowork;           /* their transfers, for a blocking backend */
+  pthread_mutex_t transport_lock; /* guards TRANSPORT */
   struct {
     char *key, *value;
-  } transport[TRANSPORT_MAX];     /* frontend facts for the stats JSON */
-  pthread_mutex_t transport_lock; /* guards TRANSPORT */
+  } transport[TRANSPORT_MAX]; /* frontend facts for the stats JSON */
 
-  const struct blkemu_frontend *frontend; /* set at open, then fixed;
-                                     NULL: the C API itself */
+  /* Atomics. */
+  uint64_t in_flight; /* requests between arrival and completion */
+  uint32_t cancelled; /* futex word: blkemu_disk_cancel or
+                         blkemu_disk_interrupt was called */
 
+  /* Set at open, then only read. */
+  const struct model_ops *model;          /* the link, wrapping model= */
+  const struct blkemu_frontend *frontend; /* NULL: the C API itself */
   struct service *service; /* control.c's, owned by open.c's layer;
                               its fields are its thread's */
 };

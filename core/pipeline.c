@@ -8,6 +8,7 @@
  */
 #include "pipeline.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -767,10 +768,26 @@ request_run (struct request *req, void *buf)
   return request_end (req, wait_deadline (req->disk, req->entry.deadline_ns));
 }
 
+/* The contracts blkemu.h states for a request.  A frontend breaking one
+ * has a bug to fix, not a client to answer: the frontends translate
+ * their clients' flags and ops, and refuse what they cannot carry.
+ */
+static void
+assert_request (struct blkemu_disk *disk, enum blkemu_op op, const void *buf,
+                uint64_t len, unsigned flags)
+{
+  assert (disk);
+  assert ((unsigned) op < BLKEMU_OP_COUNT);
+  assert ((flags & ~(BLKEMU_FLAG_FUA | BLKEMU_FLAG_MAY_TRIM)) == 0);
+  assert (buf || len == 0 || (op != BLKEMU_OP_READ && op != BLKEMU_OP_WRITE));
+  (void) disk, (void) op, (void) buf, (void) len, (void) flags;
+}
+
 int
 blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
            uint64_t len, uint64_t offset, unsigned flags)
 {
+  assert_request (disk, op, buf, len, flags);
   struct request req = {
     .disk = disk,
     .op = op,
@@ -883,6 +900,8 @@ submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf, uint64_t len,
         uint64_t offset, unsigned flags, uint64_t *append_at,
         blkemu_done_cb done, void *cookie)
 {
+  assert_request (disk, op, buf, len, flags);
+  assert (done);
   uint64_t arrival = clock_now_ns ();
   struct request *req = malloc (sizeof *req);
   if (!req) {

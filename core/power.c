@@ -9,9 +9,8 @@
  * and is thrown away when it ends.  Then a crash picks the state the
  * disk keeps, or a power-on brings everything back.
  *
- * Order of locks: power_lock (one power operation at a time), then the
- * disk's lock, then the cache's, the overlay's, the stats' or the
- * trace's own.  The disk lock is never held across the medium's I/O.
+ * power_lock makes one power operation at a time; the lock order is
+ * disk.h's.  The disk lock is never held across the medium's I/O.
  */
 #include <errno.h>
 #include <stdlib.h>
