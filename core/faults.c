@@ -64,6 +64,38 @@ error_rule (struct faults *f, const struct blkemu_config *cfg, struct rng *rng,
   return config_error_errno (cfg);
 }
 
+/* A silent fault for a read or write of LEN bytes at OFFSET, drawn only
+ * when its probability is set (the generator's sequence, and so every
+ * seeded run without these keys, stays as it was).
+ */
+static void
+silent_check (const struct blkemu_config *cfg, struct rng *rng,
+              enum blkemu_op op, uint64_t offset, uint64_t len,
+              struct fault_verdict *v)
+{
+  const uint64_t *n = cfg->num;
+  if (op == BLKEMU_OP_READ && rng_chance (rng, n[K_BIT_FLIP_PROBABILITY])) {
+    v->silent = SILENT_FLIP;
+    v->silent_at = rng_next (rng) % (len * 8);
+  }
+  else if (op == BLKEMU_OP_WRITE &&
+           rng_chance (rng, n[K_LOST_WRITE_PROBABILITY]))
+    v->silent = SILENT_LOST;
+  else if (op == BLKEMU_OP_WRITE && len < n[K_SIZE] &&
+           rng_chance (rng, n[K_MISDIRECTED_WRITE_PROBABILITY])) {
+    /* Another place for the same blocks: never the intended one. */
+    uint64_t lbs = n[K_LOGICAL_BLOCK_SIZE];
+    uint64_t slots = (n[K_SIZE] - len) / lbs + 1;
+    uint64_t at = rng_next (rng) % slots * lbs;
+    if (at == offset)
+      at = (at + lbs) % (slots * lbs);
+    v->silent = SILENT_MISDIRECT;
+    v->silent_at = at;
+  }
+  if (v->silent)
+    v->marks |= TRACE_CORRUPT;
+}
+
 void
 faults_check (struct faults *f, const struct blkemu_config *cfg,
               struct rng *rng, enum blkemu_op op, uint64_t offset,
@@ -94,6 +126,8 @@ faults_check (struct faults *f, const struct blkemu_config *cfg,
     v->not_before = f->stall_until_ns;
     v->marks |= TRACE_STALL;
   }
+  if (v->err == 0 && len)
+    silent_check (cfg, rng, op, offset, len, v);
 }
 
 void

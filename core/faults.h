@@ -22,6 +22,12 @@ struct faults {
   uint64_t slow_base_ns;   /* slowdown dilates time from here */
 };
 
+/* Silent corruption (bit-flip-, lost-write-, misdirected-write-
+ * probability): a read returns one bit flipped, a write is acknowledged
+ * and dropped, or lands elsewhere.  Nothing tells the client.
+ */
+enum silent_fault { SILENT_NONE, SILENT_FLIP, SILENT_LOST, SILENT_MISDIRECT };
+
 /* What the faults do to one request. */
 struct fault_verdict {
   int err;             /* 0, or the errno to return */
@@ -29,6 +35,10 @@ struct fault_verdict {
   uint64_t extra_ns;   /* a latency spike */
   uint64_t not_before; /* a stall: no completion before this time */
   unsigned marks;      /* TRACE_* marks */
+  /* Silent corruption: the request succeeds, its data is wrong. */
+  enum silent_fault silent;
+  uint64_t silent_at; /* FLIP: the bit flipped (from the request's first
+                         byte's low bit); MISDIRECT: where the data goes */
 };
 
 void faults_init (struct faults *f, const struct blkemu_config *cfg,

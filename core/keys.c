@@ -297,6 +297,21 @@ const struct key_def config_keys[K_COUNT] = {
                    "queues and "
                    "pipes stay consistent (a failing disk; or a time scale "
                    "for slow hosts)" },
+  [K_BIT_FLIP_PROBABILITY] = { "bit-flip-probability", T_PROB, "0", NULL, 0, 0,
+                               true,
+                               "chance that a read returns one bit flipped "
+                               "(the medium keeps the right data): silent "
+                               "corruption for checksumming filesystems" },
+  [K_LOST_WRITE_PROBABILITY] = { "lost-write-probability", T_PROB, "0", NULL,
+                                 0, 0, true,
+                                 "chance that a write is acknowledged and "
+                                 "never reaches the medium" },
+  [K_MISDIRECTED_WRITE_PROBABILITY] = { "misdirected-write-probability",
+                                        T_PROB, "0", NULL, 0, 0, true,
+                                        "chance that a write lands at another "
+                                        "offset of the disk (same length, "
+                                        "block-aligned), its own sectors "
+                                        "keeping their old data" },
   [K_PROFILE] = { "profile", T_STRING, NULL, NULL, 0, 0, false,
                   "preset: profiles/NAME.conf or a path; explicit keys "
                   "override it" },

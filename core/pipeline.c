@@ -85,9 +85,13 @@ serve_data (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
 }
 
 static void
-count_faults (struct stats *st, unsigned marks, int injected, bool slowed)
+count_faults (struct stats *st, unsigned marks, int injected, bool slowed,
+              enum silent_fault silent)
 {
   pthread_mutex_lock (&st->lock);
+  st->faults.bit_flips += silent == SILENT_FLIP;
+  st->faults.silently_lost += silent == SILENT_LOST;
+  st->faults.misdirected += silent == SILENT_MISDIRECT;
   st->faults.errors += injected != 0;
   st->faults.spikes += (marks & TRACE_SPIKE) != 0;
   st->faults.stalled += (marks & TRACE_STALL) != 0;
@@ -114,6 +118,8 @@ struct request {
   uint64_t free_lo, free_hi; /* trim: the whole discard units freed */
   int err;                   /* injected or from the backend */
   bool injected, slowed;
+  enum silent_fault silent;   /* its silent corruption, if any */
+  uint64_t silent_at;         /* the bit flipped, or the misdirected offset */
   int zone_cmd;               /* a zone command: 1 + enum blkemu_zone_op */
   struct zone_span zone_span; /* a zone command: what it changed */
   uint64_t *append_at;        /* a zone append: where the data went */
@@ -199,6 +205,40 @@ discard_units (uint64_t offset, uint64_t len, uint64_t gran, uint64_t align,
  * boundary, and the faults.  Returns 0, or the errno of a refusal with
  * *COUNTER the stat it counts in.
  */
+/* The zone rules for a request the other checks let through (under the
+ * disk lock): a write at the write pointer moves it, an append learns
+ * its offset here (its length fits one zone: no split), a trim may only
+ * touch conventional zones.  Returns 0 or the error, *COUNTER set.
+ */
+static int
+check_zones (struct request *req, const struct fault_verdict *fv,
+             uint64_t **counter)
+{
+  struct blkemu_disk *disk = req->disk;
+  if (!zones_on (&disk->zones)) {
+    if (!req->append_at)
+      return 0;
+    *counter = &disk->stats.zone_refused;
+    return EINVAL;
+  }
+  if (fv->err)
+    return 0;
+  int r = 0;
+  if (req->op == BLKEMU_OP_TRIM)
+    r = zones_trim (&disk->zones, req->offset, req->len);
+  else if (model_is_write (req->op)) {
+    r = zones_write (&disk->zones, &req->offset, req->len,
+                     req->append_at != NULL);
+    if (r == 0 && req->append_at) {
+      *req->append_at = req->offset;
+      req->marks |= TRACE_APPEND;
+    }
+  }
+  if (r)
+    *counter = &disk->stats.zone_refused;
+  return r;
+}
+
 static int
 request_check (struct request *req, struct fault_verdict *fv,
                uint64_t **counter)
@@ -251,37 +291,23 @@ request_check (struct request *req, struct fault_verdict *fv,
   }
   faults_check (&disk->faults, &disk->cfg, &disk->rng, req->op, offset, len,
                 req->arrival, fv);
+  /* Silent faults need a medium of plain blocks: not a zone's write
+   * pointer, not a crash view's scratch.
+   */
+  if (fv->silent && (zones_on (&disk->zones) || disk->viewing)) {
+    fv->silent = SILENT_NONE;
+    fv->marks &= ~TRACE_CORRUPT;
+  }
+  req->silent = fv->silent;
+  req->silent_at = fv->silent_at;
   req->marks |= fv->marks;
   if (fv->refused) {
     *counter =
       fv->err == BLKEMU_ERR_DROP ? &st->faults.dropped : &st->faults.offline;
     return fv->err;
   }
-  /* Last: a request refused above must not move a write pointer.  An
-   * append learns its offset here (its length fits one zone: no split).
-   */
-  if (zones_on (&disk->zones) && fv->err == 0) {
-    int r = 0;
-    if (req->op == BLKEMU_OP_TRIM)
-      r = zones_trim (&disk->zones, offset, len);
-    else if (model_is_write (req->op)) {
-      r =
-        zones_write (&disk->zones, &req->offset, len, req->append_at != NULL);
-      if (r == 0 && req->append_at) {
-        *req->append_at = req->offset;
-        req->marks |= TRACE_APPEND;
-      }
-    }
-    if (r) {
-      *counter = &st->zone_refused;
-      return r;
-    }
-  }
-  else if (req->append_at && !zones_on (&disk->zones)) {
-    *counter = &st->zone_refused;
-    return EINVAL;
-  }
-  return 0;
+  /* Last: a request refused above must not move a write pointer. */
+  return check_zones (req, fv, counter);
 }
 
 /* Under the disk lock: a zone command's checks, state change and
@@ -389,12 +415,29 @@ request_schedule (struct request *req, const struct fault_verdict *fv)
  * piece, as the device would move it: nothing above the limit goes
  * through.
  */
+/* A read with a bit-flip fault: one bit of what it returns flipped,
+ * the medium untouched.
+ */
+static void
+flip_read (struct request *req)
+{
+  if (req->silent != SILENT_FLIP || req->err || !req->buf)
+    return;
+  unsigned char *b = req->buf;
+  b[req->silent_at / 8] ^= (unsigned char) (1u << (req->silent_at % 8));
+}
+
 static void
 request_transfer (struct request *req)
 {
   struct blkemu_disk *disk = req->disk;
   if (req->zone_cmd)
     return zone_cmd_transfer (req);
+  if (req->silent == SILENT_LOST)
+    return; /* acknowledged, never written */
+  /* A misdirected write's pieces land SHIFT bytes away (mod 2^64). */
+  uint64_t shift =
+    req->silent == SILENT_MISDIRECT ? req->silent_at - req->offset : 0;
   for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
     /* A trim frees only the whole discard units inside each piece. */
     uint64_t lo = model_max (req->cut[i], req->free_lo);
@@ -409,9 +452,10 @@ request_transfer (struct request *req)
     req->err =
       serve_data (disk, req->op,
                   req->buf ? (char *) req->buf + (lo - req->offset) : NULL,
-                  hi - lo, lo, req->flags, req->len, req->cache,
+                  hi - lo, lo + shift, req->flags, req->len, req->cache,
                   req->cache_size, req->crash_gen, req->view);
   }
+  flip_read (req);
 }
 
 /* The transfer without sleeping, when it can be: reads and plain writes
@@ -424,6 +468,9 @@ request_try_transfer (struct request *req)
   struct blkemu_disk *disk = req->disk;
   if (req->err || req->cache || req->view)
     return req->err != 0;
+  /* The worker's path knows where a lost or misdirected write goes. */
+  if (req->silent == SILENT_LOST || req->silent == SILENT_MISDIRECT)
+    return false;
   for (uint64_t i = 0; i < req->npieces; i++) {
     int r = backend_try_io (&disk->backend, req->op,
                             (char *) req->buf + (req->cut[i] - req->offset),
@@ -435,6 +482,7 @@ request_try_transfer (struct request *req)
       break;
     }
   }
+  flip_read (req);
   return true;
 }
 
@@ -484,7 +532,9 @@ medium_written (struct request *req, int err)
     req->wnext->wprev = req->wprev;
   req->listed = false;
   pthread_mutex_unlock (&disk->inflight_lock);
-  if (err == 0)
+  /* A lost or misdirected write left its own sectors as they were. */
+  if (err == 0 && req->silent != SILENT_LOST &&
+      req->silent != SILENT_MISDIRECT)
     badranges_clear (&disk->bad, req->offset, req->len);
 }
 
@@ -732,8 +782,10 @@ request_end (struct request *req, int cancel_err)
     zones_mask_read (&disk->zones, req->buf, req->len, req->offset);
     pthread_mutex_unlock (&disk->lock);
   }
-  if (req->marks & (TRACE_FAULT | TRACE_SPIKE | TRACE_STALL | TRACE_SLOW))
-    count_faults (&disk->stats, req->marks, req->injected, req->slowed);
+  if (req->marks &
+      (TRACE_FAULT | TRACE_SPIKE | TRACE_STALL | TRACE_SLOW | TRACE_CORRUPT))
+    count_faults (&disk->stats, req->marks, req->injected, req->slowed,
+                  err ? SILENT_NONE : req->silent);
   count_shape (req, cancel_err);
   record_pieces (req, done, err);
   if (req->deadline != req->inline_deadline)

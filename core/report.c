@@ -174,7 +174,9 @@ json_counters (const struct json_out *j, const struct stats *st)
              "\"lost_bytes\": %llu, \"crash_aborted\": %llu, "
              "\"persisted_writes\": %llu, \"torn_writes\": %llu, "
              "\"views\": %llu, \"medium_errors\": %llu, "
-             "\"interrupted\": %llu, \"last_crash\": ",
+             "\"interrupted\": %llu, \"bit_flips\": %llu, "
+             "\"silently_lost_writes\": %llu, "
+             "\"misdirected_writes\": %llu, \"last_crash\": ",
              j->in1, (unsigned long long) fc->errors,
              (unsigned long long) fc->spikes, (unsigned long long) fc->stalled,
              (unsigned long long) fc->slowed, (unsigned long long) fc->dropped,
@@ -187,7 +189,10 @@ json_counters (const struct json_out *j, const struct stats *st)
              (unsigned long long) fc->torn_writes,
              (unsigned long long) fc->views,
              (unsigned long long) fc->medium_errors,
-             (unsigned long long) fc->interrupted);
+             (unsigned long long) fc->interrupted,
+             (unsigned long long) fc->bit_flips,
+             (unsigned long long) fc->silently_lost,
+             (unsigned long long) fc->misdirected);
   if (fc->crashes)
     sb_printf (j->sb,
                "{\"mode\": \"%s\", \"seed\": %llu, "

@@ -54,6 +54,9 @@ struct fault_counts {
   uint64_t views;            /* crash views opened */
   uint64_t medium_errors;    /* reads failed on an unreadable sector */
   uint64_t interrupted;      /* writes a crash left unreadable */
+  uint64_t bit_flips;        /* reads returned with one bit flipped */
+  uint64_t silently_lost;    /* writes acknowledged, never written */
+  uint64_t misdirected;      /* writes that landed at another offset */
   /* The last crash (CRASHES > 0). */
   enum blkemu_crash_mode last_mode;
   uint64_t last_seed, last_persisted, last_lost, last_torn;

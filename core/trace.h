@@ -64,7 +64,8 @@ struct trace_counts {
 #define TRACE_APPEND (1u << 12)     /* a zone append (at the write pointer) */
 #define TRACE_CRASHED (1u << 13)    /* in flight at a crash: failed with EIO */
 #define TRACE_MEDIUM (1u << 14)     /* read an unreadable sector: EIO */
-#define TRACE_MARK_COUNT 15
+#define TRACE_CORRUPT (1u << 15)    /* silent: bit flip, lost, misdirected */
+#define TRACE_MARK_COUNT 16
 
 /* Open PATH (NULL: no trace) for at most MAX_BYTES (0: unlimited),
  * writing FORMAT; NAME is the disk's.

@@ -4,11 +4,11 @@
 #include "trace.h"
 
 const char trace_op_letter[BLKEMU_OP_COUNT] = { 'R', 'W', 'F', 'T', 'Z' };
-static const char *const mark_names[] = { "split",   "oversize", "fua",
-                                          "fault",   "spike",    "stall",
-                                          "offline", "drop",     "cached",
-                                          "slow",    "boundary", "zone-reset",
-                                          "append",  "crashed",  "medium" };
+static const char *const mark_names[] = {
+  "split",   "oversize", "fua",    "fault",  "spike",    "stall",
+  "offline", "drop",     "cached", "slow",   "boundary", "zone-reset",
+  "append",  "crashed",  "medium", "corrupt"
+};
 _Static_assert(sizeof mark_names / sizeof mark_names[0] == TRACE_MARK_COUNT,
                "a name for every trace mark");
 
