@@ -15,15 +15,21 @@
 #include "error.h"
 #include "pipeline.h"
 
+/* Each backend= choice's ops (BACKEND_LIST in config.h names them). */
+static const struct backend_ops *const backend_table[] = {
+  [BACKEND_MEMORY] = &backend_memory_ops,
+  [BACKEND_FILE] = &backend_file_ops,
+  [BACKEND_NULL] = &backend_null_ops,
+};
+_Static_assert(sizeof backend_table / sizeof backend_table[0] ==
+                 COUNT_OF (BACKEND_LIST),
+               "every backend= choice has its ops in backend_table");
+
 static const struct backend_ops *
 backend_lookup (enum backend_kind kind)
 {
-  switch (kind) {
-  case BACKEND_MEMORY: return &backend_memory_ops;
-  case BACKEND_FILE: return &backend_file_ops;
-  case BACKEND_NULL: return &backend_null_ops;
-  }
-  return NULL;
+  return (unsigned) kind < COUNT_OF (BACKEND_LIST) ? backend_table[kind]
+                                                   : NULL;
 }
 
 struct blkemu_disk *
