@@ -285,23 +285,9 @@ cmd_bad (struct blkemu_disk *disk, char **save, struct strbuf *sb,
     free (list);
     return;
   }
-  bool add = !strcmp (what, "add");
-  if ((!add && strcmp (what, "clear")) || !off_text || !len_text) {
-    sb_printf (sb, "error: bad %s: usage: bad [add|clear OFFSET LENGTH]\n",
-               what);
-    return;
-  }
-  uint64_t off, len;
-  const char *why = NULL;
-  if (blkemu_parse_size (off_text, &off, &why) == -1 ||
-      blkemu_parse_size (len_text, &len, &why) == -1) {
-    sb_printf (sb, "error: bad %s %s %s: %s\n", what, off_text, len_text, why);
-    return;
-  }
   reply_result (sb,
-                (add
-                   ? blkemu_disk_bad_add
-                   : blkemu_disk_bad_clear) (disk, off, len, err, sizeof err),
+                blkemu_disk_bad_args (disk, what, off_text, len_text, err,
+                                      sizeof err),
                 err);
 }
 

@@ -3,12 +3,14 @@
  * write paths consult it in disk.c).
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "disk.h"
 #include "error.h"
+#include "units.h"
 
 /* OFFSET and LEN name whole logical blocks of the disk: 0, or -1 with E. */
 static int
@@ -86,4 +88,27 @@ blkemu_disk_bad_list (struct blkemu_disk *disk, uint64_t *count)
     snprintf (s + used, cap - used, " ...");
   *count = total;
   return s;
+}
+
+int
+blkemu_disk_bad_args (struct blkemu_disk *disk, const char *what,
+                      const char *offset, const char *length, char *err,
+                      size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  bool add = what && !strcmp (what, "add");
+  if (!what || (!add && strcmp (what, "clear")) || !offset || !length) {
+    set_err (e, "bad %s: usage: bad [add|clear OFFSET LENGTH]",
+             what ? what : "");
+    return err_result (-1, e, err, errlen);
+  }
+  uint64_t off, len;
+  const char *why = NULL;
+  if (blkemu_parse_size (offset, &off, &why) == -1 ||
+      blkemu_parse_size (length, &len, &why) == -1) {
+    set_err (e, "bad %s %s %s: %s", what, offset, length, why);
+    return err_result (-1, e, err, errlen);
+  }
+  return (add ? blkemu_disk_bad_add : blkemu_disk_bad_clear) (disk, off, len,
+                                                              err, errlen);
 }

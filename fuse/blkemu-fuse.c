@@ -57,6 +57,7 @@ enum {
   ATTR_RESET,
   ATTR_POWER,
   ATTR_VIEW,
+  ATTR_BAD,
   ATTR_KEY0
 };
 
@@ -122,6 +123,7 @@ attr_name (unsigned attr)
   case ATTR_RESET: return "reset";
   case ATTR_POWER: return "power";
   case ATTR_VIEW: return "view";
+  case ATTR_BAD: return "bad";
   default: return blkemu_key_name (attr - ATTR_KEY0);
   }
 }
@@ -137,7 +139,7 @@ attr_listed (unsigned attr)
   const char *name = attr_name (attr);
   return strcmp (name, "stats") && strcmp (name, "summary") &&
          strcmp (name, "reset") && strcmp (name, "power") &&
-         strcmp (name, "view");
+         strcmp (name, "view") && strcmp (name, "bad");
 }
 
 /* Decode an attribute inode: returns false if INO is not one. */
@@ -214,7 +216,7 @@ fill_stat (fuse_ino_t ino, struct stat *st)
     }
     else if (attr == ATTR_RESET)
       st->st_mode = S_IFREG | 0200;
-    else if (attr == ATTR_POWER || attr == ATTR_VIEW)
+    else if (attr == ATTR_POWER || attr == ATTR_VIEW || attr == ATTR_BAD)
       st->st_mode = S_IFREG | 0644;
     else if (attr >= ATTR_KEY0 && blkemu_key_is_runtime (attr_name (attr)))
       st->st_mode = S_IFREG | 0644;
@@ -443,6 +445,15 @@ attr_text (size_t d, unsigned attr)
   case ATTR_STATS: return blkemu_disk_stats_json (emu, true);
   case ATTR_SUMMARY: return blkemu_disk_summary_text (emu);
   case ATTR_RESET: return strdup ("");
+  case ATTR_BAD: {
+    uint64_t count;
+    char *list = blkemu_disk_bad_list (emu, &count), *t = NULL;
+    if (list && asprintf (&t, "%llu%s%s\n", (unsigned long long) count,
+                          *list ? " " : "", list) == -1)
+      t = NULL;
+    free (list);
+    return t;
+  }
   case ATTR_POWER:
   case ATTR_VIEW: {
     pthread_mutex_lock (&disks[d].said_lock);
@@ -641,6 +652,26 @@ power_write (size_t d, unsigned attr, char *value)
   return 0;
 }
 
+/* bad: "add OFFSET LENGTH" or "clear OFFSET LENGTH"; reads back the
+ * unreadable ranges ("N OFFSET+LENGTH ...").
+ */
+static int
+bad_write (size_t d, char *value)
+{
+  char err[BLKEMU_ERR_MAX], *save;
+  const char *what = strtok_r (value, " ", &save);
+  const char *off = strtok_r (NULL, " ", &save);
+  const char *len = strtok_r (NULL, " ", &save);
+  if (strtok_r (NULL, " ", &save))
+    len = NULL; /* too many words: the usage */
+  if (blkemu_disk_bad_args (disks[d].emu, what, off, len, err, sizeof err) ==
+      -1) {
+    fprintf (stderr, "blkemu-fuse: %s/bad: %s\n", disks[d].name, err);
+    return EINVAL;
+  }
+  return 0;
+}
+
 /* A write to an attribute file: the whole value in one write. */
 static int
 attr_write (size_t d, unsigned attr, const char *data, size_t size)
@@ -663,6 +694,8 @@ attr_write (size_t d, unsigned attr, const char *data, size_t size)
   }
   if (attr == ATTR_POWER || attr == ATTR_VIEW)
     return power_write (d, attr, value);
+  if (attr == ATTR_BAD)
+    return bad_write (d, value);
   if (attr < ATTR_KEY0) {
     fprintf (stderr, "blkemu-fuse: %s/%s is read-only\n", disks[d].name,
              attr_name (attr));

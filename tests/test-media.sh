@@ -77,3 +77,34 @@ grep -q "^mode=interrupted seed=5 " "$tmp/reply" || fail "reply: $(cat "$tmp/rep
 expect_eq "interrupted writes counted" "$(jqr "$tmp/int.json" .faults.interrupted)" 1
 expect_eq "last crash mode" "$(jqr "$tmp/int.json" .faults.last_crash.mode)" interrupted
 expect_eq "the in-flight write aborted" "$(jqr "$tmp/int.json" .faults.crash_aborted)" 1
+
+# The same through blkemu-fuse's bad file, for loop-device users: a read
+# of the range fails with EIO, a write over it heals it, a bad value is
+# refused with the rule.
+if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null && [ "$(id -u)" -eq 0 ]; then
+  mnt=$tmp/mnt
+  fuse_mount "$mnt" --disk "size=4M,logical-block-size=4096"
+  bad=$mnt/.blkemu/d0/bad
+  dd if=/dev/urandom of="$mnt/d0" bs=64K count=64 conv=notrunc status=none
+  expect_eq "fuse bad: none at first" "$(cat "$bad")" 0
+  echo "add 64K 8K" > "$bad"
+  expect_eq "fuse bad: the range listed" "$(cat "$bad")" "1 65536+8192"
+  dd if="$mnt/d0" of=/dev/null bs=4K skip=17 count=1 iflag=direct status=none 2> "$tmp/dd.err" &&
+    fail "fuse bad: a read of an unreadable sector succeeded"
+  grep -q "Input/output error" "$tmp/dd.err" || fail "fuse bad: read said $(cat "$tmp/dd.err")"
+  dd if="$mnt/d0" of=/dev/null bs=4K skip=15 count=1 iflag=direct status=none ||
+    fail "fuse bad: the sector before the range did not read"
+  dd if=/dev/zero of="$mnt/d0" bs=4K seek=16 count=1 conv=notrunc oflag=direct status=none
+  expect_eq "fuse bad: a write healed its block" "$(cat "$bad")" "1 69632+4096"
+  echo "clear 64K 8K" > "$bad"
+  expect_eq "fuse bad: cleared" "$(cat "$bad")" 0
+  (echo "add 1000 4K" > "$bad") 2>/dev/null && fail "fuse bad: a misaligned range was taken"
+  grep -q "multiples of the logical block (4096)" "$mnt.log" ||
+    fail "fuse bad: no rule in the log: $(tail -2 "$mnt.log")"
+  (echo "wipe 0 4K" > "$bad") 2>/dev/null && fail "fuse bad: 'wipe' was taken"
+  grep -q "usage: bad \[add|clear OFFSET LENGTH\]" "$mnt.log" ||
+    fail "fuse bad: no usage in the log"
+  echo "ok: the FUSE bad file marks, lists, heals and refuses as the socket does"
+else
+  echo "skipped: the FUSE bad file (needs /dev/fuse, fusermount3 and root)"
+fi

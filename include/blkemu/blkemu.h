@@ -405,6 +405,14 @@ int blkemu_disk_bad_clear (struct blkemu_disk *disk, uint64_t offset,
  * many there are.
  */
 char *blkemu_disk_bad_list (struct blkemu_disk *disk, uint64_t *count);
+/* The words of a "bad add|clear OFFSET LENGTH" command (the control
+ * socket's, the FUSE bad file's): WHAT is "add" or "clear", the sizes
+ * take units (64K).  Returns 0, or -1 with ERR ("bad WHAT ...: usage",
+ * the size's rule, or the range's).
+ */
+int blkemu_disk_bad_args (struct blkemu_disk *disk, const char *what,
+                          const char *offset, const char *length, char *err,
+                          size_t errlen);
 /* The next request gets BLKEMU_ERR_DROP: its frontend drops the link. */
 void blkemu_disk_drop (struct blkemu_disk *disk);
 /* Stats JSON in a malloc'd string (caller frees); PRETTY adds newlines. */
