@@ -18,6 +18,10 @@
  *   bad                -> ok N RANGES   (unreadable sectors: OFFSET+LEN)
  *   bad add|clear OFFSET LENGTH -> ok   (make them unreadable, or heal)
  *   drop               -> ok            (the next request drops its link)
+ *   zones [FROM [COUNT]] -> ok, a table of the zones from byte FROM
+ *   zone open|close|finish|reset OFFSET | zone reset-all
+ *                      -> ok            (when the command completes)
+ *   zone read-only|offline|online OFFSET -> ok (a zone failing, or back)
  *   dump               -> ok PATH       (stats= written now)
  *   keys               -> ok KEY ...    (the runtime-changeable keys)
  *   help               -> ok COMMAND ...
@@ -349,6 +353,8 @@ static const char *const zone_cond_names[16] = {
   [BLKEMU_ZONE_COND_EXP_OPEN] = "explicit-open",
   [BLKEMU_ZONE_COND_CLOSED] = "closed",
   [BLKEMU_ZONE_COND_FULL] = "full",
+  [BLKEMU_ZONE_COND_READONLY] = "read-only",
+  [BLKEMU_ZONE_COND_OFFLINE] = "offline",
 };
 
 /* zones [FROM [COUNT]]: a report like blkzone's, from the disk's side. */
@@ -437,6 +443,29 @@ static void deferral_done (void *cookie, int result);
 /* zone open|close|finish|reset|reset-all OFFSET: a zone command, as the
  * host would send it (timed by latency-zone).
  */
+/* zone read-only|offline|online OFFSET: a zone failing as media does,
+ * or brought back empty.
+ */
+static void
+zone_condition (struct blkemu_disk *disk, struct strbuf *sb, const char *what,
+                const char *at)
+{
+  char err[BLKEMU_ERR_MAX];
+  uint64_t off;
+  const char *why = NULL;
+  if (!at || blkemu_parse_size (at, &off, &why) == -1) {
+    sb_printf (sb, "error: zone %s needs OFFSET (a zone's start)%s%s\n", what,
+               why ? ": " : "", why ? why : "");
+    return;
+  }
+  unsigned cond = !strcmp (what, "read-only") ? BLKEMU_ZONE_COND_READONLY
+                  : !strcmp (what, "offline") ? BLKEMU_ZONE_COND_OFFLINE
+                                              : BLKEMU_ZONE_COND_EMPTY;
+  reply_result (sb,
+                blkemu_zone_set_condition (disk, off, cond, err, sizeof err),
+                err);
+}
+
 static void
 cmd_zone (struct blkemu_disk *disk, char **save, struct strbuf *sb,
           struct deferral *later)
@@ -446,6 +475,9 @@ cmd_zone (struct blkemu_disk *disk, char **save, struct strbuf *sb,
   };
   const char *what = strtok_r (NULL, " \t", save);
   const char *at = strtok_r (NULL, " \t", save);
+  if (what && (!strcmp (what, "read-only") || !strcmp (what, "offline") ||
+               !strcmp (what, "online")))
+    return zone_condition (disk, sb, what, at);
   int op = -1;
   for (int i = 0; what && i < BLKEMU_ZONE_OP_COUNT; i++)
     if (!strcmp (what, ops[i]))
@@ -516,7 +548,8 @@ static const struct {
   { "bad", cmd_bad, 3, "bad [add|clear OFFSET LENGTH]" },
   { "zones", cmd_zones, 2, "zones [FROM [COUNT]]" },
   { "zone", cmd_zone, 2,
-    "zone open|close|finish|reset OFFSET | zone reset-all" },
+    "zone open|close|finish|reset|read-only|offline|online OFFSET | zone "
+    "reset-all" },
   { "keys", cmd_keys, 0, "keys" },
   { "help", cmd_help, 0, "help" },
 };

@@ -224,7 +224,9 @@ check_zones (struct request *req, const struct fault_verdict *fv,
   if (fv->err)
     return 0;
   int r = 0;
-  if (req->op == BLKEMU_OP_TRIM)
+  if (req->op == BLKEMU_OP_READ)
+    r = zones_read (&disk->zones, req->offset, req->len);
+  else if (req->op == BLKEMU_OP_TRIM)
     r = zones_trim (&disk->zones, req->offset, req->len);
   else if (model_is_write (req->op)) {
     r = zones_write (&disk->zones, &req->offset, req->len,

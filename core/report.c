@@ -270,12 +270,14 @@ json_zones (const struct json_out *j, struct blkemu_disk *disk,
              (unsigned long long) z->max_open,
              (unsigned long long) z->max_active, j->nl);
   static const char *const cond_keys[] = {
-    "not_wp", "empty", "implicit_open", "explicit_open", "closed", "full",
+    "not_wp", "empty", "implicit_open", "explicit_open",
+    "closed", "full",  "read_only",     "offline",
   };
   const uint64_t conds[] = {
     c[BLKEMU_ZONE_COND_NOT_WP],   c[BLKEMU_ZONE_COND_EMPTY],
     c[BLKEMU_ZONE_COND_IMP_OPEN], c[BLKEMU_ZONE_COND_EXP_OPEN],
     c[BLKEMU_ZONE_COND_CLOSED],   c[BLKEMU_ZONE_COND_FULL],
+    c[BLKEMU_ZONE_COND_READONLY], c[BLKEMU_ZONE_COND_OFFLINE],
   };
   json_counts (j, j->in2, "conditions", cond_keys, conds, NCOUNTS (conds));
   sb_printf (sb,

@@ -24,6 +24,10 @@
 #define C_EXP_OPEN BLKEMU_ZONE_COND_EXP_OPEN
 #define C_CLOSED BLKEMU_ZONE_COND_CLOSED
 #define C_FULL BLKEMU_ZONE_COND_FULL
+#define C_READONLY BLKEMU_ZONE_COND_READONLY
+#define C_OFFLINE BLKEMU_ZONE_COND_OFFLINE
+/* Read-only and offline zones take no write and no zone command. */
+#define FAILED(cond) ((cond) == C_READONLY || (cond) == C_OFFLINE)
 
 /* The sidecar: a header naming the geometry, then one record per zone. */
 #define SIDECAR_MAGIC "BLKEMUZ1"
@@ -222,7 +226,7 @@ sidecar_load (struct zones *z, int fd, const char *path, uint64_t *active,
     if (pread (fd, &r, sizeof r, at) != (ssize_t) sizeof r || r.wp < start ||
         r.wp > start + z->capacity ||
         (r.cond != C_EMPTY && r.cond != C_IMP_OPEN && r.cond != C_EXP_OPEN &&
-         r.cond != C_CLOSED && r.cond != C_FULL)) {
+         r.cond != C_CLOSED && r.cond != C_FULL && !FAILED (r.cond))) {
       set_err (err,
                "zoned: %s: zone %llu's record is damaged; delete the "
                "file to start with empty zones",
@@ -506,6 +510,10 @@ zones_write (struct zones *z, uint64_t *offset, uint64_t len, bool append)
     z->full_violations++;
     return EIO;
   }
+  if (FAILED (zn->cond)) {
+    z->cond_refused++;
+    return EIO;
+  }
   uint64_t at = append ? zn->wp : *offset;
   if (at != zn->wp) {
     z->wp_violations++;
@@ -554,7 +562,7 @@ zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset,
   span->lo = span->hi = span->unwritten = offset;
   if (op == BLKEMU_ZONE_RESET_ALL) {
     for (uint64_t i = z->nr_conv; i < z->nr; i++)
-      if (z->z[i].cond != C_EMPTY)
+      if (z->z[i].cond != C_EMPTY && !FAILED (z->z[i].cond))
         reset_zone (z, i);
     z->cmds[op]++;
     span->lo = span->unwritten = zone_start (z, z->nr_conv);
@@ -571,6 +579,10 @@ zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset,
   struct zone *zn = &z->z[i];
   int r = 0;
   span->lo = span->hi = span->unwritten = zone_start (z, i);
+  if (FAILED (zn->cond)) {
+    z->cond_refused++;
+    return EIO;
+  }
   switch (op) {
   case BLKEMU_ZONE_OPEN:
     if (zn->cond == C_EXP_OPEN)
@@ -659,7 +671,8 @@ zones_rollback (struct zones *z, uint64_t offset, uint64_t len)
 {
   (void) len;
   uint64_t i = offset / z->zone_size;
-  if (i < z->nr_conv || i >= z->nr || offset >= z->z[i].wp)
+  if (i < z->nr_conv || i >= z->nr || offset >= z->z[i].wp ||
+      FAILED (z->z[i].cond))
     return;
   z->z[i].wp = offset;
   /* Rolled back below the end: no longer full; to the start: empty.  An
@@ -727,4 +740,33 @@ zones_reset_counters (struct zones *z)
   memset (z->cmds, 0, sizeof z->cmds);
   z->open_peak = z->imp_open + z->exp_open;
   z->active_peak = z->open_peak + z->closed;
+}
+
+int
+zones_read (struct zones *z, uint64_t offset, uint64_t len)
+{
+  for (uint64_t i = offset / z->zone_size;
+       i < z->nr && zone_start (z, i) < offset + len; i++)
+    if (z->z[i].cond == C_OFFLINE) {
+      z->cond_refused++;
+      return EIO;
+    }
+  return 0;
+}
+
+int
+zones_set_condition (struct zones *z, uint64_t offset, uint8_t cond)
+{
+  uint64_t i = offset / z->zone_size;
+  if (i >= z->nr || offset % z->zone_size || i < z->nr_conv)
+    return EINVAL;
+  if (cond == C_EMPTY)
+    reset_zone (z, i);
+  else if (FAILED (cond)) {
+    set_cond (z, i, cond);
+    sidecar_put (z, i);
+  }
+  else
+    return EINVAL;
+  return 0;
 }

@@ -95,6 +95,12 @@ struct zone_span {
  */
 int zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset,
                    struct zone_span *span);
+/* A read of LEN bytes at OFFSET: EIO when it touches an offline zone. */
+int zones_read (struct zones *z, uint64_t offset, uint64_t len);
+/* Make the sequential zone starting at OFFSET read-only or offline, or
+ * (COND empty) bring it back empty.  Returns 0 or EINVAL.
+ */
+int zones_set_condition (struct zones *z, uint64_t offset, uint8_t cond);
 /* Zero what BUF (LEN bytes read at OFFSET) holds past write pointers. */
 void zones_mask_read (const struct zones *z, void *buf, uint64_t len,
                       uint64_t offset);

@@ -1,7 +1,8 @@
 /* nbdkit-blkemu-plugin: an emulated disk with programmable limits and
  * timing, served over NBD.  A thin translation to core/: every request
  * goes to blkemu_io(), which enforces limits, waits out the modelled
- * service time and records stats.  See nbdkit-blkemu-plugin.pod.
+ * service time and records stats.  See nbdkit-blkemu-plugin(1)
+ * (docs/nbdkit-blkemu-plugin.1.md).
  */
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>

@@ -822,6 +822,90 @@ test_bad_specs (void)
   }
 }
 
+/* Zones failing as media does: read-only (reads work, writes and zone
+ * commands fail with EIO), offline (reads fail too), and back online
+ * empty.  They leave the open/active counts, reset-all passes them by,
+ * the condition survives a restart (sidecar) and shows in the report,
+ * the zones table and stats.
+ */
+static void
+test_failed_zones (void)
+{
+  const char *dir = scratch_dir ();
+  char list[600];
+  snprintf (list, sizeof list,
+            "backend=file,file=%s/f.img,size=8M,zoned=host-managed,"
+            "zone-size=1M,conventional-zones=1,max-active-zones=2",
+            dir);
+  struct blkemu_disk *d = open_disk (list);
+  char err[BLKEMU_ERR_MAX], buf[BLK];
+  CHECK (wr (d, ZS, 2 * BLK, 'r') == 0 && wr (d, 2 * ZS, BLK, 'o') == 0,
+         "write zones 1 and 2");
+  CHECK (blkemu_zone_set_condition (d, ZS, BLKEMU_ZONE_COND_READONLY, err,
+                                    sizeof err) == 0,
+         "zone 1 read-only: %s", err);
+  CHECK (blkemu_zone_set_condition (d, 2 * ZS, BLKEMU_ZONE_COND_OFFLINE, err,
+                                    sizeof err) == 0,
+         "zone 2 offline: %s", err);
+  struct blkemu_zone z1 = zone_at (d, ZS), z2 = zone_at (d, 2 * ZS);
+  CHECK (z1.cond == BLKEMU_ZONE_COND_READONLY && z1.wp == ZS + 2 * BLK,
+         "zone 1: cond %u wp %llu", z1.cond, (unsigned long long) z1.wp);
+  CHECK (z2.cond == BLKEMU_ZONE_COND_OFFLINE, "zone 2: cond %u", z2.cond);
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS, 0) == 0 && buf[0] == 'r',
+         "a read-only zone reads its data");
+  CHECK (wr (d, ZS + 2 * BLK, BLK, 'x') == EIO, "a read-only zone: write");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET, ZS) == EIO &&
+           blkemu_zone_command (d, BLKEMU_ZONE_FINISH, ZS) == EIO &&
+           blkemu_zone_command (d, BLKEMU_ZONE_OPEN, 2 * ZS) == EIO,
+         "zone commands on failed zones");
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 2 * ZS, 0) == EIO,
+         "an offline zone: read");
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 2 * ZS - BLK, 0) == 0,
+         "the block before it reads");
+  /* They left the active count: two other zones can be active. */
+  CHECK (wr (d, 3 * ZS, BLK, 'a') == 0 && wr (d, 4 * ZS, BLK, 'b') == 0,
+         "two more active zones under max-active-zones=2");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET_ALL, 0) == 0 &&
+           zone_at (d, ZS).cond == BLKEMU_ZONE_COND_READONLY &&
+           zone_at (d, 3 * ZS).cond == BLKEMU_ZONE_COND_EMPTY,
+         "reset-all passes failed zones by");
+  char *r = run (d, "zones 1M 2");
+  CHECK (r && strstr (r, "read-only\n") && strstr (r, "offline\n"),
+         "zones table: %s", r ? r : "(null)");
+  free (r);
+  char *json = blkemu_disk_stats_json (d, false);
+  CHECK (json && strstr (json, "\"read_only\": 1") &&
+           strstr (json, "\"offline\": 1"),
+         "stats conditions");
+  free (json);
+  blkemu_disk_close (d);
+  /* A restart keeps them (the sidecar). */
+  d = open_disk (list);
+  CHECK (zone_at (d, ZS).cond == BLKEMU_ZONE_COND_READONLY &&
+           zone_at (d, 2 * ZS).cond == BLKEMU_ZONE_COND_OFFLINE,
+         "conditions after a restart");
+  r = run (d, "zone online 2M");
+  CHECK (r && !strcmp (r, "ok\n"), "zone online 2M: %s", r ? r : "(null)");
+  free (r);
+  CHECK (zone_at (d, 2 * ZS).cond == BLKEMU_ZONE_COND_EMPTY &&
+           wr (d, 2 * ZS, BLK, 'n') == 0,
+         "back online: empty and writable");
+  r = run (d, "zone read-only 0");
+  CHECK (r && strstr (r, "must be the start of a sequential zone"),
+         "a conventional or bad offset: %s", r ? r : "(null)");
+  free (r);
+  r = run (d, "zone offline");
+  CHECK (r && strstr (r, "error: zone offline needs OFFSET"), "no offset: %s",
+         r ? r : "(null)");
+  free (r);
+  CHECK (blkemu_zone_set_condition (d, ZS, BLKEMU_ZONE_COND_FULL, err,
+                                    sizeof err) == -1 &&
+           strstr (err, "must be read-only, offline or empty"),
+         "another condition: %s", err);
+  blkemu_disk_close (d);
+  scratch_remove (dir, (const char *const[]){ "f.img", "f.img.zones", NULL });
+}
+
 int
 main (void)
 {
@@ -835,6 +919,7 @@ main (void)
   test_sigkill ();
   test_control ();
   test_control_zone_async ();
+  test_failed_zones ();
   test_concurrent_appends ();
   test_latency ();
   test_bad_specs ();

@@ -209,7 +209,9 @@ enum blkemu_zone_op {
 #define BLKEMU_ZONE_COND_IMP_OPEN 0x2
 #define BLKEMU_ZONE_COND_EXP_OPEN 0x3
 #define BLKEMU_ZONE_COND_CLOSED 0x4
+#define BLKEMU_ZONE_COND_READONLY 0xD
 #define BLKEMU_ZONE_COND_FULL 0xE
+#define BLKEMU_ZONE_COND_OFFLINE 0xF
 
 struct blkemu_zone {
   uint64_t start, len, capacity, wp; /* bytes */
@@ -246,6 +248,15 @@ void blkemu_submit_append (struct blkemu_disk *disk, const void *buf,
 int blkemu_zone_append (struct blkemu_disk *disk, const void *buf,
                         uint64_t len, uint64_t zone_offset, unsigned flags,
                         uint64_t *written_at);
+/* A zone failing as media does (null_blk's zone_readonly/zone_offline):
+ * COND BLKEMU_ZONE_COND_READONLY (reads work, writes and zone commands
+ * fail with EIO), BLKEMU_ZONE_COND_OFFLINE (reads fail too), or
+ * BLKEMU_ZONE_COND_EMPTY to bring it back, empty (a replaced zone).  The
+ * zone starts at OFFSET and is sequential; it leaves the open and active
+ * counts.  Returns 0 or -1 with ERR filled.
+ */
+int blkemu_zone_set_condition (struct blkemu_disk *disk, uint64_t offset,
+                               unsigned cond, char *err, size_t errlen);
 /* Up to NR zones from the one holding OFFSET into OUT; returns how many
  * (0 past the end, or when the disk is not zoned).
  */
