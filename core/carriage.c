@@ -37,6 +37,20 @@ static const struct {
     "multi-range discards (at most 1)" },
 };
 
+/* Hints to the layer above that the device itself cannot apply: a
+ * frontend that does not tell them leaves them without effect.  Every
+ * other key the device enforces on its own.
+ */
+static const int told_only[] = {
+  K_PHYSICAL_BLOCK_SIZE, K_MIN_IO,           K_OPT_IO,
+  K_ROTATIONAL,          K_VIRT_BOUNDARY,    K_MAX_DISCARD_SEGMENTS,
+  K_MAX_SEGMENTS,        K_MAX_SEGMENT_SIZE, K_SEGMENT_BOUNDARY,
+  K_DMA_ALIGNMENT,
+};
+
+/* How FE carries key ID: as its descriptor says, or else the device's
+ * alone (a hint: nobody's).
+ */
 static unsigned
 carriage_of (const struct blkemu_frontend *fe, int id)
 {
@@ -45,6 +59,9 @@ carriage_of (const struct blkemu_frontend *fe, int id)
   for (const struct blkemu_carry *c = fe->carries; c && c->key; c++)
     if (!strcmp (c->key, config_keys[id].name))
       return c->how;
+  for (size_t i = 0; i < sizeof told_only / sizeof told_only[0]; i++)
+    if (told_only[i] == id)
+      return 0;
   return D;
 }
 

@@ -1,21 +1,12 @@
 /* What blkemu-fuse carries (see struct blkemu_frontend).  The kernel's
  * FUSE driver splits by its own max_pages and loop tells its block
- * layer nothing of the file: every limit is the device's alone.
+ * layer nothing of the file: the device enforces what it can, and no
+ * hint reaches anyone.
  */
 #include "frontends.h"
 
 static const struct blkemu_carry fuse_carries[] = {
-  { "physical-block-size", 0 },
-  { "min-io", 0 },
-  { "opt-io", 0 },
-  { "rotational", 0 },
-  { "virt-boundary", 0 },
-  { "max-discard-segments", 0 },
-  { "max-segments", 0 },
-  { "max-segment-size", 0 },
-  { "segment-boundary", 0 },
-  { "dma-alignment", 0 },
-  { "zoned", 0 },
+  { "zoned", 0 }, /* no zone commands (BLKEMU_FE_ZONES is not in ops) */
   { NULL, 0 },
 };
 

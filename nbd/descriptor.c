@@ -1,6 +1,6 @@
 /* What the nbdkit plugin carries (see struct blkemu_frontend).  NBD
- * tells a client three block sizes and a few flags; everything else
- * the device enforces alone, or nobody does.
+ * tells a client three block sizes and a few flags; the kernel's other
+ * queue limits do not travel over it.
  */
 #include "frontends.h"
 
@@ -16,14 +16,9 @@ static const struct blkemu_carry nbd_carries[] = {
   /* The maximum block size. */
   { "max-transfer", T | D },
   { "rotational", T },
-  /* No kernel queue limits travel over NBD. */
-  { "min-io", 0 },
-  { "virt-boundary", 0 },
-  { "max-discard-segments", 0 },
-  { "max-segments", 0 },
-  { "max-segment-size", 0 },
-  { "segment-boundary", 0 },
-  { "dma-alignment", 0 },
+  /* No zone commands, reports or append (the core refuses a zoned disk:
+   * BLKEMU_FE_ZONES is not in ops).
+   */
   { "zoned", 0 },
   { NULL, 0 },
 };

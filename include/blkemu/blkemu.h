@@ -285,8 +285,11 @@ struct blkemu_frontend {
   const char *name; /* in messages: "NBD" */
   const char *id;   /* in stats (transport.frontend), tables: "nbd" */
   const char *prog; /* who warns on stderr: "nbdkit-blkemu-plugin" */
-  /* The keys it treats otherwise than BLKEMU_CARRY_DEVICE alone (a key
-   * not listed the device enforces by itself), ended by { NULL, 0 }.
+  /* The keys it tells the layer above, or otherwise treats than the
+   * core would (a key not listed: the device enforces it by itself, or,
+   * for a hint only the layer above can apply — physical-block-size,
+   * min-io, opt-io, rotational and the kernel's segment limits — it has
+   * no effect), ended by { NULL, 0 }.
    */
   const struct blkemu_carry *carries;
   unsigned ops;                /* BLKEMU_FE_* */
