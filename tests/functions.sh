@@ -13,8 +13,13 @@ export PLUGIN NBD_IO BLKEMU_CTL
 tmp=$(mktemp -d /tmp/blkemu-test.XXXXXX)
 cleanup_hooks=()
 cleanup () {
-  local h
+  local h dev
   for h in "${cleanup_hooks[@]}"; do eval "$h" || true; done
+  # Loop devices over the scratch files: loop_attach runs in a command
+  # substitution, whose hooks are lost with its subshell.
+  for dev in $(losetup -a 2>/dev/null | awk -F: -v t="($tmp/" 'index($0, t) { print $1 }'); do
+    losetup -d "$dev" 2>/dev/null || true
+  done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -110,13 +115,11 @@ fuse_umount () {
   wait "$fuse_pid" 2>/dev/null || true
 }
 
-# loop_attach FILE [LOSETUP OPTIONS]: a loop device over FILE, removed at exit.
+# loop_attach FILE [LOSETUP OPTIONS]: a loop device over FILE (under
+# $tmp), removed at exit by cleanup, even when called as $(loop_attach).
 loop_attach () {
   local f=$1; shift
-  local dev
-  dev=$(losetup -f --show "$@" "$f")
-  cleanup_hooks=("losetup -d $dev" "${cleanup_hooks[@]}")
-  echo "$dev"
+  losetup -f --show "$@" "$f"
 }
 
 # ---- stopping a server ------------------------------------------------
