@@ -36,10 +36,10 @@ void
 stats_reset (struct stats *st)
 {
   pthread_mutex_lock (&st->lock);
-  _Static_assert(offsetof (struct stats, faults) == sizeof (pthread_mutex_t),
-                 "only the lock comes before the counters");
-  const size_t from = offsetof (struct stats, faults);
-  memset ((char *) st + from, 0, sizeof *st - from);
+  _Static_assert(offsetof (struct stats, lock) + sizeof (pthread_mutex_t) ==
+                   sizeof (struct stats),
+                 "the lock is the last field, after the counters");
+  memset (st, 0, offsetof (struct stats, lock));
   st->start_ns = clock_now_ns ();
   pthread_mutex_unlock (&st->lock);
 }

@@ -63,9 +63,8 @@ struct fault_counts {
 };
 
 struct stats {
-  pthread_mutex_t lock;
-  /* From here to the end, counters only: stats_reset clears them in one
-   * go, so a new counter needs no line there.
+  /* Counters only, up to LOCK, the last field: stats_reset clears them in
+   * one go, so a new counter needs no line there.
    */
   struct fault_counts faults;
   uint64_t start_ns;
@@ -90,6 +89,7 @@ struct stats {
   uint64_t next_offset;      /* end of the last read/write */
   uint64_t first_arrival_ns; /* the active window, for rates: first */
   uint64_t last_done_ns;     /* arrival to last completion */
+  pthread_mutex_t lock;      /* last: see above */
 };
 
 /* ST must be zeroed memory. */
