@@ -144,7 +144,7 @@ enum key_id {
 #define CHOICE_ENUM(id, text) id,
 #define CHOICE_TEXT(id, text) "|" text
 /* "a|b|c": the list's texts, without the first '|'. */
-#define CHOICES(LIST) (LIST (CHOICE_TEXT) + 1)
+#define CHOICES(LIST) (&(LIST (CHOICE_TEXT))[1])
 
 #define CHOICE_ONE(id, text) +1
 /* How many choices (not an enumerator: switches stay complete). */
