@@ -213,21 +213,23 @@ blkemu_zone_set_condition (struct blkemu_disk *disk, uint64_t offset,
                            unsigned cond, char *err, size_t errlen)
 {
   char e[BLKEMU_ERR_MAX];
+  if (cond != BLKEMU_ZONE_COND_READONLY && cond != BLKEMU_ZONE_COND_OFFLINE &&
+      cond != BLKEMU_ZONE_COND_EMPTY) {
+    set_err (e, "zone condition %u: must be read-only, offline or empty",
+             cond);
+    return err_result (-1, e, err, errlen);
+  }
   pthread_mutex_lock (&disk->lock);
+  uint64_t zs = disk->zones.zone_size;
   int r = zones_on (&disk->zones)
             ? zones_set_condition (&disk->zones, offset, (uint8_t) cond)
             : EINVAL;
-  uint64_t zs = disk->zones.zone_size;
   pthread_mutex_unlock (&disk->lock);
   zones_sidecar_sync (&disk->zones, &disk->lock);
   if (r == 0)
     return 0;
   if (!zs)
     set_err (e, "zone condition: the disk is not zoned");
-  else if (cond != BLKEMU_ZONE_COND_READONLY &&
-           cond != BLKEMU_ZONE_COND_OFFLINE && cond != BLKEMU_ZONE_COND_EMPTY)
-    set_err (e, "zone condition %u: must be read-only, offline or empty",
-             cond);
   else
     set_err (e,
              "zone condition at %llu: must be the start of a sequential "
