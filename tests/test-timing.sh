@@ -22,6 +22,13 @@ fio_nbd () {
 
 mean_us () { jqr "$1" ".jobs[0].$2.clat_ns.mean / 1000"; }
 
+# How late the device's own mean may be.  Under AddressSanitizer every
+# completion costs several times more and, at QD8 on two cores, the
+# completions queue behind one another: CI's ASan run measured QD8 at
+# 1151-1153 us twice where the plain build measures 1020-1075.
+late_max=1150
+[ -n "${BLKEMU_PRELOADED_ASAN:-}" ] && late_max=1300
+
 common="--rw=randread --bs=4k --size=64M --time_based --runtime=2"
 fio_nbd "$tmp/base.json" $common --iodepth=1 -- size=64M
 fio_nbd "$tmp/lat.json" $common --iodepth=1 -- size=64M latency-read=1ms
@@ -39,8 +46,8 @@ echo "QD1: client mean ${lat}us, zero-latency ${base}us, added ${added}us"
 between "added latency at QD1 (us)" "$added" 950 1500
 # Never early; late by at most what a loaded 2-core machine can add to a
 # wake-up.  The tight figures are bench/model-accuracy's.
-between "server-side mean (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.mean)" 995 1150
-between "server-side p50 (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.p50)" 995 1150
+between "server-side mean (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.mean)" 995 $late_max
+between "server-side p50 (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us.p50)" 995 $late_max
 
 # QD8 on a device that holds one request: each waits for the 7 before it.
 fio_nbd "$tmp/qd1.json" $common --iodepth=8 -- size=64M latency-read=1ms queue-depth=1
@@ -53,12 +60,12 @@ fio_nbd "$tmp/qd8.json" $common --iodepth=8 -- size=64M latency-read=1ms
 # Eight waiters on two cores: a host stall shows here first.  As at QD1,
 # measure once more before judging; a real regression fails both runs.
 if ! awk -v m="$(jqr "$tmp/qd8.json.stats" .ops.read.latency_us.mean)" \
-     'BEGIN { exit !(m >= 995 && m <= 1150) }'; then
+     -v max=$late_max 'BEGIN { exit !(m >= 995 && m <= max) }'; then
   echo "QD8 server-side mean $(jqr "$tmp/qd8.json.stats" .ops.read.latency_us.mean) us: measuring again"
   fio_nbd "$tmp/qd8.json" $common --iodepth=8 -- size=64M latency-read=1ms
 fi
 between "QD8 latency on queue-depth=128 (us)" "$(mean_us "$tmp/qd8.json" read)" 950 1600
-between "QD8 on queue-depth=128, server-side mean (us)" "$(jqr "$tmp/qd8.json.stats" .ops.read.latency_us.mean)" 995 1150
+between "QD8 on queue-depth=128, server-side mean (us)" "$(jqr "$tmp/qd8.json.stats" .ops.read.latency_us.mean)" 995 $late_max
 
 # Bandwidth: 100 MiB/s sequential writes, 1M requests, 4 in flight.
 fio_nbd "$tmp/bw.json" --rw=write --bs=1M --size=64M --iodepth=4 \
