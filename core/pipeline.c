@@ -108,7 +108,12 @@ count_faults (struct stats *st, unsigned marks, int injected, bool slowed,
 struct request {
   struct engine_entry entry; /* entry.deadline_ns: the last piece's */
   struct blkemu_disk *disk;
+  /* A data request (op), or a zone command (zone_op when is_zone): a
+   * command of its own, which none of the data path's stages sees.
+   */
   enum blkemu_op op;
+  bool is_zone;
+  enum blkemu_zone_op zone_op;
   unsigned flags, marks;
   uint64_t len, offset, arrival;
   uint64_t npieces;
@@ -120,7 +125,6 @@ struct request {
   bool injected, slowed;
   enum silent_fault silent;   /* its silent corruption, if any */
   uint64_t silent_at;         /* the bit flipped, or the misdirected offset */
-  int zone_cmd;               /* a zone command: 1 + enum blkemu_zone_op */
   struct zone_span zone_span; /* a zone command: what it changed */
   uint64_t *append_at;        /* a zone append: where the data went */
   uint64_t *deadline;         /* per piece */
@@ -250,6 +254,7 @@ request_check (struct request *req, struct fault_verdict *fv,
   const uint64_t *n = disk->cfg.num;
   uint64_t len = req->len, offset = req->offset;
   uint64_t limit = op_limit (&disk->cfg, req->op);
+  assert (!req->is_zone); /* zone commands take zone_cmd_begin */
 
   req->marks = 0;
   req->npieces = 1;
@@ -321,6 +326,10 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
 {
   struct blkemu_disk *disk = req->disk;
   req->npieces = 1;
+  if (__atomic_load_n (&disk->cancelled, __ATOMIC_ACQUIRE)) {
+    *counter = &disk->stats.cancelled;
+    return ESHUTDOWN;
+  }
   if (disk->faults.offline) {
     *counter = &disk->stats.faults.offline;
     return EIO;
@@ -329,8 +338,7 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
   if (!zones_on (&disk->zones))
     return EOPNOTSUPP;
   int r =
-    zones_command (&disk->zones, (enum blkemu_zone_op) (req->zone_cmd - 1),
-                   req->offset, &req->zone_span);
+    zones_command (&disk->zones, req->zone_op, req->offset, &req->zone_span);
   if (r)
     return r;
   req->deadline = req->inline_deadline;
@@ -433,7 +441,7 @@ static void
 request_transfer (struct request *req)
 {
   struct blkemu_disk *disk = req->disk;
-  if (req->zone_cmd)
+  if (req->is_zone)
     return zone_cmd_transfer (req);
   if (req->silent == SILENT_LOST)
     return; /* acknowledged, never written */
@@ -634,11 +642,11 @@ request_begin (struct request *req, void *buf, bool defer)
   struct fault_verdict fv = { 0 };
   int r = ESHUTDOWN;
 
+  if (req->is_zone)
+    return zone_cmd_start (req);
   if (__atomic_load_n (&disk->cancelled, __ATOMIC_ACQUIRE))
     return refuse (disk, req->op, req->len, req->offset, req->arrival, counter,
                    0, r);
-  if (req->zone_cmd)
-    return zone_cmd_start (req);
   pthread_mutex_lock (&disk->lock);
   if ((r = request_check (req, &fv, &counter)) != 0) {
     pthread_mutex_unlock (&disk->lock);
@@ -767,10 +775,10 @@ request_end (struct request *req, int cancel_err)
    * this runs: the mark stays, as its data did not complete.
    */
   medium_written (req, err);
-  if (req->zone_cmd) {
+  if (req->is_zone) {
     /* A reset frees its zones' data: traced as a trim of them. */
-    enum blkemu_zone_op zop = (enum blkemu_zone_op) (req->zone_cmd - 1);
-    if (zop == BLKEMU_ZONE_RESET || zop == BLKEMU_ZONE_RESET_ALL)
+    if (req->zone_op == BLKEMU_ZONE_RESET ||
+        req->zone_op == BLKEMU_ZONE_RESET_ALL)
       trace_record (&disk->trace, req->arrival, BLKEMU_OP_TRIM,
                     req->zone_span.lo, req->zone_span.hi - req->zone_span.lo,
                     done - req->arrival, req->qd, err, TRACE_ZONE_RESET);
@@ -1017,12 +1025,12 @@ blkemu_zone_submit (struct blkemu_disk *disk, enum blkemu_zone_op op,
   }
   *req = (struct request){
     .disk = disk,
-    .op = BLKEMU_OP_TRIM,
+    .is_zone = true,
+    .zone_op = op,
     .offset = offset,
     .arrival = clock_now_ns (),
     .done = done,
     .cookie = cookie,
-    .zone_cmd = (int) op + 1,
   };
   if ((unsigned) op >= BLKEMU_ZONE_OP_COUNT) {
     free (req);
@@ -1040,10 +1048,10 @@ blkemu_zone_command (struct blkemu_disk *disk, enum blkemu_zone_op op,
     return EINVAL;
   struct request req = {
     .disk = disk,
-    .op = BLKEMU_OP_TRIM,
+    .is_zone = true,
+    .zone_op = op,
     .offset = offset,
     .arrival = clock_now_ns (),
-    .zone_cmd = (int) op + 1,
   };
   return request_run (&req, NULL);
 }

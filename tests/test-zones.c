@@ -782,6 +782,30 @@ test_latency (void)
   blkemu_disk_close (d);
 }
 
+/* A zone command is its own op: on a cancelled disk it fails with
+ * ESHUTDOWN, counts as cancelled and is never recorded as a trim.
+ */
+static void
+test_zone_op_cancelled (void)
+{
+  struct blkemu_disk *d =
+    open_disk ("size=4M,zoned=host-managed,zone-size=1M");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET, ZS) == 0, "reset");
+  blkemu_disk_cancel (d);
+  int r = blkemu_zone_command (d, BLKEMU_ZONE_FINISH, ZS);
+  CHECK (r == ESHUTDOWN, "finish after cancel: %d", r);
+  char *json = blkemu_disk_stats_json (d, false);
+  CHECK (json && strstr (json, "\"cancelled\": 1,"), "one cancelled: %s",
+         json ? strstr (json, "\"cancelled\"") : "");
+  const char *none = "\"trim\": {\"requests\": 0,";
+  const char *trim = json ? strstr (json, "\"trim\": {") : NULL;
+  CHECK (trim && strncmp (trim, none, strlen (none)) == 0,
+         "no trim recorded: %.40s", trim ? trim : "");
+  CHECK (json && strstr (json, "\"finish\": 0"), "no finish counted");
+  free (json);
+  blkemu_disk_close (d);
+}
+
 static void
 test_bad_specs (void)
 {
@@ -922,6 +946,7 @@ main (void)
   test_failed_zones ();
   test_concurrent_appends ();
   test_latency ();
+  test_zone_op_cancelled ();
   test_bad_specs ();
   if (failures) {
     printf ("%d failures\n", failures);
