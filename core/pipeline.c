@@ -508,9 +508,7 @@ medium_admit (struct request *req, struct fault_verdict *fv)
       badranges_hit (&disk->bad, req->offset, req->len)) {
     fv->err = EIO;
     req->marks |= TRACE_MEDIUM;
-    pthread_mutex_lock (&disk->stats.lock);
-    disk->stats.faults.medium_errors++;
-    pthread_mutex_unlock (&disk->stats.lock);
+    stats_count (&disk->stats, &disk->stats.faults.medium_errors);
   }
   else if (req->op == BLKEMU_OP_WRITE || req->op == BLKEMU_OP_ZERO) {
     pthread_mutex_lock (&disk->inflight_lock);
@@ -572,9 +570,7 @@ zone_cmd_start (struct request *req)
   pthread_mutex_unlock (&disk->lock);
   zones_sidecar_sync (&disk->zones, &disk->lock);
   if (r) {
-    pthread_mutex_lock (&disk->stats.lock);
-    (*counter)++;
-    pthread_mutex_unlock (&disk->stats.lock);
+    stats_count (&disk->stats, counter);
     return r;
   }
   req->err = 0;
@@ -650,11 +646,8 @@ request_begin (struct request *req, void *buf, bool defer)
   pthread_mutex_lock (&disk->lock);
   if ((r = request_check (req, &fv, &counter)) != 0) {
     pthread_mutex_unlock (&disk->lock);
-    if (req->marks & TRACE_BOUNDARY) {
-      pthread_mutex_lock (&disk->stats.lock);
-      disk->stats.boundary_crossed++;
-      pthread_mutex_unlock (&disk->stats.lock);
-    }
+    if (req->marks & TRACE_BOUNDARY)
+      stats_count (&disk->stats, &disk->stats.boundary_crossed);
     return refuse (disk, req->op, req->len, req->offset, req->arrival, counter,
                    req->marks, r);
   }
@@ -693,9 +686,7 @@ request_crashed (struct request *req)
   struct stats *st = &req->disk->stats;
   req->err = EIO;
   req->marks |= TRACE_CRASHED;
-  pthread_mutex_lock (&st->lock);
-  st->faults.crash_aborted++;
-  pthread_mutex_unlock (&st->lock);
+  stats_count (st, &st->faults.crash_aborted);
   return EIO;
 }
 

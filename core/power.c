@@ -388,9 +388,7 @@ blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
     disk->faults.offline = false;
     model_reset (disk->model, disk->model_state);
     pthread_mutex_unlock (&disk->lock);
-    pthread_mutex_lock (&disk->stats.lock);
-    disk->stats.faults.views++;
-    pthread_mutex_unlock (&disk->stats.lock);
+    stats_count (&disk->stats, &disk->stats.faults.views);
     report_state (report, &c);
   }
   pthread_mutex_unlock (&disk->power_lock);

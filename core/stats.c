@@ -151,6 +151,14 @@ stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
 }
 
 void
+stats_count (struct stats *st, uint64_t *counter)
+{
+  pthread_mutex_lock (&st->lock);
+  (*counter)++;
+  pthread_mutex_unlock (&st->lock);
+}
+
+void
 stats_record_refused (struct stats *st, enum blkemu_op op, uint64_t len,
                       uint64_t *reason)
 {

@@ -107,6 +107,8 @@ void stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
 /* A request refused before reaching the device (limits, range); REASON is
  * the counter of st that says why.
  */
+/* One more of COUNTER, a field of ST, under its lock. */
+void stats_count (struct stats *st, uint64_t *counter);
 void stats_record_refused (struct stats *st, enum blkemu_op op, uint64_t len,
                            uint64_t *reason);
 
