@@ -74,7 +74,7 @@ deb-install:
 	  ../blkemu_$(VERSION)_$(ARCH).deb
 
 format:
-	clang-format -i $$(find backends bench common core fuse fuzz include nbd tests tools ublk -name '*.[ch]')
+	clang-format -i $$(find backends bench common core fuse fuzz include nbd scsi tests tools ublk -name '*.[ch]')
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

@@ -192,6 +192,7 @@ main (int argc, char **argv)
       &blkemu_nbd_frontend,
       &blkemu_fuse_frontend,
       &blkemu_ublk_frontend,
+      &blkemu_scsi_frontend,
     };
     blkemu_carriage_print (stdout, fes, sizeof fes / sizeof fes[0]);
     return 0;

@@ -1,0 +1,216 @@
+/* blkemu-scsi: emulated disks as SCSI disks, through LIO's TCMU.
+ *
+ *   blkemu-scsi --disk 'name=d0,size=1G,max-transfer=1M,...' [--disk ...]
+ *
+ * Each disk becomes a TCMU backstore (target_core_user) exported through
+ * tcm_loop, so the kernel's sd driver and SCSI midlayer see a local SCSI
+ * disk (/dev/sdX): it reads the disk's limits from the Block Limits VPD
+ * page, its size and block sizes from READ CAPACITY(16), its cache from
+ * the caching mode page, as it does from a real array.  One thread per
+ * disk reads its command ring and hands the I/O to blkemu_submit(); the
+ * core's completion thread answers at each request's deadline.  See
+ * docs/blkemu-scsi.8.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "frontend.h"
+#include "frontends.h"
+#include "scsi.h"
+
+static struct sdisk disks[MAX_DISKS];
+static size_t ndisks;
+
+static void
+usage (FILE *fp)
+{
+  fprintf (
+    fp,
+    "usage: blkemu-scsi [options] --disk SPEC [--disk SPEC ...]\n"
+    "       blkemu-scsi --delete-stale\n"
+    "\n"
+    "Serves each disk as a SCSI disk (/dev/sdX) through LIO's TCMU and\n"
+    "tcm_loop, until SIGINT, SIGTERM or SIGHUP; then the disks are removed\n"
+    "and stats= written.  The sd driver reads the disk's limits from the\n"
+    "Block Limits VPD page (max-transfer, opt-io, min-io, the unmap limits),\n"
+    "its blocks from READ CAPACITY(16), its cache from the caching page.\n"
+    "Needs root and the target_core_user and tcm_loop modules.\n"
+    "\n"
+    "SPEC is name=NAME,key=value,... with the keys below (the same as the\n"
+    "nbdkit plugin's); name= defaults to d0, d1, ...\n"
+    "\n"
+    "Options:\n"
+    "  --disk SPEC          add a disk (repeatable, at most %d)\n"
+    "  --ready-file PATH    when every disk is live, write one line per\n"
+    "                       disk, 'NAME /dev/sdX', to PATH (atomically)\n"
+    "  --delete-stale       remove the backstores and exports a killed\n"
+    "                       blkemu-scsi left in configfs, and exit\n",
+    MAX_DISKS);
+  frontend_print_common_options (fp);
+  fputs ("\nDisk keys:\n", fp);
+  blkemu_spec_print_help (fp, "  ");
+}
+
+static int
+write_ready (const char *path)
+{
+  char text[MAX_DISKS * 96] = "";
+  size_t used = 0;
+  for (size_t i = 0; i < ndisks; i++)
+    used += (size_t) snprintf (text + used, sizeof text - used, "%s /dev/%s\n",
+                               disks[i].name, disks[i].device);
+  if (path && blkemu_write_file_atomic (path, text) == -1) {
+    fprintf (stderr, "blkemu-scsi: --ready-file %s: %s\n", path,
+             strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
+struct options {
+  char *specs[MAX_DISKS];
+  size_t nspecs;
+  const char *ready_file;
+  bool stale;
+};
+
+/* Returns -1 to go on, else the exit status (--help, bad options...). */
+static int
+parse_options (int argc, char **argv, struct options *o)
+{
+  static const struct option longopts[] = {
+    { "disk", required_argument, NULL, 'd' },
+    { "ready-file", required_argument, NULL, 'r' },
+    { "delete-stale", no_argument, NULL, 's' },
+    { "list-keys", no_argument, NULL, 'k' },
+    { "list-profiles", no_argument, NULL, 'p' },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    { NULL, 0, NULL, 0 },
+  };
+  *o = (struct options){ 0 };
+  int c;
+  while ((c = getopt_long (argc, argv, "hV", longopts, NULL)) != -1)
+    switch (c) {
+    case 'd':
+      if (o->nspecs == MAX_DISKS) {
+        fprintf (stderr, "blkemu-scsi: at most %d disks\n", MAX_DISKS);
+        return 1;
+      }
+      o->specs[o->nspecs++] = optarg;
+      break;
+    case 'r': o->ready_file = optarg; break;
+    case 's': o->stale = true; break;
+    case 'k': return frontend_list_keys ();
+    case 'p': return frontend_list_profiles ();
+    case 'h': usage (stdout); return 0;
+    case 'V': return frontend_print_version ("blkemu-scsi", NULL);
+    default: usage (stderr); return 1;
+    }
+  if (optind < argc) {
+    fprintf (stderr, "blkemu-scsi: unexpected argument '%s'\n", argv[optind]);
+    return 1;
+  }
+  if (!o->stale && o->nspecs == 0) {
+    fprintf (stderr, "blkemu-scsi: no --disk (see --help)\n");
+    return 1;
+  }
+  return -1;
+}
+
+static int
+start_disk (struct sdisk *d)
+{
+  if (tcmu_create (d) == -1 || ring_start (d) == -1 || tcmu_export (d) == -1)
+    return -1;
+  char v[48];
+  snprintf (v, sizeof v, "/dev/%s", d->device);
+  blkemu_disk_set_transport (d->emu, "device", v);
+  snprintf (v, sizeof v, "naa.%016llx", (unsigned long long) d->naa);
+  blkemu_disk_set_transport (d->emu, "scsi_naa", v);
+  return 0;
+}
+
+/* Every waiting request ends (ESHUTDOWN, answered NOT READY) so that
+ * the kernel can let the LUN go; then the ring, then the backstore.
+ */
+static void
+stop_disk (struct sdisk *d)
+{
+  blkemu_disk_cancel (d->emu);
+  tcmu_unexport (d);
+  ring_stop (d);
+  tcmu_destroy (d);
+}
+
+int
+main (int argc, char **argv)
+{
+  struct options o;
+  int r = parse_options (argc, argv, &o);
+  if (r != -1)
+    return r;
+  if (o.stale) {
+    if (o.nspecs) {
+      fprintf (stderr, "blkemu-scsi: --delete-stale takes no --disk\n");
+      return 1;
+    }
+    return tcmu_delete_stale ();
+  }
+  struct blkemu_disk *emu[MAX_DISKS];
+  if (frontend_open_disks ("blkemu-scsi", &blkemu_scsi_frontend, o.specs,
+                           o.nspecs, NULL, emu) == -1)
+    return 1;
+  for (; ndisks < o.nspecs; ndisks++) {
+    struct sdisk *d = &disks[ndisks];
+    d->emu = emu[ndisks];
+    d->name = blkemu_disk_name (d->emu);
+    d->uio_fd = d->stop_fd = -1;
+    d->unit_attention = true; /* as a disk just powered on */
+    blkemu_disk_geometry (d->emu, &d->geo);
+  }
+
+  sigset_t stop;
+  sigemptyset (&stop);
+  sigaddset (&stop, SIGINT);
+  sigaddset (&stop, SIGTERM);
+  sigaddset (&stop, SIGHUP);
+  pthread_sigmask (SIG_BLOCK, &stop, NULL);
+
+  int status = 1;
+  char err[BLKEMU_ERR_MAX];
+  for (size_t i = 0; i < ndisks; i++) {
+    struct sdisk *d = &disks[i];
+    if (blkemu_disk_start (d->emu, err, sizeof err) == -1) {
+      fprintf (stderr, "blkemu-scsi: %s: %s\n", d->name, err);
+      goto out;
+    }
+    if (start_disk (d) == -1)
+      goto out;
+    fprintf (stderr,
+             "blkemu-scsi: %s: /dev/%s, %llu bytes, %u-byte blocks, "
+             "transfers up to %u bytes\n",
+             d->name, d->device, (unsigned long long) d->geo.size_bytes,
+             d->geo.logical_block_size, d->geo.max_transfer_bytes);
+  }
+  if (write_ready (o.ready_file) == -1)
+    goto out;
+  int sig;
+  sigwait (&stop, &sig);
+  fprintf (stderr, "blkemu-scsi: %s: removing the disks\n", strsignal (sig));
+  status = 0;
+
+out:
+  for (size_t i = ndisks; i-- > 0;)
+    stop_disk (&disks[i]);
+  if (frontend_close_disks (emu, ndisks) == -1 && status == 0)
+    status = 1;
+  if (o.ready_file)
+    unlink (o.ready_file);
+  return status;
+}

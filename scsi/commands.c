@@ -1,0 +1,559 @@
+/* The SCSI commands blkemu-scsi answers (LIO passes every one through
+ * to a TCMU device but REPORT LUNS): the disk's identity and limits as
+ * the sd driver reads them (INQUIRY and its VPD pages, READ CAPACITY,
+ * MODE SENSE), and the I/O, handed to the core (blkemu_submit) and
+ * answered when it calls back.  Anything else: ILLEGAL REQUEST, INVALID
+ * COMMAND OPERATION CODE.  References: SPC-4 and SBC-3.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scsi.h"
+
+/* Status codes, sense keys, additional sense codes. */
+#define GOOD 0x00
+#define CHECK_CONDITION 0x02
+#define BUSY 0x08
+#define NOT_READY 0x2
+#define MEDIUM_ERROR 0x3
+#define HARDWARE_ERROR 0x4
+#define ILLEGAL_REQUEST 0x5
+#define UNIT_ATTENTION 0x6
+#define DATA_PROTECT 0x7
+#define ASC_INVALID_OPCODE 0x20
+#define ASC_LBA_OUT_OF_RANGE 0x21
+#define ASC_INVALID_FIELD_IN_CDB 0x24
+#define ASC_INVALID_FIELD_IN_PARAMETERS 0x26
+
+static uint64_t
+be (const uint8_t *p, int n)
+{
+  uint64_t v = 0;
+  for (int i = 0; i < n; i++)
+    v = v << 8 | p[i];
+  return v;
+}
+
+static void
+put_be (uint8_t *p, uint64_t v, int n)
+{
+  for (int i = n - 1; i >= 0; i--, v >>= 8)
+    p[i] = (uint8_t) v;
+}
+
+void
+scsi_sense (struct scmd *c, uint8_t key, uint8_t asc, uint8_t ascq)
+{
+  c->status = CHECK_CONDITION;
+  memset (c->sense, 0, SENSE_LEN);
+  c->sense[0] = 0x70; /* current error, fixed format */
+  c->sense[2] = key;
+  c->sense[7] = SENSE_LEN - 8;
+  c->sense[12] = asc;
+  c->sense[13] = ascq;
+}
+
+/* A sense naming the block it happened at (the information field). */
+static void
+sense_at (struct scmd *c, uint8_t key, uint8_t asc, uint8_t ascq, uint64_t lba)
+{
+  scsi_sense (c, key, asc, ascq);
+  c->sense[0] |= 0x80; /* VALID: the information field holds the LBA */
+  put_be (&c->sense[3], lba > UINT32_MAX ? UINT32_MAX : lba, 4);
+}
+
+size_t
+scsi_copy_in (const struct scmd *c, const void *src, size_t len)
+{
+  size_t done = 0;
+  for (uint32_t i = 0; i < c->iov_cnt && done < len; i++) {
+    size_t n = c->iov[i].iov_len < len - done ? c->iov[i].iov_len : len - done;
+    memcpy (c->iov[i].iov_base, (const char *) src + done, n);
+    done += n;
+  }
+  return done;
+}
+
+size_t
+scsi_copy_out (const struct scmd *c, void *dst, size_t len)
+{
+  size_t done = 0;
+  for (uint32_t i = 0; i < c->iov_cnt && done < len; i++) {
+    size_t n = c->iov[i].iov_len < len - done ? c->iov[i].iov_len : len - done;
+    memcpy ((char *) dst + done, c->iov[i].iov_base, n);
+    done += n;
+  }
+  return done;
+}
+
+/* Data-in of a command answered here: at most the allocation length
+ * and what the data area holds; the rest of the area zeroed (it may
+ * hold an earlier command's data, and the kernel returns it whole).
+ */
+static void
+reply (struct scmd *c, const uint8_t *data, size_t len, size_t alloc_len)
+{
+  size_t n = scsi_copy_in (c, data, len < alloc_len ? len : alloc_len);
+  for (uint32_t i = 0; i < c->iov_cnt; i++) {
+    if (n >= c->iov[i].iov_len) {
+      n -= c->iov[i].iov_len;
+      continue;
+    }
+    memset ((char *) c->iov[i].iov_base + n, 0, c->iov[i].iov_len - n);
+    n = 0;
+  }
+  c->status = GOOD;
+}
+
+static uint32_t
+blocks (const struct sdisk *d, uint64_t bytes)
+{
+  uint64_t n = bytes / d->geo.logical_block_size;
+  return n > UINT32_MAX ? UINT32_MAX : (uint32_t) n;
+}
+
+/* ---- INQUIRY and the VPD pages ---------------------------------------- */
+
+static void
+pad_copy (uint8_t *dst, const char *src, size_t n)
+{
+  memset (dst, ' ', n);
+  memcpy (dst, src, strlen (src) < n ? strlen (src) : n);
+}
+
+static size_t
+standard_inquiry (const struct sdisk *d, uint8_t *b)
+{
+  memset (b, 0, 36);
+  b[0] = 0x00; /* connected, direct access block device */
+  b[2] = 0x06; /* SPC-4 */
+  b[3] = 0x12; /* HISUP, response data format 2 */
+  b[4] = 36 - 5;
+  b[7] = 0x02; /* CMDQUE */
+  pad_copy (&b[8], "BLKEMU", 8);
+  pad_copy (&b[16], d->name, 16);
+  pad_copy (&b[32], BLKEMU_VERSION, 4);
+  return 36;
+}
+
+static const uint8_t vpd_pages[] = { 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2 };
+
+static size_t
+vpd_page (const struct sdisk *d, uint8_t page, uint8_t *b)
+{
+  const struct blkemu_geometry *g = &d->geo;
+  uint32_t lbs = g->logical_block_size;
+  size_t len;
+  memset (b, 0, 256);
+  b[1] = page;
+  switch (page) {
+  case 0x00: /* supported pages */
+    memcpy (&b[4], vpd_pages, sizeof vpd_pages);
+    len = sizeof vpd_pages;
+    break;
+  case 0x80: /* unit serial number: stable per disk */
+    len =
+      (size_t) snprintf ((char *) &b[4], 32, "blkemu-%012llx",
+                         (unsigned long long) (d->naa & 0xffffffffffffull));
+    break;
+  case 0x83:     /* device identification: NAA 6, then the T10 vendor id */
+    b[4] = 0x01; /* binary */
+    b[5] = 0x03; /* LU, NAA */
+    b[7] = 16;
+    put_be (&b[8], d->naa, 8);
+    put_be (&b[16], d->naa ^ 0x0123456789abcdefull, 8);
+    b[24] = 0x02; /* ASCII */
+    b[25] = 0x01; /* LU, T10 vendor identification */
+    snprintf ((char *) &b[28], 40, "BLKEMU  %s", d->name);
+    b[27] = (uint8_t) strlen ((char *) &b[28]);
+    len = 24 + b[27];
+    break;
+  case 0xb0: /* block limits (SBC-3 6.6.4) */
+    len = 0x3c;
+    put_be (&b[6], g->min_io_bytes / lbs, 2);
+    put_be (&b[8], blocks (d, g->max_transfer_bytes), 4);
+    put_be (&b[12], blocks (d, g->opt_io_bytes), 4);
+    if (g->can_trim) {
+      put_be (&b[20],
+              g->max_discard_bytes ? blocks (d, g->max_discard_bytes)
+                                   : UINT32_MAX,
+              4);
+      put_be (&b[24], g->max_discard_segments ? g->max_discard_segments : 1,
+              4);
+      put_be (&b[28],
+              g->discard_granularity ? g->discard_granularity / lbs : 1, 4);
+      if (g->discard_alignment)
+        put_be (&b[32], 0x80000000u | g->discard_alignment / lbs, 4);
+    }
+    put_be (&b[36],
+            g->max_write_zeroes_bytes ? blocks (d, g->max_write_zeroes_bytes)
+                                      : blocks (d, g->max_transfer_bytes),
+            8);
+    break;
+  case 0xb1: /* block device characteristics */
+    len = 0x3c;
+    put_be (&b[4], g->rotational ? 7200 : 1, 2); /* 1: non-rotating */
+    break;
+  case 0xb2: /* logical block provisioning */
+    len = 4;
+    if (g->can_trim)
+      b[5] = 0x80 | 0x40;             /* LBPU, LBPWS */
+    b[6] = g->can_trim ? 0x02 : 0x00; /* thin provisioned */
+    break;
+  default: return 0;
+  }
+  put_be (&b[2], len, 2);
+  return len + 4;
+}
+
+static void
+inquiry (struct scmd *c)
+{
+  uint8_t b[256];
+  size_t alloc = be (&c->cdb[3], 2), len;
+  if (c->cdb[1] & 0x01)
+    len = vpd_page (c->d, c->cdb[2], b);
+  else if (c->cdb[2] == 0)
+    len = standard_inquiry (c->d, b);
+  else
+    len = 0;
+  if (len == 0) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return;
+  }
+  reply (c, b, len, alloc);
+}
+
+/* ---- capacity, mode pages ------------------------------------------------
+ */
+
+static void
+read_capacity (struct scmd *c, bool sixteen)
+{
+  const struct blkemu_geometry *g = &c->d->geo;
+  uint64_t last = g->size_bytes / g->logical_block_size - 1;
+  uint8_t b[32] = { 0 };
+  if (!sixteen) {
+    put_be (&b[0], last > UINT32_MAX ? UINT32_MAX : last, 4);
+    put_be (&b[4], g->logical_block_size, 4);
+    reply (c, b, 8, 8);
+    return;
+  }
+  put_be (&b[0], last, 8);
+  put_be (&b[8], g->logical_block_size, 4);
+  unsigned exp = 0;
+  while ((g->logical_block_size << (exp + 1)) <= g->physical_block_size)
+    exp++;
+  b[13] = (uint8_t) exp;
+  if (g->can_trim)
+    b[14] = 0x80 | 0x40; /* LBPME, LBPRZ: trimmed blocks read zeroes */
+  reply (c, b, 32, be (&c->cdb[10], 4));
+}
+
+/* MODE SENSE(6) and (10): the caching page (WCE from the write cache)
+ * and the control page; no block descriptors.
+ */
+static void
+mode_sense (struct scmd *c, bool ten)
+{
+  uint8_t page = c->cdb[2] & 0x3f;
+  uint8_t b[64] = { 0 };
+  size_t hdr = ten ? 8 : 4, len = hdr;
+  if (page == 0x08 || page == 0x3f) {
+    uint8_t *p = &b[len];
+    p[0] = 0x08;
+    p[1] = 0x12;
+    if (c->d->geo.can_flush)
+      p[2] = 0x04; /* WCE: a volatile cache, flushed by SYNCHRONIZE CACHE */
+    len += 20;
+  }
+  if (page == 0x0a || page == 0x3f) {
+    uint8_t *p = &b[len];
+    p[0] = 0x0a;
+    p[1] = 0x0a;
+    p[2] = 0x02; /* GLTSD */
+    len += 12;
+  }
+  if (len == hdr) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return;
+  }
+  if (ten)
+    put_be (&b[0], len - 2, 2);
+  else
+    b[0] = (uint8_t) (len - 1);
+  reply (c, b, len, ten ? be (&c->cdb[7], 2) : c->cdb[4]);
+}
+
+/* ---- I/O through the core ------------------------------------------------
+ */
+
+/* A core result as SCSI status and sense. */
+static void
+result_to_sense (struct scmd *c, int err, bool write)
+{
+  switch (err) {
+  case 0: c->status = GOOD; break;
+  case EIO:
+  case BLKEMU_ERR_DROP:
+    if (write)
+      sense_at (c, MEDIUM_ERROR, 0x0c, 0x00, c->lba); /* WRITE ERROR */
+    else
+      sense_at (c, MEDIUM_ERROR, 0x11, 0x00, c->lba); /* UNRECOVERED READ */
+    break;
+  case ENOSPC: /* SPACE ALLOCATION FAILED WRITE PROTECT */
+    scsi_sense (c, DATA_PROTECT, 0x27, 0x07);
+    break;
+  case EROFS: scsi_sense (c, DATA_PROTECT, 0x27, 0x00); break;
+  case EINVAL:
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    break;
+  case ESHUTDOWN: /* LOGICAL UNIT NOT READY, CAUSE NOT REPORTABLE */
+    scsi_sense (c, NOT_READY, 0x04, 0x00);
+    break;
+  case EAGAIN:
+  case EBUSY: c->status = BUSY; break;
+  default: /* INTERNAL TARGET FAILURE */
+    scsi_sense (c, HARDWARE_ERROR, 0x44, 0x00);
+    break;
+  }
+}
+
+static void
+io_done (void *cookie, int result)
+{
+  struct scmd *c = cookie;
+  pthread_mutex_lock (&c->lock);
+  if (result && !c->err)
+    c->err = result;
+  bool last = --c->pending == 0;
+  pthread_mutex_unlock (&c->lock);
+  if (!last)
+    return;
+  if (!c->err && c->data_in)
+    scsi_copy_in (c, c->buf, c->data_len);
+  result_to_sense (c, c->err, !c->data_in);
+  ring_complete (c);
+}
+
+/* Check the range of NBLOCKS from LBA; answers and returns false when
+ * it is out of the disk.
+ */
+static bool
+in_range (struct scmd *c, uint64_t lba, uint64_t nblocks)
+{
+  uint64_t nr = c->d->geo.size_bytes / c->d->geo.logical_block_size;
+  if (lba > nr || nblocks > nr - lba) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_LBA_OUT_OF_RANGE, 0);
+    return false;
+  }
+  return true;
+}
+
+/* One submission of C's; it ends in io_done. */
+static void
+submit (struct scmd *c, enum blkemu_op op, void *buf, uint64_t lba,
+        uint64_t nblocks, unsigned flags)
+{
+  uint32_t lbs = c->d->geo.logical_block_size;
+  blkemu_submit (c->d->emu, op, buf, nblocks * lbs, lba * lbs, flags, io_done,
+                 c);
+}
+
+static bool
+read_write (struct scmd *c, bool write, uint64_t lba, uint64_t nblocks,
+            bool fua)
+{
+  uint32_t lbs = c->d->geo.logical_block_size;
+  if (!in_range (c, lba, nblocks) || nblocks == 0)
+    return false;
+  if (nblocks * lbs > c->data_len) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return false;
+  }
+  c->buf = malloc (nblocks * lbs);
+  if (!c->buf) {
+    c->status = BUSY;
+    return false;
+  }
+  c->lba = lba;
+  c->data_in = !write;
+  if (write)
+    scsi_copy_out (c, c->buf, nblocks * lbs);
+  c->data_len = nblocks * lbs;
+  c->pending = 1;
+  submit (c, write ? BLKEMU_OP_WRITE : BLKEMU_OP_READ, c->buf, lba, nblocks,
+          fua ? BLKEMU_FLAG_FUA : 0);
+  return true;
+}
+
+/* UNMAP: each block descriptor a trim of its own, all submitted at
+ * once (the core takes one range a request); the command ends with the
+ * last, failing with the first error.
+ */
+static bool
+unmap (struct scmd *c)
+{
+  uint8_t *p = malloc (c->data_len ? c->data_len : 1);
+  if (!p) {
+    c->status = BUSY;
+    return false;
+  }
+  size_t len = scsi_copy_out (c, p, c->data_len);
+  size_t n = len >= 8 ? be (&p[2], 2) / 16 : 0;
+  if (len < 8 || 8 + n * 16 > len ||
+      n > (c->d->geo.max_discard_segments ? c->d->geo.max_discard_segments
+                                          : 1)) {
+    free (p);
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAMETERS, 0);
+    return false;
+  }
+  for (size_t i = 0; i < n; i++)
+    if (!in_range (c, be (&p[8 + i * 16], 8), be (&p[16 + i * 16], 4))) {
+      free (p);
+      return false;
+    }
+  c->pending = 1; /* held until every descriptor is submitted */
+  for (size_t i = 0; i < n; i++) {
+    uint64_t nb = be (&p[16 + i * 16], 4);
+    if (nb == 0)
+      continue;
+    pthread_mutex_lock (&c->lock);
+    c->pending++;
+    pthread_mutex_unlock (&c->lock);
+    if (!c->lba)
+      c->lba = be (&p[8 + i * 16], 8);
+    submit (c, BLKEMU_OP_TRIM, NULL, be (&p[8 + i * 16], 8), nb, 0);
+  }
+  free (p);
+  c->data_in = false;
+  io_done (c, 0); /* the hold */
+  return true;
+}
+
+/* WRITE SAME(10) and (16): with UNMAP, or of a block of zeroes, a
+ * zeroing (which may deallocate with UNMAP); any other block, written
+ * over the range.
+ */
+static bool
+write_same (struct scmd *c, uint64_t lba, uint64_t nb)
+{
+  const struct blkemu_geometry *g = &c->d->geo;
+  uint32_t lbs = g->logical_block_size;
+  bool unmap_bit = c->cdb[1] & 0x08;
+  uint64_t max = g->max_write_zeroes_bytes ? g->max_write_zeroes_bytes
+                                           : g->max_transfer_bytes;
+  if (!in_range (c, lba, nb))
+    return false;
+  if (nb == 0 || nb * lbs > max || c->data_len < lbs) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return false;
+  }
+  uint8_t *block = malloc (lbs);
+  if (!block) {
+    c->status = BUSY;
+    return false;
+  }
+  scsi_copy_out (c, block, lbs);
+  bool zero = true;
+  for (uint32_t i = 0; i < lbs && zero; i++)
+    zero = block[i] == 0;
+  c->lba = lba;
+  c->pending = 1;
+  if (zero || unmap_bit) {
+    free (block);
+    submit (c, BLKEMU_OP_ZERO, NULL, lba, nb,
+            unmap_bit ? BLKEMU_FLAG_MAY_TRIM : 0);
+    return true;
+  }
+  c->buf = malloc (nb * lbs);
+  if (!c->buf) {
+    free (block);
+    c->status = BUSY;
+    return false;
+  }
+  for (uint64_t i = 0; i < nb; i++)
+    memcpy ((char *) c->buf + i * lbs, block, lbs);
+  free (block);
+  submit (c, BLKEMU_OP_WRITE, c->buf, lba, nb, 0);
+  return true;
+}
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+/* Answers C here, or hands it to the core and returns true: then it
+ * completes in io_done (maybe already) and is not to be touched.
+ */
+static bool
+dispatch (struct scmd *c)
+{
+  const uint8_t *cdb = c->cdb;
+  switch (cdb[0]) {
+  case 0x00: return false; /* TEST UNIT READY */
+  case 0x03: {             /* REQUEST SENSE: nothing pending */
+    uint8_t b[SENSE_LEN] = { 0x70, 0, 0, 0, 0, 0, 0, SENSE_LEN - 8 };
+    reply (c, b, sizeof b, cdb[4]);
+    return false;
+  }
+  case 0x12: inquiry (c); return false;
+  case 0x1a: mode_sense (c, false); return false;
+  case 0x5a: mode_sense (c, true); return false;
+  case 0x25: read_capacity (c, false); return false;
+  case 0x9e: /* SERVICE ACTION IN(16) */
+    if ((cdb[1] & 0x1f) == 0x10)
+      read_capacity (c, true);
+    else
+      scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return false;
+  case 0x08: /* READ(6): 0 blocks means 256 */
+  case 0x0a: /* WRITE(6) */
+    return read_write (c, cdb[0] == 0x0a, be (&cdb[1], 3) & 0x1fffff,
+                       cdb[4] ? cdb[4] : 256, false);
+  case 0x28: /* READ(10) */
+  case 0x2a: /* WRITE(10) */
+    return read_write (c, cdb[0] == 0x2a, be (&cdb[2], 4), be (&cdb[7], 2),
+                       cdb[1] & 0x08);
+  case 0x88: /* READ(16) */
+  case 0x8a: /* WRITE(16) */
+    return read_write (c, cdb[0] == 0x8a, be (&cdb[2], 8), be (&cdb[10], 4),
+                       cdb[1] & 0x08);
+  case 0x35: /* SYNCHRONIZE CACHE(10) */
+  case 0x91: /* SYNCHRONIZE CACHE(16) */
+    c->pending = 1;
+    blkemu_submit (c->d->emu, BLKEMU_OP_FLUSH, NULL, 0, 0, 0, io_done, c);
+    return true;
+  case 0x42: return unmap (c);
+  case 0x41: /* WRITE SAME(10) */
+    return write_same (c, be (&cdb[2], 4), be (&cdb[7], 2));
+  case 0x93: /* WRITE SAME(16) */
+    return write_same (c, be (&cdb[2], 8), be (&cdb[10], 4));
+  case 0x2f: /* VERIFY(10), BYTCHK=0: the medium is readable */
+    in_range (c, be (&cdb[2], 4), be (&cdb[7], 2));
+    return false;
+  case 0x8f: /* VERIFY(16) */
+    in_range (c, be (&cdb[2], 8), be (&cdb[10], 4));
+    return false;
+  default:
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_OPCODE, 0);
+    return false;
+  }
+}
+
+void
+scsi_execute (struct scmd *c)
+{
+  c->status = GOOD;
+  /* After power-on, the first command but INQUIRY and REQUEST SENSE
+   * learns it (SPC-4 6.6: POWER ON, RESET, OR BUS DEVICE RESET OCCURRED).
+   */
+  uint8_t op = c->cdb[0];
+  if (c->d->unit_attention && op != 0x12 && op != 0x03) {
+    c->d->unit_attention = false;
+    scsi_sense (c, UNIT_ATTENTION, 0x29, 0x00);
+  }
+  else if (dispatch (c))
+    return;
+  ring_complete (c);
+}

@@ -1,0 +1,38 @@
+/* What blkemu-scsi carries (see struct blkemu_frontend): the limits the
+ * sd driver reads from the Block Limits VPD page (max-transfer as
+ * MAXIMUM TRANSFER LENGTH, opt-io as OPTIMAL TRANSFER LENGTH, min-io as
+ * its granularity, the unmap and write-same limits), the block sizes
+ * from READ CAPACITY(16), rotational from the Block Device
+ * Characteristics page.  The device still checks what it is sent.
+ */
+#include "frontends.h"
+
+#define T BLKEMU_CARRY_TOLD
+#define D BLKEMU_CARRY_DEVICE
+
+static const struct blkemu_carry scsi_carries[] = {
+  { "logical-block-size", T | D },
+  { "physical-block-size", T },
+  { "min-io", T },
+  { "opt-io", T },
+  { "max-transfer", T | D },
+  { "max-discard", T | D },
+  { "max-write-zeroes", T | D },
+  { "boundary", D },
+  { "discard-granularity", T | D },
+  { "discard-alignment", T | D },
+  /* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT: each descriptor a trim. */
+  { "max-discard-segments", T | D },
+  { "queue-depth", D },
+  { "rotational", T },
+  { NULL, 0 },
+};
+
+const struct blkemu_frontend blkemu_scsi_frontend = {
+  .name = "SCSI (TCMU)",
+  .id = "scsi",
+  .prog = "blkemu-scsi",
+  .carries = scsi_carries,
+  .ops = BLKEMU_FE_MULTI_DISCARD,
+  .max_transfer_bytes = 0,
+};

@@ -1,0 +1,257 @@
+/* A disk's TCMU command ring (see the kernel's tcmu-design document):
+ * one thread reads the entries the kernel posts and hands each command
+ * to scsi_execute; completions, from whichever thread the core calls
+ * back on, are written at the ring's tail, in the order they come: the
+ * kernel takes them out of order (TCMU_MAILBOX_FLAG_CAP_OOOC) and finds
+ * each command by its id.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* linux/uio.h would define struct iovec a second time (sys/uio.h's,
+ * through scsi.h, has the same layout).
+ */
+#define __LINUX_UIO_H
+#include <linux/target_core_user.h>
+
+#include "scsi.h"
+
+static struct tcmu_mailbox *
+mailbox (struct sdisk *d)
+{
+  return (struct tcmu_mailbox *) d->map;
+}
+
+static struct tcmu_cmd_entry *
+entry_at (struct sdisk *d, uint32_t pos)
+{
+  return (struct tcmu_cmd_entry *) (d->map + d->cmdr_off + pos);
+}
+
+static uint32_t
+entry_len (const struct tcmu_cmd_entry *e)
+{
+  return tcmu_hdr_get_len (e->hdr.len_op);
+}
+
+/* The CDB's length from its group code (SPC-4 4.2.5.1). */
+static size_t
+cdb_len (uint8_t opcode)
+{
+  switch (opcode >> 5) {
+  case 0: return 6;
+  case 1:
+  case 2: return 10;
+  case 4: return 16;
+  case 5: return 12;
+  default: return 16;
+  }
+}
+
+/* Copy what the command needs out of its entry: the entry's slot may
+ * carry another command's completion before this one ends.
+ */
+static struct scmd *
+take_command (struct sdisk *d, const struct tcmu_cmd_entry *e)
+{
+  uint32_t n = e->req.iov_cnt;
+  struct scmd *c = calloc (1, sizeof *c + n * sizeof (struct iovec));
+  if (!c)
+    return NULL;
+  c->d = d;
+  c->cmd_id = e->hdr.cmd_id;
+  c->iov = (struct iovec *) (c + 1);
+  c->iov_cnt = n;
+  pthread_mutex_init (&c->lock, NULL);
+  const uint8_t *cdb = d->map + e->req.cdb_off;
+  memcpy (c->cdb, cdb, cdb_len (cdb[0]));
+  for (uint32_t i = 0; i < n; i++) {
+    c->iov[i].iov_base = d->map + (uintptr_t) e->req.iov[i].iov_base;
+    c->iov[i].iov_len = e->req.iov[i].iov_len;
+    c->data_len += e->req.iov[i].iov_len;
+  }
+  return c;
+}
+
+/* Write one completion at the tail and tell the kernel.  The entry
+ * there is one this thread has already read (there are never more
+ * completions than commands read); its slot now carries this answer.
+ */
+static void
+answer (struct sdisk *d, uint16_t cmd_id, uint8_t status, const uint8_t *sense)
+{
+  struct tcmu_mailbox *mb = mailbox (d);
+  pthread_mutex_lock (&d->tail_lock);
+  uint32_t tail = __atomic_load_n (&mb->cmd_tail, __ATOMIC_RELAXED);
+  struct tcmu_cmd_entry *e = entry_at (d, tail);
+  while (tcmu_hdr_get_op (e->hdr.len_op) != TCMU_OP_CMD) {
+    tail = (tail + entry_len (e)) % d->cmdr_size;
+    e = entry_at (d, tail);
+  }
+  e->hdr.cmd_id = cmd_id;
+  e->hdr.uflags = 0;
+  e->rsp.scsi_status = status;
+  if (sense)
+    memcpy (e->rsp.sense_buffer, sense, SENSE_LEN);
+  tail = (tail + entry_len (e)) % d->cmdr_size;
+  __atomic_store_n (&mb->cmd_tail, tail, __ATOMIC_RELEASE);
+  pthread_mutex_unlock (&d->tail_lock);
+  uint32_t poke = 1;
+  if (write (d->uio_fd, &poke, sizeof poke) != sizeof poke)
+    fprintf (stderr, "blkemu-scsi: %s: telling the kernel: %s\n", d->name,
+             strerror (errno));
+}
+
+void
+ring_complete (struct scmd *c)
+{
+  answer (c->d, c->cmd_id, c->status, c->status ? c->sense : NULL);
+  free (c->buf);
+  pthread_mutex_destroy (&c->lock);
+  free (c);
+}
+
+/* Every entry the kernel posted since the last look. */
+static void
+read_entries (struct sdisk *d)
+{
+  struct tcmu_mailbox *mb = mailbox (d);
+  uint32_t head;
+  while (d->next !=
+         (head = __atomic_load_n (&mb->cmd_head, __ATOMIC_ACQUIRE))) {
+    struct tcmu_cmd_entry *e = entry_at (d, d->next);
+    uint32_t len = entry_len (e);
+    if (tcmu_hdr_get_op (e->hdr.len_op) == TCMU_OP_CMD) {
+      struct scmd *c = take_command (d, e);
+      if (c)
+        scsi_execute (c);
+      else
+        answer (d, e->hdr.cmd_id, 0x08 /* BUSY: no memory for it */, NULL);
+    }
+    /* PAD and TMR entries need no answer: the tail passes them. */
+    d->next = (d->next + len) % d->cmdr_size;
+  }
+}
+
+static void *
+ring_thread (void *arg)
+{
+  struct sdisk *d = arg;
+  struct pollfd fds[2] = { { .fd = d->uio_fd, .events = POLLIN },
+                           { .fd = d->stop_fd, .events = POLLIN } };
+  for (;;) {
+    read_entries (d);
+    if (poll (fds, 2, -1) == -1) {
+      if (errno == EINTR)
+        continue;
+      fprintf (stderr, "blkemu-scsi: %s: poll: %s\n", d->name,
+               strerror (errno));
+      break;
+    }
+    if (fds[1].revents)
+      break;
+    uint32_t events;
+    if ((fds[0].revents & POLLIN) &&
+        read (d->uio_fd, &events, sizeof events) == -1 && errno != EAGAIN)
+      break;
+  }
+  return NULL;
+}
+
+/* The map's size, as uio publishes it ("0x..."). */
+static size_t
+map_size (int index)
+{
+  char path[96];
+  snprintf (path, sizeof path, "/sys/class/uio/uio%d/maps/map0/size", index);
+  FILE *f = fopen (path, "r");
+  unsigned long long size = 0;
+  if (f) {
+    if (fscanf (f, "%llx", &size) != 1)
+      size = 0;
+    fclose (f);
+  }
+  return (size_t) size;
+}
+
+int
+ring_start (struct sdisk *d)
+{
+  char path[32];
+  snprintf (path, sizeof path, "/dev/uio%d", d->uio_index);
+  d->uio_fd = open (path, O_RDWR | O_CLOEXEC);
+  if (d->uio_fd == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: %s: %s\n", d->name, path,
+             strerror (errno));
+    return -1;
+  }
+  d->map_size = map_size (d->uio_index);
+  if (d->map_size == 0) {
+    fprintf (stderr, "blkemu-scsi: %s: uio%d publishes no map\n", d->name,
+             d->uio_index);
+    return -1;
+  }
+  void *map =
+    mmap (NULL, d->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, d->uio_fd, 0);
+  if (map == MAP_FAILED) {
+    fprintf (stderr, "blkemu-scsi: %s: mapping %s (%zu bytes): %s\n", d->name,
+             path, d->map_size, strerror (errno));
+    return -1;
+  }
+  d->map = map;
+  struct tcmu_mailbox *mb = mailbox (d);
+  if (mb->version != TCMU_MAILBOX_VERSION ||
+      !(mb->flags & TCMU_MAILBOX_FLAG_CAP_OOOC)) {
+    fprintf (stderr,
+             "blkemu-scsi: %s: the kernel's TCMU ring is version %u, "
+             "flags 0x%x: blkemu-scsi needs version %d with out-of-order "
+             "completions\n",
+             d->name, mb->version, mb->flags, TCMU_MAILBOX_VERSION);
+    return -1;
+  }
+  d->cmdr_off = mb->cmdr_off;
+  d->cmdr_size = mb->cmdr_size;
+  /* A predecessor's commands, if any, were failed when it let go. */
+  d->next = __atomic_load_n (&mb->cmd_tail, __ATOMIC_ACQUIRE);
+  d->stop_fd = eventfd (0, EFD_CLOEXEC);
+  if (d->stop_fd == -1)
+    return -1;
+  pthread_mutex_init (&d->tail_lock, NULL);
+  int r = pthread_create (&d->thread, NULL, ring_thread, d);
+  if (r) {
+    fprintf (stderr, "blkemu-scsi: %s: ring thread: %s\n", d->name,
+             strerror (r));
+    return -1;
+  }
+  d->thread_started = true;
+  return 0;
+}
+
+void
+ring_stop (struct sdisk *d)
+{
+  if (d->thread_started) {
+    uint64_t one = 1;
+    if (write (d->stop_fd, &one, sizeof one) != sizeof one)
+      abort ();
+    pthread_join (d->thread, NULL);
+    d->thread_started = false;
+  }
+  if (d->map) {
+    munmap (d->map, d->map_size);
+    d->map = NULL;
+  }
+  if (d->uio_fd > 0)
+    close (d->uio_fd);
+  d->uio_fd = -1;
+  if (d->stop_fd > 0)
+    close (d->stop_fd);
+  d->stop_fd = -1;
+}

@@ -1,0 +1,417 @@
+/* A disk's life in LIO's configfs: a TCMU backstore in the HBA
+ * user_2846 (every device there is blkemu-scsi's), exported through
+ * tcm_loop as a local SCSI disk.  The kernel's tcmu-design document
+ * and tcm_loop's configfs layout are the references.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scsi.h"
+
+#define CONFIGFS "/sys/kernel/config"
+#define CORE CONFIGFS "/target/core"
+#define LOOPBACK CONFIGFS "/target/loopback"
+#define HBA CORE "/user_2846"
+
+static int
+write_text (const char *path, const char *text)
+{
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd == -1)
+    return -1;
+  ssize_t n = write (fd, text, strlen (text));
+  int saved = errno;
+  close (fd);
+  errno = saved;
+  return n == (ssize_t) strlen (text) ? 0 : -1;
+}
+
+static int
+read_text (const char *path, char *buf, size_t len)
+{
+  FILE *f = fopen (path, "re");
+  if (!f)
+    return -1;
+  size_t n = fread (buf, 1, len - 1, f);
+  fclose (f);
+  buf[n] = 0;
+  while (n && buf[n - 1] == '\n')
+    buf[--n] = 0;
+  return 0;
+}
+
+static int
+modprobe (const char *module)
+{
+  char path[96];
+  snprintf (path, sizeof path, "/sys/module/%s", module);
+  if (access (path, F_OK) == 0)
+    return 0;
+  pid_t pid = fork ();
+  if (pid == 0) {
+    execlp ("modprobe", "modprobe", "-q", module, (char *) NULL);
+    _exit (127);
+  }
+  int status;
+  if (pid == -1 || waitpid (pid, &status, 0) == -1 || !WIFEXITED (status) ||
+      WEXITSTATUS (status) != 0) {
+    fprintf (stderr,
+             "blkemu-scsi: the kernel module %s could not be loaded "
+             "(modprobe %s): blkemu-scsi needs LIO's target_core_user, "
+             "tcm_loop and the sd driver\n",
+             module, module);
+    return -1;
+  }
+  return 0;
+}
+
+/* LIO's configfs, with the modules loaded and configfs mounted. */
+static int
+configfs_ready (void)
+{
+  if (geteuid () != 0) {
+    fprintf (stderr, "blkemu-scsi: needs root (LIO's configfs)\n");
+    return -1;
+  }
+  if (modprobe ("target_core_user") == -1 || modprobe ("tcm_loop") == -1 ||
+      modprobe ("sd_mod") ==
+        -1) /* udev would load it; not every host runs it */
+    return -1;
+  if (access (CORE, F_OK) == -1 &&
+      mount ("configfs", CONFIGFS, "configfs", 0, NULL) == -1 &&
+      errno != EBUSY) {
+    fprintf (stderr, "blkemu-scsi: mounting configfs on %s: %s\n", CONFIGFS,
+             strerror (errno));
+    return -1;
+  }
+  if (access (CORE, F_OK) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s missing after loading the modules\n",
+             CORE);
+    return -1;
+  }
+  /* A fabric's directory appears when made (LIO then binds tcm_loop). */
+  if (mkdir (LOOPBACK, 0755) == -1 && errno != EEXIST) {
+    fprintf (stderr, "blkemu-scsi: mkdir %s: %s\n", LOOPBACK,
+             strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* The export of a backstore: tcm_loop's wwn dir whose LUN 0 links to
+ * CORE_DIR, or none.
+ */
+static int
+remove_exports_of (const char *core_dir)
+{
+  glob_t g;
+  int r = 0;
+  if (glob (LOOPBACK "/naa.*/tpgt_1/lun/lun_0/*", 0, NULL, &g) != 0)
+    return 0;
+  for (size_t i = 0; i < g.gl_pathc; i++) {
+    char target[PATH_MAX];
+    if (!realpath (g.gl_pathv[i], target) || strcmp (target, core_dir) != 0)
+      continue;
+    char *tpg = strdup (g.gl_pathv[i]);
+    if (!tpg)
+      continue;
+    *strstr (tpg, "/lun/") = 0;
+    char path[PATH_MAX];
+    unlink (g.gl_pathv[i]);
+    snprintf (path, sizeof path, "%s/lun/lun_0", tpg);
+    rmdir (path);
+    snprintf (path, sizeof path, "%s/nexus", tpg);
+    write_text (path, "NULL");
+    rmdir (tpg);
+    *strrchr (tpg, '/') = 0;
+    if (rmdir (tpg) == -1)
+      r = -1;
+    free (tpg);
+  }
+  globfree (&g);
+  return r;
+}
+
+/* Remove a backstore a killed blkemu-scsi left. */
+static int
+remove_backstore (const char *core_dir)
+{
+  remove_exports_of (core_dir);
+  if (rmdir (core_dir) == -1 && errno != ENOENT) {
+    fprintf (stderr, "blkemu-scsi: removing %s: %s\n", core_dir,
+             strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* The uio device the kernel made for disk NAME's backstore, or -1. */
+static int
+find_uio (const char *name)
+{
+  char want[256], text[256], path[320];
+  snprintf (want, sizeof want, "tcm-user/2846/%s/blkemu/%s", name, name);
+  DIR *dir = opendir ("/sys/class/uio");
+  struct dirent *e;
+  int found = -1;
+  while (dir && (e = readdir (dir)))
+    if (strncmp (e->d_name, "uio", 3) == 0) {
+      snprintf (path, sizeof path, "/sys/class/uio/%s/name", e->d_name);
+      if (read_text (path, text, sizeof text) == 0 && !strcmp (text, want))
+        found = atoi (e->d_name + 3);
+    }
+  if (dir)
+    closedir (dir);
+  return found;
+}
+
+/* Whether a running blkemu-scsi serves disk NAME: some process holds
+ * its uio device open (a killed server's closed with it).
+ */
+static bool
+served (const char *name)
+{
+  int index = find_uio (name);
+  if (index < 0)
+    return false;
+  char want[32], fds[64], link[PATH_MAX], target[64];
+  snprintf (want, sizeof want, "/dev/uio%d", index);
+  DIR *proc = opendir ("/proc");
+  struct dirent *p;
+  bool found = false;
+  while (proc && !found && (p = readdir (proc))) {
+    if (p->d_name[0] < '1' || p->d_name[0] > '9')
+      continue;
+    snprintf (fds, sizeof fds, "/proc/%.20s/fd", p->d_name);
+    DIR *fd = opendir (fds);
+    struct dirent *f;
+    while (fd && !found && (f = readdir (fd))) {
+      snprintf (link, sizeof link, "%s/%s", fds, f->d_name);
+      ssize_t n = readlink (link, target, sizeof target - 1);
+      if (n > 0) {
+        target[n] = 0;
+        found = strcmp (target, want) == 0;
+      }
+    }
+    if (fd)
+      closedir (fd);
+  }
+  if (proc)
+    closedir (proc);
+  return found;
+}
+
+int
+tcmu_delete_stale (void)
+{
+  if (configfs_ready () == -1)
+    return 1;
+  glob_t g;
+  int r = 0, n = 0;
+  if (glob (HBA "/*/control", 0, NULL, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+      *strrchr (g.gl_pathv[i], '/') = 0;
+      if (served (strrchr (g.gl_pathv[i], '/') + 1))
+        continue; /* a running server's */
+      if (remove_backstore (g.gl_pathv[i]) == -1)
+        r = 1;
+      else
+        n++;
+    }
+    globfree (&g);
+  }
+  rmdir (HBA);
+  fprintf (stderr, "blkemu-scsi: %d stale device%s removed\n", n,
+           n == 1 ? "" : "s");
+  return r;
+}
+
+static uint64_t
+name_hash (const char *s)
+{
+  uint64_t h = 14695981039346656037ull; /* FNV-1a */
+  for (; *s; s++)
+    h = (h ^ (unsigned char) *s) * 1099511628211ull;
+  return h;
+}
+
+int
+tcmu_create (struct sdisk *d)
+{
+  char path[PATH_MAX], control[320];
+  if (configfs_ready () == -1)
+    return -1;
+  /* NAA 6: LIO's OUI 00-14-05, then the name's hash: stable per name. */
+  d->naa = 6ull << 60 | 0x001405ull << 36 | (name_hash (d->name) >> 28);
+  snprintf (d->core_dir, sizeof d->core_dir, HBA "/%s", d->name);
+  if (access (d->core_dir, F_OK) == 0 && served (d->name)) {
+    fprintf (stderr,
+             "blkemu-scsi: %s: a running blkemu-scsi serves a disk "
+             "of this name (%s)\n",
+             d->name, d->core_dir);
+    return -1;
+  }
+  if (access (d->core_dir, F_OK) == 0) {
+    fprintf (stderr,
+             "blkemu-scsi: %s: removing what an earlier "
+             "blkemu-scsi left in %s\n",
+             d->name, d->core_dir);
+    if (remove_backstore (d->core_dir) == -1)
+      return -1;
+  }
+  if ((mkdir (HBA, 0755) == -1 && errno != EEXIST) ||
+      mkdir (d->core_dir, 0755) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, d->core_dir,
+             strerror (errno));
+    return -1;
+  }
+  d->core_made = true;
+  const struct blkemu_geometry *g = &d->geo;
+  snprintf (control, sizeof control,
+            "dev_config=blkemu/%s,dev_size=%llu,hw_block_size=%u,"
+            "hw_max_sectors=%u,nl_reply_supported=-1",
+            d->name, (unsigned long long) g->size_bytes, g->logical_block_size,
+            g->max_transfer_bytes / g->logical_block_size);
+  snprintf (path, sizeof path, "%s/control", d->core_dir);
+  if (write_text (path, control) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: %s: '%s': %s\n", d->name, path, control,
+             strerror (errno));
+    return -1;
+  }
+  snprintf (path, sizeof path, "%s/enable", d->core_dir);
+  if (write_text (path, "1") == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: enabling %s: %s\n", d->name,
+             d->core_dir, strerror (errno));
+    return -1;
+  }
+  d->enabled = true;
+  if ((d->uio_index = find_uio (d->name)) < 0) {
+    fprintf (stderr, "blkemu-scsi: %s: no uio device for %s\n", d->name,
+             d->core_dir);
+    return -1;
+  }
+  return 0;
+}
+
+/* The SCSI disk tcm_loop made of host HOST's target 1, LUN 0. */
+static int
+find_disk (struct sdisk *d, const char *address)
+{
+  unsigned host, tgt;
+  if (sscanf (address, "%u:%*u:%u", &host, &tgt) != 2)
+    return -1;
+  char pattern[128];
+  snprintf (pattern, sizeof pattern,
+            "/sys/class/scsi_device/%u:0:%u:0/device/block/*", host, tgt);
+  glob_t g;
+  int r = -1;
+  if (glob (pattern, 0, NULL, &g) == 0) {
+    snprintf (d->device, sizeof d->device, "%s",
+              strrchr (g.gl_pathv[0], '/') + 1);
+    r = 0;
+    globfree (&g);
+  }
+  return r;
+}
+
+int
+tcmu_export (struct sdisk *d)
+{
+  char path[PATH_MAX], text[64];
+  uint64_t wwn = d->naa & 0xfffffffffull;
+  snprintf (d->tpg_dir, sizeof d->tpg_dir,
+            LOOPBACK "/naa.5001405%09llx/tpgt_1", (unsigned long long) wwn);
+  snprintf (path, sizeof path, "%s", d->tpg_dir);
+  *strrchr (path, '/') = 0;
+  if (mkdir (path, 0755) == -1 || mkdir (d->tpg_dir, 0755) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, d->tpg_dir,
+             strerror (errno));
+    return -1;
+  }
+  /* The nexus first: tcm_loop fails commands to a LUN without one. */
+  snprintf (path, sizeof path, "%s/nexus", d->tpg_dir);
+  snprintf (text, sizeof text, "naa.5001405%09llx",
+            (unsigned long long) (wwn ^ 0xfffffffffull));
+  if (write_text (path, text) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: %s: %s\n", d->name, path,
+             strerror (errno));
+    return -1;
+  }
+  d->nexus_set = true;
+  snprintf (path, sizeof path, "%s/lun/lun_0", d->tpg_dir);
+  if (mkdir (path, 0755) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, path,
+             strerror (errno));
+    return -1;
+  }
+  snprintf (path, sizeof path, "%s/lun/lun_0/blkemu", d->tpg_dir);
+  if (symlink (d->core_dir, path) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: linking LUN 0 to %s: %s\n", d->name,
+             d->core_dir, strerror (errno));
+    return -1;
+  }
+  d->lun_linked = true;
+  /* The midlayer adds the disk when the LUN appears; sd may probe it
+   * asynchronously.
+   */
+  snprintf (path, sizeof path, "%s/address", d->tpg_dir);
+  char address[64];
+  for (int i = 0; i < 600; i++) {
+    if (read_text (path, address, sizeof address) == 0 &&
+        find_disk (d, address) == 0)
+      return 0;
+    nanosleep (&(struct timespec){ .tv_nsec = 100000000 }, NULL);
+  }
+  fprintf (stderr, "blkemu-scsi: %s: no SCSI disk appeared for %s in 60 s\n",
+           d->name, d->tpg_dir);
+  return -1;
+}
+
+void
+tcmu_unexport (struct sdisk *d)
+{
+  char path[PATH_MAX];
+  if (d->lun_linked) {
+    snprintf (path, sizeof path, "%s/lun/lun_0/blkemu", d->tpg_dir);
+    if (unlink (path) == -1)
+      fprintf (stderr, "blkemu-scsi: %s: unlink %s: %s\n", d->name, path,
+               strerror (errno));
+    d->lun_linked = false;
+  }
+  if (!d->tpg_dir[0])
+    return;
+  snprintf (path, sizeof path, "%s/lun/lun_0", d->tpg_dir);
+  rmdir (path);
+  if (d->nexus_set) {
+    snprintf (path, sizeof path, "%s/nexus", d->tpg_dir);
+    write_text (path, "NULL");
+    d->nexus_set = false;
+  }
+  rmdir (d->tpg_dir);
+  snprintf (path, sizeof path, "%s", d->tpg_dir);
+  *strrchr (path, '/') = 0;
+  rmdir (path);
+  d->tpg_dir[0] = 0;
+}
+
+void
+tcmu_destroy (struct sdisk *d)
+{
+  if (d->core_made && rmdir (d->core_dir) == -1)
+    fprintf (stderr, "blkemu-scsi: %s: removing %s: %s\n", d->name,
+             d->core_dir, strerror (errno));
+  d->core_made = d->enabled = false;
+  rmdir (HBA); /* fails while another disk is in it */
+}

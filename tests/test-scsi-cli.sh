@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# blkemu-scsi's command line: every spec is checked, with a message
+# naming the key, value and rule, before anything reaches configfs; what
+# SCSI cannot carry (zones, for now) is refused from its descriptor;
+# --help is complete; without LIO's modules the error says which.  The
+# disks themselves are tested in the VM (scenarios/scsi-disk.sh).
+source "$(dirname "$0")/functions.sh"
+SCSI=${BLKEMU_SCSI:-$BLKEMU_BUILD/scsi/blkemu-scsi}
+[ -x "$SCSI" ] || { echo "SKIP: blkemu-scsi was not built (linux/target_core_user.h missing)"; exit 77; }
+
+bad () {
+  local want=$1; shift
+  if "$SCSI" "$@" > "$tmp/out" 2>&1; then fail "[$*] accepted"; fi
+  grep -qF -- "$want" "$tmp/out" || fail "[$*]: no '$want' in: $(cat "$tmp/out")"
+  echo "ok: [$*] -> $(grep -F -- "$want" "$tmp/out" | head -1)"
+}
+bad "no --disk"
+bad "name=x: two disks with this name" --disk name=x,size=1M --disk name=x,size=1M
+bad "logical-block-size=3000: must be a power of two" --disk size=1M,logical-block-size=3000
+bad "unknown key 'speed'" --disk size=1M,speed=9
+bad "unexpected argument 'extra'" --disk size=1M extra
+bad "--delete-stale takes no --disk" --delete-stale --disk size=1M
+bad "zoned=host-managed: SCSI (TCMU) has no zone commands" \
+  --disk size=1M,zoned=host-managed,zone-size=256K
+
+"$SCSI" --help > "$tmp/help"
+for want in "--disk SPEC" "--delete-stale" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "tcm_loop"; do
+  grep -q -- "$want" "$tmp/help" || fail "--help lacks $want"
+done
+echo "ok: --help lists options, keys and what it needs"
+"$SCSI" --version | grep -q "^blkemu-scsi [0-9]" || fail "--version"
+"$BLKEMU_BUILD/tools/blkemu-ctl" carriage | grep -q "^max-transfer .* told+device$" ||
+  fail "blkemu-ctl carriage has no scsi column"
+echo "ok: --version, blkemu-ctl carriage shows SCSI"
+
+if [ ! -d /sys/module/target_core_user ] && ! modprobe -n target_core_user 2>/dev/null; then
+  bad "the kernel module target_core_user could not be loaded" --disk size=1M --ready-file "$tmp/ready"
+  [ ! -e "$tmp/ready" ] || fail "a ready file without disks"
+  echo "ok: no ready file when no disk was made"
+fi
