@@ -12,10 +12,12 @@ if [ -n "$top" ] && [ -e "$top/build/nbd/nbdkit-blkemu-plugin.so" ]; then
   CTL=$top/build/tools/blkemu-ctl
   FUSE=$top/build/fuse/blkemu-fuse
   UBLK=$top/build/ublk/blkemu-ublk
+  SCSI=$top/build/scsi/blkemu-scsi
   ATTACH=$top/tools/blkemu-attach
   PLOT=$top/build/tools/blkemu-plot
 else
   PLUGIN=blkemu CTL=blkemu-ctl FUSE=blkemu-fuse UBLK=blkemu-ublk
+  SCSI=blkemu-scsi
   ATTACH=blkemu-attach PLOT=blkemu-plot
 fi
 results=${BLKEMU_RESULTS:-/tmp/blkemu-results}
@@ -108,6 +110,39 @@ ublk_require () {
     { echo "SKIP: this kernel has no ublk_drv (needs Linux 6.0+; Debian's 6.1 does not build it)"; exit 77; }
   command -v "$UBLK" > /dev/null || { echo "SKIP: blkemu-ublk was not built (liburing >= 2.2 missing)"; exit 77; }
 }
+# scsi_require: LIO's TCMU and tcm_loop load here and blkemu-scsi was
+# built, or skip (exit 77) saying what is missing.
+scsi_require () {
+  modprobe target_core_user 2>/dev/null && modprobe tcm_loop 2>/dev/null && modprobe sd_mod 2>/dev/null ||
+    { echo "SKIP: this kernel has no target_core_user or tcm_loop"; exit 77; }
+  command -v "$SCSI" > /dev/null || { echo "SKIP: blkemu-scsi was not built"; exit 77; }
+}
+# scsi_start NAME --disk SPEC...: run blkemu-scsi (log in $work/NAME.log,
+# pid in $work/NAME.pid) and wait for its disks; sets sd[DISK]=/dev/sdX.
+declare -A sd
+scsi_start () {
+  local name=$1 i d dev; shift
+  rm -f "$work/$name.ready"
+  "$SCSI" --ready-file "$work/$name.ready" "$@" > "$work/$name.log" 2>&1 &
+  echo $! > "$work/$name.pid"
+  for i in $(seq 600); do
+    [ -e "$work/$name.ready" ] && break
+    kill -0 "$(cat "$work/$name.pid")" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -e "$work/$name.ready" ] ||
+    { cat "$work/$name.log" >&2; echo "blkemu-scsi: $name did not start" >&2; exit 1; }
+  while read -r d dev; do sd[$d]=$dev; done < "$work/$name.ready"
+}
+# scsi_stop NAME: SIGTERM; the server removes its disks and writes stats=.
+scsi_stop () {
+  local pid rc=0
+  pid=$(cat "$work/$1.pid")
+  kill -TERM "$pid"
+  wait "$pid" || rc=$?
+  return $rc
+}
+
 # disk_stat NAME JQ: one value from a disk's live stats.
 disk_stat () { ctl "$1" stats | jq -r "$2"; }
 # max_size NAME OP: the largest request size (bytes) the disk saw for OP.

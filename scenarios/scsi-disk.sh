@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# SCSI disks through LIO's TCMU: blkemu-scsi serves a disk as /dev/sdX
+# (tcm_loop), and the kernel's sd driver learns its limits the way it
+# does from an array: MAXIMUM and OPTIMAL TRANSFER LENGTH from the Block
+# Limits VPD page become the cap and the default of max_sectors_kb and
+# optimal_io_size, the block
+# sizes come from READ CAPACITY(16), discard from the unmap fields and
+# LBPME, the cache from the caching mode page.  Then seed 004's 4 MiB
+# direct reads reach the disk cut to its 1 MiB, data written is read back,
+# an injected read error arrives as a MEDIUM ERROR naming its block, and
+# nothing is left in configfs after the server exits.
+#   blkemu-vm --kernel 6.12 scenarios/scsi-disk.sh
+# Skips (77) without target_core_user and tcm_loop.
+source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
+scsi_require
+
+spec="name=arr,size=256M,logical-block-size=512,physical-block-size=4K"
+spec+=",max-transfer=1M,opt-io=1M,min-io=4K,max-discard=16M"
+spec+=",max-discard-segments=4,rotational=1,write-cache=on"
+spec+=",control=$work/arr.ctl,stats=$results/arr.json,trace=$results/arr.trace"
+
+section "an array disk: 256M, 512/4K blocks, max-transfer=1M, opt-io=1M"
+scsi_start s --disk "$spec"
+dev=${sd[arr]}
+b=${dev#/dev/}
+q=/sys/block/$b/queue
+sed 's/^/  /' "$work/s.log"
+queue_limits "$b"
+echo "  vendor '$(cat /sys/block/$b/device/vendor)' model '$(cat /sys/block/$b/device/model)' write_cache '$(cat $q/write_cache)'"
+# sd takes OPTIMAL TRANSFER LENGTH as the default request size and caps
+# what max_sectors_kb may be raised to at MAXIMUM TRANSFER LENGTH (the
+# queue's max_dev_sectors); max_hw_sectors_kb is tcm_loop's host limit.
+check "OPTIMAL TRANSFER LENGTH as the default: max_sectors_kb 1024" \
+  "$(cat $q/max_sectors_kb)" -eq 1024
+echo 2048 2>/dev/null > $q/max_sectors_kb # 6.1 refuses it; 6.12 clamps it
+check "MAXIMUM TRANSFER LENGTH caps it: 2048 written, max_sectors_kb stays 1024" \
+  "$(cat $q/max_sectors_kb)" -eq 1024
+check "opt-io as OPTIMAL TRANSFER LENGTH: optimal_io_size 1048576" \
+  "$(cat $q/optimal_io_size)" -eq 1048576
+check "min-io as its granularity: minimum_io_size 4096" \
+  "$(cat $q/minimum_io_size)" -eq 4096
+check "READ CAPACITY(16): 512-byte logical, 4096-byte physical blocks" \
+  "$(cat $q/logical_block_size)/$(cat $q/physical_block_size)" = 512/4096
+check "capacity 256M ($(cat /sys/block/$b/size) sectors)" \
+  "$(cat /sys/block/$b/size)" -eq 524288
+check "unmap: discard_max_hw_bytes is max-discard (16M)" \
+  "$(cat $q/discard_max_hw_bytes)" -eq 16777216
+check "rotational from the Block Device Characteristics page" \
+  "$(cat $q/rotational)" -eq 1
+check "the caching page's WCE: write_cache 'write back'" \
+  "$(cat $q/write_cache)" = "write back"
+check "INQUIRY: vendor BLKEMU, product the disk's name" \
+  "$(cat /sys/block/$b/device/vendor | tr -d ' ')/$(cat /sys/block/$b/device/model | tr -d ' ')" = BLKEMU/arr
+wwid=$(cat /sys/block/$b/device/wwid 2>/dev/null)
+echo "  wwid: $wwid"
+check "VPD 0x83: an NAA identifier (wwid naa.6001405...)" \
+  "$(echo "$wwid" | grep -c '^naa\.6001405')" -eq 1
+
+section "seed 004: 4 MiB direct reads reach the disk as 1 MiB commands"
+ctl arr reset > /dev/null
+dd if="$dev" of=/dev/null bs=4M count=16 iflag=direct 2>/dev/null
+check "64 MiB read, the largest READ the disk saw is 1 MiB ($(max_size arr read))" \
+  "$(max_size arr read)" -eq 1048576
+check "none refused as oversize" "$(disk_stat arr .oversize.rejected)" -eq 0
+
+section "data: written through sd, read back"
+head -c 8M /dev/urandom > "$work/data"
+dd if="$work/data" of="$dev" bs=1M seek=10 oflag=direct conv=fsync 2>/dev/null
+dd if="$dev" of="$work/back" bs=1M skip=10 count=8 iflag=direct 2>/dev/null
+check "8 MiB read back as written" "$(cmp -s "$work/data" "$work/back" && echo same)" = same
+check "SYNCHRONIZE CACHE reached the disk as flushes" \
+  "$(disk_stat arr .ops.flush.requests)" -gt 0
+blkdiscard -o $((64 << 20)) -l $((32 << 20)) "$dev"
+check "blkdiscard of 32M: UNMAP reached the disk as trims of <= 16M" \
+  "$(disk_stat arr '.ops.trim.bytes')/$(max_size arr trim)" = 33554432/16777216
+
+section "a medium error names its block"
+ctl arr bad add 100M 4K > /dev/null
+dmesg -C 2>/dev/null
+dd if="$dev" of=/dev/null bs=4K skip=$((100 * 256)) count=1 iflag=direct 2> "$work/dd.err"
+rc=$?
+sed 's/^/  dd: /' "$work/dd.err" | head -3
+check "the read fails (dd exit $rc: the kernel's ENODATA for a medium error)" "$rc" -ne 0
+dmesg | grep -i "sense\|medium\|critical" | head -5 | sed 's/^/  /'
+check "sd logged a Medium Error" "$(dmesg | grep -ci 'medium error')" -ge 1
+check "and its sector (204800)" "$(dmesg | grep -c 'sector 204800')" -ge 1
+ctl arr bad clear 0 256M > /dev/null
+
+section "max-transfer=32M: neither LIO nor blkemu-scsi caps it below tcm_loop's 32767K"
+scsi_start big --disk "name=big,size=128M,max-transfer=32M,control=$work/big.ctl"
+bq=/sys/block/${sd[big]#/dev/}/queue
+queue_limits "${sd[big]#/dev/}"
+check "no optimal size: sd's default max_sectors_kb, 1280" \
+  "$(cat $bq/max_sectors_kb)" -eq 1280
+echo 32767 > $bq/max_sectors_kb
+check "raised to tcm_loop's 32767 (LIO's default hw_max_sectors would stop it at 64K)" \
+  "$(cat $bq/max_sectors_kb)" -eq 32767
+attr=/sys/kernel/config/target/core/user_2846/big/attrib
+check "LIO's own limit is the spec's: hw_max_sectors 65536 blocks of 512" \
+  "$(cat $attr/hw_max_sectors)/$(cat $attr/hw_block_size)" = 65536/512
+scsi_stop big
+
+section "a killed server's leftovers: --delete-stale removes them"
+scsi_start k --disk "name=k,size=16M"
+kill -KILL "$(cat "$work/k.pid")"
+wait "$(cat "$work/k.pid")" 2>/dev/null
+check "after SIGKILL the backstore is still in configfs" \
+  "$(test -d /sys/kernel/config/target/core/user_2846/k && echo left)" = left
+# Commands to a ring nobody serves time out (TCMU's 30 s) while the
+# kernel lets go of the LUN.
+timeout 180 "$SCSI" --delete-stale > "$work/stale.log" 2>&1
+check "--delete-stale: $(cat "$work/stale.log")" \
+  "$(test -d /sys/kernel/config/target/core/user_2846/k && echo left || echo gone)" = gone
+check "a running server's disk stays (arr is still served)" \
+  "$(test -d /sys/kernel/config/target/core/user_2846/arr && test -b "$dev" && echo kept)" = kept
+check "a second server for a served name is refused" \
+  "$("$SCSI" --disk name=arr,size=16M 2>&1 | grep -c 'a running blkemu-scsi serves')" -eq 1
+check "and the SCSI disk went with it" \
+  "$(test -e /sys/block/${sd[k]#/dev/} && echo there || echo gone)" = gone
+
+section "exit: the disk and its configfs entries are gone"
+scsi_stop s
+check "blkemu-scsi exited 0" $? -eq 0
+check "/dev/$b is gone" "$(test -e /sys/block/$b && echo there || echo gone)" = gone
+check "nothing of blkemu in LIO's configfs" \
+  "$(ls /sys/kernel/config/target/core 2>/dev/null | grep -c user_2846)" -eq 0
+check "stats= written, transport scsi" \
+  "$(jq -r .transport.frontend "$results/arr.json")" = scsi
+
+echo
+echo "$checks checks, $failures failed"
+[ "$failures" -eq 0 ]
