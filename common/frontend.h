@@ -1,11 +1,15 @@
-/* What blkemu-fuse and blkemu-ublk share: opening their --disk specs,
- * the options every frontend has and the mapping of core results to
- * errnos.  Built on include/blkemu/blkemu.h only.
+/* What blkemu-fuse, blkemu-ublk and blkemu-scsi share: opening their
+ * --disk specs, the options every frontend has (and the servers' whole
+ * command line, ready file and stop signals) and the mapping of core
+ * results to errnos.  Built on include/blkemu/blkemu.h only.
  */
 #ifndef BLKEMU_FRONTEND_H
 #define BLKEMU_FRONTEND_H
 
 #include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -32,6 +36,56 @@ void frontend_print_common_options (FILE *fp);
 int frontend_list_keys (void);
 int frontend_list_profiles (void);
 int frontend_print_version (const char *prog, const char *extra);
+
+/* ---- the block-device servers' command line (blkemu-ublk, blkemu-scsi) */
+
+/* What a server frontend is, for the shared parts of its command line:
+ * --disk SPEC (repeatable, at most MAX_DISKS), --ready-file PATH,
+ * --delete-stale and the options of frontend_print_common_options.
+ * Its own options are EXTRA (ended by a zero entry; NULL: none; their
+ * values other than 'd', 'r', 's', 'k', 'p', 'h', 'V'), handed to
+ * TAKE_EXTRA, which returns -1 to go on or an exit status.
+ */
+struct frontend_cli {
+  const char *prog;
+  size_t max_disks;
+  void (*usage) (FILE *fp);
+  const struct option *extra;
+  int (*take_extra) (int opt, const char *arg);
+};
+struct frontend_args {
+  char **specs; /* max_disks entries, freed by frontend_args_free */
+  size_t nspecs;
+  const char *ready_file;
+  bool delete_stale;
+};
+/* Returns -1 to go on with A filled, else the exit status (--help,
+ * --version, a bad option: said on stderr).
+ */
+int frontend_parse_args (const struct frontend_cli *cli, int argc, char **argv,
+                         struct frontend_args *a);
+void frontend_args_free (struct frontend_args *a);
+
+/* The ready file: "NAME DEVICE" a line for each disk, added as each
+ * comes up, then written on standard output and, atomically, to PATH
+ * (NULL: none) once all are.  Both return 0 or -1 (said on stderr).
+ */
+struct frontend_ready {
+  char *text;
+  size_t len;
+};
+int frontend_ready_add (const char *prog, struct frontend_ready *r,
+                        const char *name, const char *device);
+int frontend_ready_write (const char *prog, const char *path,
+                          struct frontend_ready *r);
+
+/* SIGINT, SIGTERM and SIGHUP blocked in this thread and in the threads
+ * it starts afterwards, so that frontend_wait_stop alone takes them.
+ */
+void frontend_block_stop (sigset_t *set);
+/* Wait for one of them; "PROG: SIGNAL: WHAT" on stderr. */
+void frontend_wait_stop (const char *prog, const sigset_t *set,
+                         const char *what);
 
 /* A core result for a frontend with no connection to drop: the drop
  * fault becomes a failed request.

@@ -12,7 +12,6 @@
  * docs/blkemu-scsi.8.md.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,73 +56,6 @@ usage (FILE *fp)
 }
 
 static int
-write_ready (const char *path)
-{
-  char text[MAX_DISKS * 96] = "";
-  size_t used = 0;
-  for (size_t i = 0; i < ndisks; i++)
-    used += (size_t) snprintf (text + used, sizeof text - used, "%s /dev/%s\n",
-                               disks[i].name, disks[i].device);
-  if (path && blkemu_write_file_atomic (path, text) == -1) {
-    fprintf (stderr, "blkemu-scsi: --ready-file %s: %s\n", path,
-             strerror (errno));
-    return -1;
-  }
-  return 0;
-}
-
-struct options {
-  char *specs[MAX_DISKS];
-  size_t nspecs;
-  const char *ready_file;
-  bool stale;
-};
-
-/* Returns -1 to go on, else the exit status (--help, bad options...). */
-static int
-parse_options (int argc, char **argv, struct options *o)
-{
-  static const struct option longopts[] = {
-    { "disk", required_argument, NULL, 'd' },
-    { "ready-file", required_argument, NULL, 'r' },
-    { "delete-stale", no_argument, NULL, 's' },
-    { "list-keys", no_argument, NULL, 'k' },
-    { "list-profiles", no_argument, NULL, 'p' },
-    { "help", no_argument, NULL, 'h' },
-    { "version", no_argument, NULL, 'V' },
-    { NULL, 0, NULL, 0 },
-  };
-  *o = (struct options){ 0 };
-  int c;
-  while ((c = getopt_long (argc, argv, "hV", longopts, NULL)) != -1)
-    switch (c) {
-    case 'd':
-      if (o->nspecs == MAX_DISKS) {
-        fprintf (stderr, "blkemu-scsi: at most %d disks\n", MAX_DISKS);
-        return 1;
-      }
-      o->specs[o->nspecs++] = optarg;
-      break;
-    case 'r': o->ready_file = optarg; break;
-    case 's': o->stale = true; break;
-    case 'k': return frontend_list_keys ();
-    case 'p': return frontend_list_profiles ();
-    case 'h': usage (stdout); return 0;
-    case 'V': return frontend_print_version ("blkemu-scsi", NULL);
-    default: usage (stderr); return 1;
-    }
-  if (optind < argc) {
-    fprintf (stderr, "blkemu-scsi: unexpected argument '%s'\n", argv[optind]);
-    return 1;
-  }
-  if (!o->stale && o->nspecs == 0) {
-    fprintf (stderr, "blkemu-scsi: no --disk (see --help)\n");
-    return 1;
-  }
-  return -1;
-}
-
-static int
 start_disk (struct sdisk *d)
 {
   if (tcmu_create (d) == -1 || ring_start (d) == -1 || tcmu_export (d) == -1)
@@ -151,22 +83,27 @@ stop_disk (struct sdisk *d)
 int
 main (int argc, char **argv)
 {
-  struct options o;
-  int r = parse_options (argc, argv, &o);
+  const struct frontend_cli cli = {
+    .prog = "blkemu-scsi",
+    .max_disks = MAX_DISKS,
+    .usage = usage,
+  };
+  struct frontend_args o;
+  int r = frontend_parse_args (&cli, argc, argv, &o);
   if (r != -1)
     return r;
-  if (o.stale) {
-    if (o.nspecs) {
-      fprintf (stderr, "blkemu-scsi: --delete-stale takes no --disk\n");
-      return 1;
-    }
+  if (o.delete_stale) {
+    frontend_args_free (&o);
     return tcmu_delete_stale ();
   }
   struct blkemu_disk *emu[MAX_DISKS];
-  if (frontend_open_disks ("blkemu-scsi", &blkemu_scsi_frontend, o.specs,
-                           o.nspecs, NULL, emu) == -1)
+  r = frontend_open_disks ("blkemu-scsi", &blkemu_scsi_frontend, o.specs,
+                           o.nspecs, NULL, emu);
+  size_t n = o.nspecs;
+  frontend_args_free (&o);
+  if (r == -1)
     return 1;
-  for (; ndisks < o.nspecs; ndisks++) {
+  for (; ndisks < n; ndisks++) {
     struct sdisk *d = &disks[ndisks];
     d->emu = emu[ndisks];
     d->name = blkemu_disk_name (d->emu);
@@ -176,14 +113,11 @@ main (int argc, char **argv)
   }
 
   sigset_t stop;
-  sigemptyset (&stop);
-  sigaddset (&stop, SIGINT);
-  sigaddset (&stop, SIGTERM);
-  sigaddset (&stop, SIGHUP);
-  pthread_sigmask (SIG_BLOCK, &stop, NULL);
+  frontend_block_stop (&stop);
 
   int status = 1;
-  char err[BLKEMU_ERR_MAX];
+  char err[BLKEMU_ERR_MAX], device[40];
+  struct frontend_ready ready = { 0 };
   for (size_t i = 0; i < ndisks; i++) {
     struct sdisk *d = &disks[i];
     if (blkemu_disk_start (d->emu, err, sizeof err) == -1) {
@@ -197,15 +131,17 @@ main (int argc, char **argv)
              "transfers up to %u bytes\n",
              d->name, d->device, (unsigned long long) d->geo.size_bytes,
              d->geo.logical_block_size, d->geo.max_transfer_bytes);
+    snprintf (device, sizeof device, "/dev/%s", d->device);
+    if (frontend_ready_add ("blkemu-scsi", &ready, d->name, device) == -1)
+      goto out;
   }
-  if (write_ready (o.ready_file) == -1)
+  if (frontend_ready_write ("blkemu-scsi", o.ready_file, &ready) == -1)
     goto out;
-  int sig;
-  sigwait (&stop, &sig);
-  fprintf (stderr, "blkemu-scsi: %s: removing the disks\n", strsignal (sig));
+  frontend_wait_stop ("blkemu-scsi", &stop, "removing the disks");
   status = 0;
 
 out:
+  free (ready.text); /* what was not written */
   for (size_t i = ndisks; i-- > 0;)
     stop_disk (&disks[i]);
   if (frontend_close_disks (emu, ndisks) == -1 && status == 0)

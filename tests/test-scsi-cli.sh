@@ -14,7 +14,7 @@ bad () {
   grep -qF -- "$want" "$tmp/out" || fail "[$*]: no '$want' in: $(cat "$tmp/out")"
   echo "ok: [$*] -> $(grep -F -- "$want" "$tmp/out" | head -1)"
 }
-bad "no --disk"
+bad "no disks"
 bad "name=x: two disks with this name" --disk name=x,size=1M --disk name=x,size=1M
 bad "logical-block-size=3000: must be a power of two" --disk size=1M,logical-block-size=3000
 bad "unknown key 'speed'" --disk size=1M,speed=9

@@ -236,84 +236,24 @@ usage (FILE *fp)
   blkemu_spec_print_help (fp, "  ");
 }
 
-static int
-write_ready (const char *path)
-{
-  char text[MAX_DISKS * (NAME_MAX + 32)];
-  size_t len = 0;
-  for (size_t i = 0; i < ndisks; i++)
-    len +=
-      (size_t) snprintf (text + len, sizeof text - len, "%s /dev/ublkb%d\n",
-                         disks[i].name, disks[i].dev_id);
-  fputs (text, stdout);
-  fflush (stdout);
-  if (path && blkemu_write_file_atomic (path, text) == -1) {
-    fprintf (stderr, "blkemu-ublk: --ready-file %s: %s\n", path,
-             strerror (errno));
-    return -1;
-  }
-  return 0;
-}
+static unsigned nqueues = 1;
 
-struct options {
-  char *specs[MAX_DISKS];
-  size_t nspecs;
-  const char *ready_file;
-  bool stale;
-  unsigned nqueues;
-};
-
-/* Returns -1 to go on, else the exit status (--help, bad options...). */
+/* --queues N */
 static int
-parse_options (int argc, char **argv, struct options *o)
+take_option (int opt, const char *arg)
 {
-  static const struct option longopts[] = {
-    { "disk", required_argument, NULL, 'd' },
-    { "ready-file", required_argument, NULL, 'r' },
-    { "delete-stale", no_argument, NULL, 's' },
-    { "queues", required_argument, NULL, 'q' },
-    { "list-keys", no_argument, NULL, 'k' },
-    { "list-profiles", no_argument, NULL, 'p' },
-    { "help", no_argument, NULL, 'h' },
-    { "version", no_argument, NULL, 'V' },
-    { NULL, 0, NULL, 0 },
-  };
-  *o = (struct options){ .nqueues = 1 };
-  int c;
-  while ((c = getopt_long (argc, argv, "hV", longopts, NULL)) != -1)
-    switch (c) {
-    case 'd':
-      if (o->nspecs == MAX_DISKS) {
-        fprintf (stderr, "blkemu-ublk: at most %d disks\n", MAX_DISKS);
-        return 1;
-      }
-      o->specs[o->nspecs++] = optarg;
-      break;
-    case 'r': o->ready_file = optarg; break;
-    case 's': o->stale = true; break;
-    case 'q': {
-      char *end;
-      unsigned long n = strtoul (optarg, &end, 10);
-      if (*end || n < 1 || n > MAX_QUEUES) {
-        fprintf (stderr,
-                 "blkemu-ublk: --queues %s: a number of hardware "
-                 "queues from 1 to %d\n",
-                 optarg, MAX_QUEUES);
-        return 1;
-      }
-      o->nqueues = (unsigned) n;
-      break;
-    }
-    case 'k': return frontend_list_keys ();
-    case 'p': return frontend_list_profiles ();
-    case 'h': usage (stdout); return 0;
-    case 'V': return frontend_print_version ("blkemu-ublk", NULL);
-    default: usage (stderr); return 1;
-    }
-  if (optind < argc) {
-    fprintf (stderr, "blkemu-ublk: unexpected argument '%s'\n", argv[optind]);
+  if (opt != 'q')
+    return 1;
+  char *end;
+  unsigned long n = strtoul (arg, &end, 10);
+  if (*end || n < 1 || n > MAX_QUEUES) {
+    fprintf (stderr,
+             "blkemu-ublk: --queues %s: a number of hardware "
+             "queues from 1 to %d\n",
+             arg, MAX_QUEUES);
     return 1;
   }
+  nqueues = (unsigned) n;
   return -1;
 }
 
@@ -350,15 +290,23 @@ prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
 int
 main (int argc, char **argv)
 {
-  struct options o;
-  int r = parse_options (argc, argv, &o);
+  static const struct option queues[] = {
+    { "queues", required_argument, NULL, 'q' },
+    { NULL, 0, NULL, 0 },
+  };
+  const struct frontend_cli cli = {
+    .prog = "blkemu-ublk",
+    .max_disks = MAX_DISKS,
+    .usage = usage,
+    .extra = queues,
+    .take_extra = take_option,
+  };
+  struct frontend_args o;
+  int r = frontend_parse_args (&cli, argc, argv, &o);
   if (r != -1)
     return r;
-  if (o.stale) {
-    if (o.nspecs) {
-      fprintf (stderr, "blkemu-ublk: --delete-stale takes no --disk\n");
-      return 1;
-    }
+  if (o.delete_stale) {
+    frontend_args_free (&o);
     if (ctrl_open () == -1)
       return 1;
     r = delete_stale ();
@@ -368,20 +316,19 @@ main (int argc, char **argv)
   /* Every spec is checked before any device is created. */
   int status = 1;
   struct blkemu_disk *emu[MAX_DISKS];
-  if (frontend_open_disks ("blkemu-ublk", &blkemu_ublk_frontend, o.specs,
-                           o.nspecs, NULL, emu) == -1)
+  r = frontend_open_disks ("blkemu-ublk", &blkemu_ublk_frontend, o.specs,
+                           o.nspecs, NULL, emu);
+  size_t n = o.nspecs;
+  frontend_args_free (&o);
+  if (r == -1)
     return 1;
-  prepare_disks (emu, o.nspecs, o.nqueues);
+  prepare_disks (emu, n, nqueues);
 
-  /* Signals are taken by sigwait in this thread only. */
   sigset_t stop;
-  sigemptyset (&stop);
-  sigaddset (&stop, SIGINT);
-  sigaddset (&stop, SIGTERM);
-  sigaddset (&stop, SIGHUP);
-  pthread_sigmask (SIG_BLOCK, &stop, NULL);
+  frontend_block_stop (&stop);
 
-  char err[BLKEMU_ERR_MAX];
+  char err[BLKEMU_ERR_MAX], device[32];
+  struct frontend_ready ready = { 0 };
   if (ctrl_open () == -1)
     goto out;
   for (size_t i = 0; i < ndisks; i++) {
@@ -398,15 +345,18 @@ main (int argc, char **argv)
              (unsigned long long) disks[i].geo.size_bytes, disks[i].max_bytes,
              disks[i].nqueues, disks[i].nqueues > 1 ? "s" : "",
              disks[i].depth);
+    snprintf (device, sizeof device, "/dev/ublkb%d", disks[i].dev_id);
+    if (frontend_ready_add ("blkemu-ublk", &ready, disks[i].name, device) ==
+        -1)
+      goto out;
   }
-  if (write_ready (o.ready_file) == -1)
+  if (frontend_ready_write ("blkemu-ublk", o.ready_file, &ready) == -1)
     goto out;
-  int sig;
-  sigwait (&stop, &sig);
-  fprintf (stderr, "blkemu-ublk: %s: removing the devices\n", strsignal (sig));
+  frontend_wait_stop ("blkemu-ublk", &stop, "removing the devices");
   status = 0;
 
 out:
+  free (ready.text); /* what was not written */
   for (size_t i = ndisks; i-- > 0;)
     if (stop_disk (&disks[i]) == -1 && status == 0)
       status = 1; /* stats= could not be written */
