@@ -3,11 +3,11 @@
 # (tcm_loop), and the kernel's sd driver learns its limits the way it
 # does from an array: MAXIMUM and OPTIMAL TRANSFER LENGTH from the Block
 # Limits VPD page become the cap and the default of max_sectors_kb and
-# optimal_io_size, the block
-# sizes come from READ CAPACITY(16), discard from the unmap fields and
-# LBPME, the cache from the caching mode page.  Then seed 004's 4 MiB
+# optimal_io_size, the block sizes come from READ CAPACITY(16), discard
+# from the unmap fields and LBPME, the cache from the caching mode page.  Then seed 004's 4 MiB
 # direct reads reach the disk cut to its 1 MiB, data written is read back,
-# an injected read error arrives as a MEDIUM ERROR naming its block, and
+# an injected read error arrives as a MEDIUM ERROR naming its block, a
+# full queue answers TASK SET FULL and the kernel lowers its depth, and
 # nothing is left in configfs after the server exits.
 #   blkemu-vm --kernel 6.12 scenarios/scsi-disk.sh
 # Skips (77) without target_core_user and tcm_loop.
@@ -99,6 +99,21 @@ attr=/sys/kernel/config/target/core/user_2846/big/attrib
 check "LIO's own limit is the spec's: hw_max_sectors 65536 blocks of 512" \
   "$(cat $attr/hw_max_sectors)/$(cat $attr/hw_block_size)" = 65536/512
 scsi_stop big
+
+section "a full queue: TASK SET FULL, and the kernel lowers the queue depth"
+scsi_start q --disk "name=q,size=64M,queue-depth=4,latency-read=2ms,stats=$results/q.json"
+qdev=/sys/block/${sd[q]#/dev/}/device/queue_depth
+qd0=$(cat $qdev)
+fio --name=q --filename="${sd[q]}" --direct=1 --rw=randread --bs=4k \
+    --iodepth=32 --ioengine=libaio --runtime=4 --time_based \
+    --output="$work/q.fio" > /dev/null 2>&1
+rc=$?
+qd1=$(cat $qdev)
+check "fio at QD32 on a queue-depth=4 disk: no error (exit $rc)" "$rc" -eq 0
+check "the kernel lowered the device's queue depth ($qd0 -> $qd1)" "$qd1" -lt "$qd0"
+scsi_stop q
+check "the disk answered TASK SET FULL ($(jq -r .transport.scsi_task_set_full "$results/q.json") times)" \
+  "$(jq -r .transport.scsi_task_set_full "$results/q.json")" -gt 0
 
 section "a killed server's leftovers: --delete-stale removes them"
 scsi_start k --disk "name=k,size=16M"

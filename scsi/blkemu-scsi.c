@@ -75,6 +75,11 @@ static void
 stop_disk (struct sdisk *d)
 {
   blkemu_disk_cancel (d->emu);
+  char v[24];
+  snprintf (v, sizeof v, "%llu",
+            (unsigned long long) __atomic_load_n (&d->task_set_full,
+                                                  __ATOMIC_RELAXED));
+  blkemu_disk_set_transport (d->emu, "scsi_task_set_full", v);
   tcmu_unexport (d);
   ring_stop (d);
   tcmu_destroy (d);

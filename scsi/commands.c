@@ -16,6 +16,7 @@
 #define GOOD 0x00
 #define CHECK_CONDITION 0x02
 #define BUSY 0x08
+#define TASK_SET_FULL 0x28
 #define NOT_READY 0x2
 #define MEDIUM_ERROR 0x3
 #define HARDWARE_ERROR 0x4
@@ -541,6 +542,44 @@ dispatch (struct scmd *c)
   }
 }
 
+/* Whether OPCODE reaches the medium (through the core). */
+static bool
+media_command (uint8_t opcode)
+{
+  switch (opcode) {
+  case 0x08:
+  case 0x0a:
+  case 0x28:
+  case 0x2a:
+  case 0x88:
+  case 0x8a:
+  case 0x35:
+  case 0x91:
+  case 0x41:
+  case 0x42:
+  case 0x93: return true;
+  default: return false;
+  }
+}
+
+/* A slot in the disk's queue of queue-depth commands, or false: the
+ * command is answered TASK SET FULL (SAM-5 5.3.4), as an array does.
+ */
+static bool
+queue_slot (struct scmd *c)
+{
+  struct sdisk *d = c->d;
+  if (__atomic_add_fetch (&d->in_flight, 1, __ATOMIC_RELAXED) <=
+      d->geo.queue_depth) {
+    c->counted = true;
+    return true;
+  }
+  __atomic_sub_fetch (&d->in_flight, 1, __ATOMIC_RELAXED);
+  __atomic_add_fetch (&d->task_set_full, 1, __ATOMIC_RELAXED);
+  c->status = TASK_SET_FULL;
+  return false;
+}
+
 void
 scsi_execute (struct scmd *c)
 {
@@ -553,7 +592,7 @@ scsi_execute (struct scmd *c)
     c->d->unit_attention = false;
     scsi_sense (c, UNIT_ATTENTION, 0x29, 0x00);
   }
-  else if (dispatch (c))
+  else if ((!media_command (op) || queue_slot (c)) && dispatch (c))
     return;
   ring_complete (c);
 }

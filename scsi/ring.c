@@ -112,6 +112,8 @@ answer (struct sdisk *d, uint16_t cmd_id, uint8_t status, const uint8_t *sense)
 void
 ring_complete (struct scmd *c)
 {
+  if (c->counted)
+    __atomic_sub_fetch (&c->d->in_flight, 1, __ATOMIC_RELAXED);
   answer (c->d, c->cmd_id, c->status, c->status ? c->sense : NULL);
   free (c->buf);
   pthread_mutex_destroy (&c->lock);

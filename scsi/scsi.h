@@ -41,6 +41,12 @@ struct sdisk {
   pthread_t thread;
   bool thread_started;
   bool unit_attention; /* the next command gets POWER ON, RESET */
+  /* Media commands with the core (atomic): past the disk's queue-depth
+   * a command is answered TASK SET FULL, and the kernel lowers the
+   * device's queue depth as it does for an array's full queue.
+   */
+  uint32_t in_flight;
+  uint64_t task_set_full; /* answered so (atomic) */
 };
 
 /* One command, from its ring entry to its completion. */
@@ -56,8 +62,9 @@ struct scmd {
   bool data_in;    /* the transfer goes to the initiator (a read) */
   uint8_t status;
   uint8_t sense[SENSE_LEN];
-  int pending; /* parts still with the core (UNMAP's descriptors) */
-  int err;     /* the first part's error */
+  int pending;  /* parts still with the core (UNMAP's descriptors) */
+  bool counted; /* in the disk's in_flight */
+  int err;      /* the first part's error */
   pthread_mutex_t lock;
 };
 
