@@ -72,6 +72,7 @@ struct blkemu_disk {
 
   /* Atomics. */
   uint64_t in_flight; /* requests between arrival and completion */
+  uint64_t power_ons; /* blkemu_disk_power_on calls */
   uint32_t cancelled; /* futex word: blkemu_disk_cancel or
                          blkemu_disk_interrupt was called */
 

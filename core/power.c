@@ -307,8 +307,15 @@ blkemu_disk_power_on (struct blkemu_disk *disk)
   disk->faults.offline = false;
   wcache_thaw (&disk->wcache);
   model_reset (disk->model, disk->model_state);
+  __atomic_add_fetch (&disk->power_ons, 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock (&disk->lock);
   pthread_mutex_unlock (&disk->power_lock);
+}
+
+uint64_t
+blkemu_disk_power_ons (struct blkemu_disk *disk)
+{
+  return __atomic_load_n (&disk->power_ons, __ATOMIC_ACQUIRE);
 }
 
 int

@@ -7,7 +7,8 @@
 # from the unmap fields and LBPME, the cache from the caching mode page.  Then seed 004's 4 MiB
 # direct reads reach the disk cut to its 1 MiB, data written is read back,
 # an injected read error arrives as a MEDIUM ERROR naming its block, a
-# full queue answers TASK SET FULL and the kernel lowers its depth, and
+# full queue answers TASK SET FULL and the kernel lowers its depth, a
+# power cycle is a UNIT ATTENTION the kernel reports, and
 # nothing is left in configfs after the server exits.
 #   blkemu-vm --kernel 6.12 scenarios/scsi-disk.sh
 # Skips (77) without target_core_user and tcm_loop.
@@ -85,6 +86,17 @@ dmesg | grep -i "sense\|medium\|critical" | head -5 | sed 's/^/  /'
 check "sd logged a Medium Error" "$(dmesg | grep -ci 'medium error')" -ge 1
 check "and its sector (204800)" "$(dmesg | grep -c 'sector 204800')" -ge 1
 ctl arr bad clear 0 256M > /dev/null
+
+section "power cycle: the first command after power-on gets UNIT ATTENTION"
+dmesg -C 2>/dev/null
+ctl arr crash > /dev/null
+ctl arr power-on > /dev/null
+dd if="$dev" of=/dev/null bs=4K count=1 iflag=direct 2>/dev/null
+rc=$?
+dmesg | grep -i "power-on\|unit attention" | head -3 | sed 's/^/  /'
+check "sd reports it: 'Power-on or device reset occurred'" \
+  "$(dmesg | grep -c 'Power-on or device reset occurred')" -ge 1
+check "and the midlayer's retry reads the block (dd exit $rc)" "$rc" -eq 0
 
 section "max-transfer=32M: neither LIO nor blkemu-scsi caps it below tcm_loop's 32767K"
 scsi_start big --disk "name=big,size=128M,max-transfer=32M,control=$work/big.ctl"

@@ -584,9 +584,15 @@ void
 scsi_execute (struct scmd *c)
 {
   c->status = GOOD;
-  /* After power-on, the first command but INQUIRY and REQUEST SENSE
-   * learns it (SPC-4 6.6: POWER ON, RESET, OR BUS DEVICE RESET OCCURRED).
+  /* After power-on (at start, or a control power-on after a crash), the
+   * first command but INQUIRY and REQUEST SENSE learns it (SPC-4 6.6:
+   * POWER ON, RESET, OR BUS DEVICE RESET OCCURRED).
    */
+  uint64_t power_ons = blkemu_disk_power_ons (c->d->emu);
+  if (power_ons != c->d->power_ons) {
+    c->d->power_ons = power_ons;
+    c->d->unit_attention = true;
+  }
   uint8_t op = c->cdb[0];
   if (c->d->unit_attention && op != 0x12 && op != 0x03) {
     c->d->unit_attention = false;

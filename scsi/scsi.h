@@ -41,6 +41,7 @@ struct sdisk {
   pthread_t thread;
   bool thread_started;
   bool unit_attention; /* the next command gets POWER ON, RESET */
+  uint64_t power_ons;  /* blkemu_disk_power_ons when last looked */
   /* Media commands with the core (atomic): past the disk's queue-depth
    * a command is answered TASK SET FULL, and the kernel lowers the
    * device's queue depth as it does for an array's full queue.

@@ -280,7 +280,9 @@ test_crash (void)
   CHECK (wr (d, 12 * BLK, BLK, 'e') == 0,
          "the disk serves on after the refusal");
   CHECK (blkemu_disk_crash (d, err, sizeof err) == 0, "crash: %s", err);
+  CHECK (blkemu_disk_power_ons (d) == 0, "no power-on yet");
   blkemu_disk_power_on (d);
+  CHECK (blkemu_disk_power_ons (d) == 1, "one power-on counted");
   struct blkemu_zone z0 = zone_at (d, 0), z1 = zone_at (d, ZS),
                      z2 = zone_at (d, 2 * ZS);
   CHECK (z0.wp == 8 * BLK && z0.cond == BLKEMU_ZONE_COND_CLOSED,

@@ -405,6 +405,11 @@ int blkemu_disk_view_open (struct blkemu_disk *disk,
 int blkemu_disk_view_close (struct blkemu_disk *disk, char *err,
                             size_t errlen);
 void blkemu_disk_power_on (struct blkemu_disk *disk);
+/* How many times blkemu_disk_power_on brought the disk back: a frontend
+ * whose protocol reports a reset (SCSI's UNIT ATTENTION, POWER ON)
+ * compares it with the count it last saw.
+ */
+uint64_t blkemu_disk_power_ons (struct blkemu_disk *disk);
 /* Unreadable sectors (latent sector errors): a read touching one fails
  * with EIO, a medium error, until a write or write-zeroes covers it.
  * OFFSET and LEN are multiples of the logical block, within the disk.
