@@ -134,9 +134,14 @@ for p in $profiles; do
 done
 
 echo
+# At 1M both settings send the same requests: what differs is the
+# transport's noise, held to the control's bound (TCG over nbd moved an
+# identical 1M job by 7% once).
+ctl_max=15
+[ "$transport" = ublk ] && ctl_max=5
 for p in $profiles; do
   v=diff_${p//-/_}_1M
-  check "$p: no change at 1M (${!v}%)" "${!v#-}" -le 5
+  check "$p: no change at 1M (${!v}%, within $ctl_max% over $transport)" "${!v#-}" -le $ctl_max
 done
 if [[ " $profiles " == *" san-hsv400 "* ]]; then
   check "san-hsv400: 2M writes slower with 32767 ($diff_san_hsv400_2M%)" "$diff_san_hsv400_2M" -le -7
@@ -147,8 +152,6 @@ if [[ " $profiles " == *" san-xiv "* ]]; then
   # moving a 4 MiB payload before the device sees the request (bounded,
   # not zero); over ublk the target is 3% (measured: 0, -3, -3), asserted
   # with 2 points of run-to-run noise so a busy CI machine cannot fail it.
-  ctl_max=15
-  [ "$transport" = ublk ] && ctl_max=5
   check "san-xiv (control): 2M within $ctl_max% over $transport (${diff_san_xiv_2M}%)" "${diff_san_xiv_2M#-}" -le $ctl_max
   check "san-xiv (control): 4M within $ctl_max% over $transport (${diff_san_xiv_4M}%)" "${diff_san_xiv_4M#-}" -le $ctl_max
   if [[ " $profiles " == *" san-hsv400 "* ]]; then
