@@ -23,6 +23,8 @@ static uint8_t last_status, last_sense_key;
 void
 ring_complete (struct scmd *c)
 {
+  if (c->counted) /* as ring.c: the command leaves the disk's queue */
+    __atomic_sub_fetch (&c->d->in_flight, 1, __ATOMIC_RELAXED);
   answers++;
   last_status = c->status;
   last_sense_key = c->sense[2] & 0x0f;
@@ -105,7 +107,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   disk.unit_attention = false;
   unsigned status = run (cdb, area, area_len);
   if (status != 0x00 && status != 0x02 && status != 0x08)
-    abort ();
+    abort (); /* TASK SET FULL (0x28) cannot come: one command at a time */
   if (status == 0x02 && last_sense_key == 0)
     abort ();
   /* A WRITE(10) that succeeded: READ(10) of the same blocks returns it. */
