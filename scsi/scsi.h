@@ -28,7 +28,7 @@ struct sdisk {
   char core_dir[160]; /* configfs: target/core/user_N/NAME */
   char tpg_dir[160];  /* configfs: target/loopback/naa.X/tpgt_1 */
   char device[32];    /* the kernel's name for it: "sdb" */
-  bool core_made, enabled, lun_linked, nexus_set;
+  bool core_made, lun_linked;
   /* The ring (uio), mapped whole. */
   int uio_index; /* /dev/uioN */
   int uio_fd;

@@ -110,6 +110,23 @@ configfs_ready (void)
   return 0;
 }
 
+/* Take down tcm_loop's target portal group TPG (its LUN unlinked):
+ * LUN 0, the nexus, the group, its wwn.  Returns the wwn's rmdir.
+ */
+static int
+remove_tpg (const char *tpg)
+{
+  char path[PATH_MAX];
+  snprintf (path, sizeof path, "%s/lun/lun_0", tpg);
+  rmdir (path);
+  snprintf (path, sizeof path, "%s/nexus", tpg);
+  write_text (path, "NULL"); /* fails harmlessly when there is none */
+  rmdir (tpg);
+  snprintf (path, sizeof path, "%s", tpg);
+  *strrchr (path, '/') = 0;
+  return rmdir (path);
+}
+
 /* The export of a backstore: tcm_loop's wwn dir whose LUN 0 links to
  * CORE_DIR, or none.
  */
@@ -128,15 +145,8 @@ remove_exports_of (const char *core_dir)
     if (!tpg)
       continue;
     *strstr (tpg, "/lun/") = 0;
-    char path[PATH_MAX];
     unlink (g.gl_pathv[i]);
-    snprintf (path, sizeof path, "%s/lun/lun_0", tpg);
-    rmdir (path);
-    snprintf (path, sizeof path, "%s/nexus", tpg);
-    write_text (path, "NULL");
-    rmdir (tpg);
-    *strrchr (tpg, '/') = 0;
-    if (rmdir (tpg) == -1)
+    if (remove_tpg (tpg) == -1)
       r = -1;
     free (tpg);
   }
@@ -296,7 +306,6 @@ tcmu_create (struct sdisk *d)
              d->core_dir, strerror (errno));
     return -1;
   }
-  d->enabled = true;
   if ((d->uio_index = find_uio (d->name)) < 0) {
     fprintf (stderr, "blkemu-scsi: %s: no uio device for %s\n", d->name,
              d->core_dir);
@@ -349,7 +358,6 @@ tcmu_export (struct sdisk *d)
              strerror (errno));
     return -1;
   }
-  d->nexus_set = true;
   snprintf (path, sizeof path, "%s/lun/lun_0", d->tpg_dir);
   if (mkdir (path, 0755) == -1) {
     fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, path,
@@ -392,17 +400,7 @@ tcmu_unexport (struct sdisk *d)
   }
   if (!d->tpg_dir[0])
     return;
-  snprintf (path, sizeof path, "%s/lun/lun_0", d->tpg_dir);
-  rmdir (path);
-  if (d->nexus_set) {
-    snprintf (path, sizeof path, "%s/nexus", d->tpg_dir);
-    write_text (path, "NULL");
-    d->nexus_set = false;
-  }
-  rmdir (d->tpg_dir);
-  snprintf (path, sizeof path, "%s", d->tpg_dir);
-  *strrchr (path, '/') = 0;
-  rmdir (path);
+  remove_tpg (d->tpg_dir);
   d->tpg_dir[0] = 0;
 }
 
@@ -412,6 +410,6 @@ tcmu_destroy (struct sdisk *d)
   if (d->core_made && rmdir (d->core_dir) == -1)
     fprintf (stderr, "blkemu-scsi: %s: removing %s: %s\n", d->name,
              d->core_dir, strerror (errno));
-  d->core_made = d->enabled = false;
+  d->core_made = false;
   rmdir (HBA); /* fails while another disk is in it */
 }
