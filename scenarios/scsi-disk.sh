@@ -12,6 +12,7 @@
 # nothing is left in configfs after the server exits.
 #   blkemu-vm --kernel 6.12 scenarios/scsi-disk.sh
 # Skips (77) without target_core_user and tcm_loop.
+# blkemu-vm: needs target_core_user tcm_loop
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 scsi_require
 

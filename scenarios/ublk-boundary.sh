@@ -6,6 +6,7 @@
 # chunk and at theirs; no request reaches a disk across a boundary.
 #   blkemu-vm --kernel 6.12 scenarios/ublk-boundary.sh
 # Skips (77) without ublk_drv.
+# blkemu-vm: needs ublk_drv
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 modprobe raid0 2>/dev/null || true

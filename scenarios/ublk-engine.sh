@@ -13,6 +13,7 @@
 #     splits to the physical block: requests top out at 124K.
 #   blkemu-vm --kernel 6.12 scenarios/ublk-engine.sh
 # Skips (77) without ublk_drv.
+# blkemu-vm: needs ublk_drv
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 queues=2

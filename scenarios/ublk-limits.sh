@@ -7,6 +7,7 @@
 # before the device sees anything (nothing is refused as oversize).
 #   blkemu-vm --kernel 6.12 scenarios/ublk-limits.sh
 # Skips (77) on kernels without ublk_drv (Debian's 6.1).
+# blkemu-vm: needs ublk_drv
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 modprobe raid1

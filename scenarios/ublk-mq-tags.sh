@@ -16,6 +16,7 @@
 # Environment: SLOWDOWN (default 400: the SSDs' clock runs that much
 # slower so the TCG guest keeps up; IOPS are shown x SLOWDOWN), RUNTIME
 # per cell in s (3).  Skips (77) without ublk_drv.
+# blkemu-vm: needs ublk_drv
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 modprobe raid0 2>/dev/null || true

@@ -8,6 +8,7 @@
 # its zones across a restart.
 #   blkemu-vm --kernel 6.12 scenarios/zoned-ublk.sh
 # Skips (77) without ublk_drv.
+# blkemu-vm: needs ublk_drv
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 

@@ -21,18 +21,20 @@ failed=()
 for k in $kernels; do
   for s in $scenarios; do
     echo "=== $s on $k"
-    rc=0
+    rc=0 t0=$SECONDS
     "$top/tools/blkemu-vm" -q --kernel "$k" --results "$tmp/$k-$s" \
       "$top/scenarios/$s.sh" > "$tmp/out" 2>&1 || rc=$?
+    took="$((SECONDS - t0)) s"
     if [ $rc -eq 0 ]; then
       grep -E "PASS|checks" "$tmp/out" | tail -3
-      echo "ok: $s on $k"
+      echo "ok: $s on $k ($took)"
     elif [ $rc -eq 77 ]; then
       # the scenario needs what this kernel lacks (ublk on 6.1), and says so
       grep -m1 "SKIP" "$tmp/out" || cat "$tmp/out"
-      echo "skipped: $s on $k"
+      echo "skipped: $s on $k ($took)"
     else
       cat "$tmp/out"
+      echo "FAILED: $s on $k ($took)"
       failed+=("$s@$k")
     fi
   done
