@@ -42,10 +42,19 @@ static const struct {
  * other key the device enforces on its own.
  */
 static const int told_only[] = {
-  K_PHYSICAL_BLOCK_SIZE, K_MIN_IO,           K_OPT_IO,
-  K_ROTATIONAL,          K_VIRT_BOUNDARY,    K_MAX_DISCARD_SEGMENTS,
-  K_MAX_SEGMENTS,        K_MAX_SEGMENT_SIZE, K_SEGMENT_BOUNDARY,
+  K_PHYSICAL_BLOCK_SIZE,
+  K_MIN_IO,
+  K_OPT_IO,
+  K_ROTATIONAL,
+  K_VIRT_BOUNDARY,
+  K_MAX_DISCARD_SEGMENTS,
+  K_MAX_SEGMENTS,
+  K_MAX_SEGMENT_SIZE,
+  K_SEGMENT_BOUNDARY,
   K_DMA_ALIGNMENT,
+  K_VENDOR,
+  K_PRODUCT,
+  K_REVISION,
 };
 
 /* How FE carries key ID: as its descriptor says, or else the device's

@@ -52,6 +52,10 @@ enum key_id {
   K_CHANNELS,
   K_MODEL,
   K_ROTATIONAL,
+  /* identity: what a SCSI INQUIRY answers */
+  K_VENDOR,
+  K_PRODUCT,
+  K_REVISION,
   /* latency distribution */
   K_LATENCY_DIST,
   K_LATENCY_JITTER,

@@ -158,7 +158,13 @@ cmd_get (struct blkemu_disk *disk, char **save, struct strbuf *sb,
   sb_printf (sb, "ok");
   for (size_t i = 0; blkemu_key_name (i); i++) {
     blkemu_disk_get (disk, blkemu_key_name (i), v, sizeof v, err, sizeof err);
-    sb_printf (sb, " %s=%s", blkemu_key_name (i), v);
+    /* A value with a space (product=WDC WD5001FXYZ-0) is quoted, so
+     * the line still splits at spaces into pairs.
+     */
+    if (strchr (v, ' '))
+      sb_printf (sb, " %s=\"%s\"", blkemu_key_name (i), v);
+    else
+      sb_printf (sb, " %s=%s", blkemu_key_name (i), v);
   }
   sb_printf (sb, "\n");
 }

@@ -170,6 +170,23 @@ const struct key_def config_keys[K_COUNT] = {
                 "blkemu-models(7)" },
   [K_ROTATIONAL] = { "rotational", T_BOOL, "no", NULL, 0, 0, false,
                      "advertise a rotational device (yes|no)" },
+  /* For T_STRING keys, max is the longest value (0: any length); a
+   * bounded one takes printable ASCII only, as INQUIRY fields do.
+   */
+  [K_VENDOR] = { "vendor", T_STRING, "BLKEMU", NULL, 0, 8, false,
+                 "vendor identification a SCSI INQUIRY answers (lsscsi, "
+                 "sg_inq, /sys/block/X/device/vendor): printable ASCII, <= 8 "
+                 "characters" },
+  [K_PRODUCT] = { "product", T_STRING, NULL, NULL, 0, 16, false,
+                  "product identification (INQUIRY, "
+                  "/sys/block/X/device/model): "
+                  "printable ASCII, <= 16 characters (unset: the disk's "
+                  "name)" },
+  [K_REVISION] = { "revision", T_STRING, NULL, NULL, 0, 4, false,
+                   "product revision level (INQUIRY, "
+                   "/sys/block/X/device/rev): "
+                   "printable ASCII, <= 4 characters (unset: blkemu's "
+                   "version)" },
   [K_LATENCY_DIST] = { "latency-dist", T_ENUM, "fixed", CHOICES (DIST_LIST), 0,
                        0, true,
                        "how each base latency varies: fixed; uniform "

@@ -91,6 +91,31 @@ enum_index (const char *choices, const char *value)
   return -1;
 }
 
+/* A string key's value: not empty; a bounded one (max: its length)
+ * printable ASCII, as INQUIRY's fields are.
+ */
+static int
+check_string (const struct key_def *k, const char *value, char *err)
+{
+  if (*value == '\0') {
+    set_err (err, "%s=: must not be empty", k->name);
+    return -1;
+  }
+  if (k->max == NOMAX)
+    return 0;
+  if (strlen (value) > k->max) {
+    set_err (err, "%s=%s: must be at most %llu characters", k->name, value,
+             (unsigned long long) k->max);
+    return -1;
+  }
+  for (const char *c = value; *c; c++)
+    if (*c < 0x20 || *c > 0x7e) {
+      set_err (err, "%s=%s: must be printable ASCII", k->name, value);
+      return -1;
+    }
+  return 0;
+}
+
 /* Parse VALUE for key ID into *num (numeric and enum keys).  Checks the
  * per-key rules; cross-key rules come later in config_validate.
  */
@@ -143,12 +168,7 @@ parse_value (int id, const char *value, uint64_t *num, char *err)
     *num = m;
     return 0;
   }
-  case T_STRING:
-    if (*value == '\0') {
-      set_err (err, "%s=: must not be empty", k->name);
-      return -1;
-    }
-    return 0;
+  case T_STRING: return check_string (k, value, err);
   }
   if (r == -1) {
     set_err (err, "%s=%s: %s", k->name, value, why);

@@ -34,6 +34,12 @@ bad_spec "virt-boundary=2K: must be a power of two >= 4K" size=1G virt-boundary=
 bad_spec "segment-boundary=1K: must be a power of two >= 4K" size=1G segment-boundary=1K
 bad_spec "dma-alignment=8K: must be at most 4K" size=1G dma-alignment=8K
 bad_spec "dma-alignment=3K: must be a power of two <= 4K" size=1G dma-alignment=3K
+# INQUIRY's strings: SPC's field widths, printable ASCII.
+bad_spec "vendor=SEAGATE-X: must be at most 8 characters" size=1G vendor=SEAGATE-X
+bad_spec "product=WDC WD5001FXYZ-0X: must be at most 16 characters" size=1G "product=WDC WD5001FXYZ-0X"
+bad_spec "revision=12345: must be at most 4 characters" size=1G revision=12345
+bad_spec "must be printable ASCII" size=1G "$(printf 'vendor=H\tP')"
+bad_spec "product=: must not be empty" size=1G product=
 # Zoned disks: every key's rule, then NBD's refusal of a valid one.
 Z="zoned=host-managed zone-size=4M"
 bad_spec "zoned=yes: must be one of none|host-managed" size=1G zoned=yes

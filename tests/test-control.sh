@@ -7,10 +7,13 @@ sock="$tmp/ctl.sock"
 export sock
 
 nbdkit -U - "$PLUGIN" size=64M control="$sock" stats="$tmp/s.json" \
-    max-transfer=127K --run '
+    max-transfer=127K "product=WDC WD5001FXYZ-0" --run '
   set -e
   ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
   [ "$(ctl get max-transfer)" = 127K ]
+  # get, all keys: pairs split at spaces, a value with one quoted
+  ctl get | grep -q " max-transfer=127K .* product=\"WDC WD5001FXYZ-0\" "
+  [ "$(ctl get product)" = "WDC WD5001FXYZ-0" ]
   [ "$(ctl get latency-write)" = 0 ]
   ctl set latency-write=2ms oversize=split
   [ "$(ctl get latency-write)" = 2ms ]
