@@ -122,6 +122,21 @@ badranges_hit (struct badranges *b, uint64_t offset, uint64_t len)
   return hit;
 }
 
+bool
+badranges_first (struct badranges *b, uint64_t offset, uint64_t len,
+                 uint64_t *first)
+{
+  if (__atomic_load_n (&b->count, __ATOMIC_ACQUIRE) == 0)
+    return false;
+  pthread_mutex_lock (&b->lock);
+  size_t i = first_after (b, offset);
+  bool hit = i < b->count && b->r[i].start < offset + len;
+  if (hit)
+    *first = b->r[i].start > offset ? b->r[i].start : offset;
+  pthread_mutex_unlock (&b->lock);
+  return hit;
+}
+
 size_t
 badranges_list (struct badranges *b, uint64_t from, struct bad_range *out,
                 size_t max, size_t *total)

@@ -33,6 +33,9 @@ int badranges_clear (struct badranges *b, uint64_t offset, uint64_t len);
 void badranges_clear_all (struct badranges *b);
 /* Does [OFFSET, OFFSET + LEN) touch an unreadable range? */
 bool badranges_hit (struct badranges *b, uint64_t offset, uint64_t len);
+/* Like badranges_hit, and *FIRST: the first unreadable byte in it. */
+bool badranges_first (struct badranges *b, uint64_t offset, uint64_t len,
+                      uint64_t *first);
 /* Up to MAX ranges from the first one ending after FROM, into OUT;
  * returns how many.  *TOTAL (if not NULL): how many there are.
  */

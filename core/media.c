@@ -112,3 +112,17 @@ blkemu_disk_bad_args (struct blkemu_disk *disk, const char *what,
   return (add ? blkemu_disk_bad_add : blkemu_disk_bad_clear) (disk, off, len,
                                                               err, errlen);
 }
+
+uint64_t
+blkemu_disk_error_at (struct blkemu_disk *disk, uint64_t offset, uint64_t len)
+{
+  uint64_t first;
+  if (badranges_first (&disk->bad, offset, len, &first))
+    return first;
+  /* An error-offset rule: the first block of its range in the request. */
+  pthread_mutex_lock (&disk->lock);
+  uint64_t start = disk->cfg.num[K_ERROR_OFFSET];
+  bool ruled = disk->cfg.num[K_ERROR_MODE] != ERROR_OFF;
+  pthread_mutex_unlock (&disk->lock);
+  return ruled && start > offset && start < offset + len ? start : offset;
+}

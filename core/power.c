@@ -318,6 +318,15 @@ blkemu_disk_power_ons (struct blkemu_disk *disk)
   return __atomic_load_n (&disk->power_ons, __ATOMIC_ACQUIRE);
 }
 
+bool
+blkemu_disk_offline (struct blkemu_disk *disk)
+{
+  pthread_mutex_lock (&disk->lock);
+  bool off = disk->faults.offline;
+  pthread_mutex_unlock (&disk->lock);
+  return off;
+}
+
 int
 blkemu_disk_power_off (struct blkemu_disk *disk, char *err, size_t errlen)
 {

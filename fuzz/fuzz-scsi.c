@@ -53,6 +53,7 @@ setup (void)
   disk.name = "fz";
   disk.naa = 0x6001405123456789ull;
   blkemu_disk_geometry (disk.emu, &disk.geo);
+  scsi_identity (&disk);
 }
 
 /* One command with CDB and a data area of AREA bytes holding DATA. */

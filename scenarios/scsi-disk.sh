@@ -58,6 +58,61 @@ echo "  wwid: $wwid"
 check "VPD 0x83: an NAA identifier (wwid naa.6001405...)" \
   "$(echo "$wwid" | grep -c '^naa\.6001405')" -eq 1
 
+section "sg3-utils read what the spec says"
+if command -v sg_vpd > /dev/null; then
+  sg_vpd -p bl "$dev" > "$work/bl" 2>&1
+  sed 's/^/  /' "$work/bl"
+  vpd () { sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$work/bl" | head -1; }
+  check "sg_vpd -p bl: Maximum transfer length 2048 blocks (1M)" "$(vpd 'Maximum transfer length')" -eq 2048
+  check "sg_vpd -p bl: Optimal transfer length 2048 blocks" "$(vpd 'Optimal transfer length')" -eq 2048
+  check "sg_vpd -p bl: Optimal transfer length granularity 8 blocks (min-io 4K)" \
+    "$(vpd 'Optimal transfer length granularity')" -eq 8
+  check "sg_vpd -p bl: Maximum unmap LBA count 32768 (16M)" "$(vpd 'Maximum unmap LBA count')" -eq 32768
+  check "sg_vpd -p bl: Maximum unmap block descriptor count 4" \
+    "$(vpd 'Maximum unmap block descriptor count')" -eq 4
+  sg_vpd -p bdc "$dev" > "$work/bdc" 2>&1
+  grep -i "rotation" "$work/bdc" | sed 's/^/  /'
+  check "sg_vpd -p bdc: the rotation rate is rpm= (7200)" "$(grep -ci 'rotation rate: 7200' "$work/bdc")" -eq 1
+  sg_readcap --16 "$dev" > "$work/rc" 2>&1
+  sed 's/^/  /' "$work/rc" | head -12
+  check "sg_readcap --16: physical block exponent 3 (4K of 512)" \
+    "$(grep -c 'blocks per physical block exponent=3' "$work/rc")" -eq 1
+  check "sg_readcap --16: logical block provisioning (LBPME=1)" "$(grep -ci 'lbpme=1' "$work/rc")" -eq 1
+  sg_opcodes "$dev" > "$work/op" 2>&1
+  sed 's/^/  /' "$work/op" | head -30
+  check "sg_opcodes: REPORT SUPPORTED OPERATION CODES lists WRITE SAME(16) and UNMAP" \
+    "$(grep -ciE 'write same\(16\)|^ *42 .*unmap' "$work/op")" -eq 2
+  sg_opcodes -o 0x88 "$dev" > "$work/op1" 2>&1
+  sed 's/^/  /' "$work/op1" | head -8
+  check "sg_opcodes -o 0x88: READ(16) supported as the standard says" \
+    "$(grep -ciE 'supported \[conforming|supported.*standard' "$work/op1")" -ge 1
+  ctl arr reset > /dev/null
+  sg_unmap --force --lba=131072 --num=2048 "$dev"
+  check "sg_unmap: one 1M UNMAP reached the disk as a trim" \
+    "$(disk_stat arr .ops.trim.bytes)" -eq 1048576
+  sg_write_same --16 --unmap --lba=133120 --num=2048 "$dev"
+  sg_write_same --16 --in=/dev/zero --lba=135168 --num=16 "$dev"
+  check "sg_write_same --16 (with UNMAP, then of zeroes): two zeroings" \
+    "$(disk_stat arr .ops.zero.requests)" -eq 2
+else
+  check "sg3-utils installed (tools/install-deps vm)" 0 -eq 1
+fi
+
+section "a seed's array by its profile: INQUIRY says HP HSV400"
+scsi_start hsv --disk "name=hsv,profile=san-hsv400,size=64M"
+hb=${sd[hsv]#/dev/}
+lsscsi 2>/dev/null | grep "${sd[hsv]}" | sed 's/^/  /'
+sg_inq "${sd[hsv]}" 2>/dev/null | grep -E "identification|revision" | sed 's/^/  /'
+check "sysfs vendor/model: HP/HSV400 (seed 000's strings)" \
+  "$(tr -d ' ' < /sys/block/$hb/device/vendor)/$(tr -d ' ' < /sys/block/$hb/device/model)" = HP/HSV400
+check "sg_inq prints seed 000's 'Vendor identification: HP'" \
+  "$(sg_inq "${sd[hsv]}" 2>/dev/null | grep -c 'Vendor identification: HP')" -eq 1
+check "lsscsi shows it" "$(lsscsi 2>/dev/null | grep "${sd[hsv]}" | grep -c 'HP *HSV400')" -eq 1
+sg_vpd -p bl "${sd[hsv]}" 2>/dev/null | grep -i "transfer length" | sed 's/^/  /'
+check "its max-transfer (32767K) as MAXIMUM TRANSFER LENGTH: 65534 blocks" \
+  "$(sg_vpd -p bl "${sd[hsv]}" 2>/dev/null | grep -c 'Maximum transfer length: 65534')" -eq 1
+scsi_stop hsv
+
 section "seed 004: 4 MiB direct reads reach the disk as 1 MiB commands"
 ctl arr reset > /dev/null
 dd if="$dev" of=/dev/null bs=4M count=16 iflag=direct 2>/dev/null
@@ -76,21 +131,29 @@ blkdiscard -o $((64 << 20)) -l $((32 << 20)) "$dev"
 check "blkdiscard of 32M: UNMAP reached the disk as trims of <= 16M" \
   "$(disk_stat arr '.ops.trim.bytes')/$(max_size arr trim)" = 33554432/16777216
 
-section "a medium error names its block"
-ctl arr bad add 100M 4K > /dev/null
+section "a medium error names its first bad block"
+ctl arr bad add $(( (100 << 20) + (16 << 10) )) 4K > /dev/null
 dmesg -C 2>/dev/null
-dd if="$dev" of=/dev/null bs=4K skip=$((100 * 256)) count=1 iflag=direct 2> "$work/dd.err"
+dd if="$dev" of=/dev/null bs=64K skip=1600 count=1 iflag=direct 2> "$work/dd.err"
 rc=$?
 sed 's/^/  dd: /' "$work/dd.err" | head -3
-check "the read fails (dd exit $rc: the kernel's ENODATA for a medium error)" "$rc" -ne 0
-dmesg | grep -i "sense\|medium\|critical" | head -5 | sed 's/^/  /'
+check "a 64K read over a bad 4K fails (dd exit $rc: the kernel's ENODATA for a medium error)" "$rc" -ne 0
+dmesg | grep -i "sense\|medium\|critical\|info fld" | head -6 | sed 's/^/  /'
 check "sd logged a Medium Error" "$(dmesg | grep -ci 'medium error')" -ge 1
-check "and its sector (204800)" "$(dmesg | grep -c 'sector 204800')" -ge 1
+check "at the bad block, 16K into the read (sector 204832), not the read's first (204800)" \
+  "$(dmesg | grep -c 'sector 204832')/$(dmesg | grep -c 'sector 204800')" = 1/0
 ctl arr bad clear 0 256M > /dev/null
 
-section "power cycle: the first command after power-on gets UNIT ATTENTION"
+section "power cycle: NOT READY while off, UNIT ATTENTION after power-on"
 dmesg -C 2>/dev/null
 ctl arr crash > /dev/null
+dd if="$dev" of=/dev/null bs=4K count=1 skip=7 iflag=direct 2>/dev/null
+rc=$?
+dmesg | grep -i "not ready\|intervention" | head -2 | sed 's/^/  /'
+check "a read of the crashed disk fails (dd exit $rc)" "$rc" -ne 0
+check "as NOT READY, manual intervention required (not a medium error)" \
+  "$(dmesg | grep -ci 'manual intervention required')/$(dmesg | grep -ci 'medium error')" = 1/0
+dmesg -C 2>/dev/null
 ctl arr power-on > /dev/null
 dd if="$dev" of=/dev/null bs=4K count=1 iflag=direct 2>/dev/null
 rc=$?
@@ -98,6 +161,46 @@ dmesg | grep -i "power-on\|unit attention" | head -3 | sed 's/^/  /'
 check "sd reports it: 'Power-on or device reset occurred'" \
   "$(dmesg | grep -c 'Power-on or device reset occurred')" -ge 1
 check "and the midlayer's retry reads the block (dd exit $rc)" "$rc" -eq 0
+
+section "md raid1, a SCSI leg and a ublk one (6.1: SCSI): a medium error repaired"
+modprobe raid1 2>/dev/null
+scsi_start ma --disk "name=ma,size=64M,max-transfer=256K,opt-io=256K,control=$work/ma.ctl"
+if ublk_available; then
+  mb=$(ublk_disk_start mb size=64M max-transfer=1M)
+else # 6.1 has no ublk: a second SCSI disk with other limits
+  scsi_start mb --disk "name=mb,size=64M,max-transfer=512K,control=$work/mb.ctl"
+  mb=${sd[mb]}
+fi
+ma=${sd[ma]}
+mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean \
+  --metadata=1.2 "$ma" "$mb" > "$work/mdadm.log" 2>&1 || cat "$work/mdadm.log"
+queue_limits "$ma" "$mb" md0
+check "md inherits the smaller leg's limit: max_sectors_kb 256" \
+  "$(cat /sys/block/md0/queue/max_sectors_kb)" -eq 256
+head -c $((16 << 20)) /dev/urandom > "$work/mdata"
+dd if="$work/mdata" of=/dev/md0 bs=1M oflag=direct status=none
+off=$(( $(cat /sys/block/md0/md/dev-${ma#/dev/}/offset) * 512 + (5 << 20) + (12 << 10) ))
+ctl ma bad add $off 4K > /dev/null
+dmesg -C 2>/dev/null
+ctl ma reset > /dev/null
+echo check > /sys/block/md0/md/sync_action
+for _ in $(seq 600); do
+  [ "$(cat /sys/block/md0/md/sync_action)" = idle ] && break
+  sleep 0.2
+done
+dmesg | grep -i "medium error\|raid1.*\(read error\|corrected\)" | tail -3 | sed 's/^/  kernel: /'
+check "sd logged the MEDIUM ERROR at the bad sector ($((off / 512)))" \
+  "$(dmesg | grep -c "critical medium error.*sector $((off / 512)) ")" -ge 1
+check "md rewrote it from the other leg: nothing unreadable left ($(ctl ma bad))" "$(ctl ma bad)" = 0
+echo "  md's corrected errors on ${ma#/dev/}: $(cat /sys/block/md0/md/dev-${ma#/dev/}/errors)"
+check "by a write to the SCSI leg during a read-only check ($(disk_stat ma .ops.write.requests))" \
+  "$(disk_stat ma .ops.write.requests)" -ge 1
+check "both legs still in the array" "$(grep -A1 '^md0' /proc/mdstat | grep -c '\[UU\]')" -eq 1
+dd if=/dev/md0 of="$work/mback" bs=1M count=16 iflag=direct status=none
+check "the array's data reads back whole" "$(cmp -s "$work/mdata" "$work/mback" && echo same)" = same
+mdadm --stop /dev/md0 > /dev/null 2>&1
+scsi_stop ma
+if [ -n "${sd[mb]:-}" ]; then scsi_stop mb; else ublk_disk_stop mb; fi
 
 section "max-transfer=32M: neither LIO nor blkemu-scsi caps it below tcm_loop's 32767K"
 scsi_start big --disk "name=big,size=128M,max-transfer=32M,control=$work/big.ctl"

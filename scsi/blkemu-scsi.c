@@ -115,6 +115,7 @@ main (int argc, char **argv)
     d->uio_fd = d->stop_fd = -1;
     d->unit_attention = true; /* as a disk just powered on */
     blkemu_disk_geometry (d->emu, &d->geo);
+    scsi_identity (d);
   }
 
   sigset_t stop;

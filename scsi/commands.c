@@ -124,6 +124,33 @@ pad_copy (uint8_t *dst, const char *src, size_t n)
   memcpy (dst, src, strlen (src) < n ? strlen (src) : n);
 }
 
+/* The disk's value of KEY, or FALLBACK when it is unset, cut to LEN. */
+static void
+key_or (struct sdisk *d, const char *key, const char *fallback, char *out,
+        size_t len)
+{
+  char v[64] = "";
+  blkemu_disk_get (d->emu, key, v, sizeof v, NULL, 0);
+  const char *src = *v ? v : fallback;
+  size_t n = strnlen (src, len - 1); /* a longer fallback is cut */
+  memcpy (out, src, n);
+  out[n] = '\0';
+}
+
+void
+scsi_identity (struct sdisk *d)
+{
+  char rpm[16];
+  key_or (d, "vendor", "BLKEMU", d->vendor, sizeof d->vendor);
+  key_or (d, "product", d->name, d->product, sizeof d->product);
+  key_or (d, "revision", BLKEMU_VERSION, d->revision, sizeof d->revision);
+  size_t n = strlen (d->revision); /* the version cut to 4: "0.1." */
+  if (n && d->revision[n - 1] == '.')
+    d->revision[n - 1] = '\0';
+  key_or (d, "rpm", "7200", rpm, sizeof rpm);
+  d->rotation_rate = d->geo.rotational ? (uint16_t) atoi (rpm) : 1;
+}
+
 static size_t
 standard_inquiry (const struct sdisk *d, uint8_t *b)
 {
@@ -133,9 +160,9 @@ standard_inquiry (const struct sdisk *d, uint8_t *b)
   b[3] = 0x12; /* HISUP, response data format 2 */
   b[4] = 36 - 5;
   b[7] = 0x02; /* CMDQUE */
-  pad_copy (&b[8], "BLKEMU", 8);
-  pad_copy (&b[16], d->name, 16);
-  pad_copy (&b[32], BLKEMU_VERSION, 4);
+  pad_copy (&b[8], d->vendor, 8);
+  pad_copy (&b[16], d->product, 16);
+  pad_copy (&b[32], d->revision, 4);
   return 36;
 }
 
@@ -167,7 +194,7 @@ vpd_page (const struct sdisk *d, uint8_t page, uint8_t *b)
     put_be (&b[16], d->naa ^ 0x0123456789abcdefull, 8);
     b[24] = 0x02; /* ASCII */
     b[25] = 0x01; /* LU, T10 vendor identification */
-    snprintf ((char *) &b[28], 40, "BLKEMU  %s", d->name);
+    snprintf ((char *) &b[28], 40, "%-8s%s", d->vendor, d->name);
     b[27] = (uint8_t) strlen ((char *) &b[28]);
     len = 24 + b[27];
     break;
@@ -195,7 +222,7 @@ vpd_page (const struct sdisk *d, uint8_t page, uint8_t *b)
     break;
   case 0xb1: /* block device characteristics */
     len = 0x3c;
-    put_be (&b[4], g->rotational ? 7200 : 1, 2); /* 1: non-rotating */
+    put_be (&b[4], d->rotation_rate, 2);
     break;
   case 0xb2: /* logical block provisioning */
     len = 4;
@@ -298,12 +325,28 @@ result_to_sense (struct scmd *c, int err, bool write)
   switch (err) {
   case 0: c->status = GOOD; break;
   case EIO:
-  case BLKEMU_ERR_DROP:
+  case BLKEMU_ERR_DROP: {
+    /* A disk without power answers nothing a medium error would: LOGICAL
+     * UNIT NOT READY, MANUAL INTERVENTION REQUIRED (sd fails the command
+     * without retrying; the intervention is a power-on).
+     */
+    if (blkemu_disk_offline (c->d->emu)) {
+      scsi_sense (c, NOT_READY, 0x04, 0x03);
+      break;
+    }
+    /* The information field names the first block that failed: md
+     * rewrites that one from the other leg, and sd completes the blocks
+     * before it.
+     */
+    uint32_t lbs = c->d->geo.logical_block_size;
+    uint64_t lba =
+      blkemu_disk_error_at (c->d->emu, c->lba * lbs, c->data_len) / lbs;
     if (write)
-      sense_at (c, MEDIUM_ERROR, 0x0c, 0x00, c->lba); /* WRITE ERROR */
+      sense_at (c, MEDIUM_ERROR, 0x0c, 0x00, lba); /* WRITE ERROR */
     else
-      sense_at (c, MEDIUM_ERROR, 0x11, 0x00, c->lba); /* UNRECOVERED READ */
+      sense_at (c, MEDIUM_ERROR, 0x11, 0x00, lba); /* UNRECOVERED READ */
     break;
+  }
   case ENOSPC: /* SPACE ALLOCATION FAILED WRITE PROTECT */
     scsi_sense (c, DATA_PROTECT, 0x27, 0x07);
     break;
@@ -482,6 +525,97 @@ write_same (struct scmd *c, uint64_t lba, uint64_t nb)
   return true;
 }
 
+/* ---- REPORT SUPPORTED OPERATION CODES (SPC-4 6.35) ---------------------- */
+
+/* Every command dispatch answers (REPORT LUNS is LIO's), with its
+ * service action where the opcode has several, and its CDB length.
+ */
+static const struct {
+  uint8_t opcode;
+  bool has_sa;
+  uint16_t sa;
+  uint8_t cdb_len;
+} supported_ops[] = {
+  { 0x00, false, 0, 6 },    /* TEST UNIT READY */
+  { 0x03, false, 0, 6 },    /* REQUEST SENSE */
+  { 0x08, false, 0, 6 },    /* READ(6) */
+  { 0x0a, false, 0, 6 },    /* WRITE(6) */
+  { 0x12, false, 0, 6 },    /* INQUIRY */
+  { 0x1a, false, 0, 6 },    /* MODE SENSE(6) */
+  { 0x25, false, 0, 10 },   /* READ CAPACITY(10) */
+  { 0x28, false, 0, 10 },   /* READ(10) */
+  { 0x2a, false, 0, 10 },   /* WRITE(10) */
+  { 0x2f, false, 0, 10 },   /* VERIFY(10) */
+  { 0x35, false, 0, 10 },   /* SYNCHRONIZE CACHE(10) */
+  { 0x41, false, 0, 10 },   /* WRITE SAME(10) */
+  { 0x42, false, 0, 10 },   /* UNMAP */
+  { 0x5a, false, 0, 10 },   /* MODE SENSE(10) */
+  { 0x88, false, 0, 16 },   /* READ(16) */
+  { 0x8a, false, 0, 16 },   /* WRITE(16) */
+  { 0x8f, false, 0, 16 },   /* VERIFY(16) */
+  { 0x91, false, 0, 16 },   /* SYNCHRONIZE CACHE(16) */
+  { 0x93, false, 0, 16 },   /* WRITE SAME(16) */
+  { 0x9e, true, 0x10, 16 }, /* READ CAPACITY(16) */
+  { 0xa0, false, 0, 12 },   /* REPORT LUNS (LIO answers it) */
+  { 0xa3, true, 0x0c, 12 }, /* REPORT SUPPORTED OPERATION CODES */
+};
+#define N_SUPPORTED (sizeof supported_ops / sizeof supported_ops[0])
+
+static void
+report_opcodes (struct scmd *c)
+{
+  const uint8_t *cdb = c->cdb;
+  unsigned options = cdb[2] & 0x07;
+  uint8_t want = cdb[3];
+  uint16_t want_sa = (uint16_t) be (&cdb[4], 2);
+  uint32_t alloc = (uint32_t) be (&cdb[6], 4);
+  uint8_t b[4 + N_SUPPORTED * 8] = { 0 };
+  size_t len;
+  if (options == 0) { /* all commands */
+    len = 4;
+    for (size_t i = 0; i < N_SUPPORTED; i++, len += 8) {
+      b[len] = supported_ops[i].opcode;
+      put_be (&b[len + 2], supported_ops[i].sa, 2);
+      b[len + 5] = supported_ops[i].has_sa ? 0x01 : 0x00; /* SERVACTV */
+      put_be (&b[len + 6], supported_ops[i].cdb_len, 2);
+    }
+    put_be (&b[0], len - 4, 4);
+    reply (c, b, len, alloc);
+    return;
+  }
+  if (options != 1 && options != 2) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return;
+  }
+  /* One command: SUPPORT 011b with its CDB usage map (every bit may be
+   * set), or 001b, not supported.  Asking by opcode alone for one with
+   * service actions, or by service action for one without, is an error.
+   */
+  size_t i = 0;
+  while (i < N_SUPPORTED && supported_ops[i].opcode != want)
+    i++;
+  if (i < N_SUPPORTED && supported_ops[i].has_sa != (options == 2)) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return;
+  }
+  while (i < N_SUPPORTED && supported_ops[i].opcode == want && options == 2 &&
+         supported_ops[i].sa != want_sa)
+    i++;
+  if (i == N_SUPPORTED || supported_ops[i].opcode != want) {
+    b[1] = 0x01; /* not supported */
+    reply (c, b, 4, alloc);
+    return;
+  }
+  uint8_t n = supported_ops[i].cdb_len;
+  b[1] = 0x03; /* supported as the standard says */
+  put_be (&b[2], n, 2);
+  memset (&b[4], 0xff, n);
+  b[4] = want;
+  if (supported_ops[i].has_sa)
+    b[5] = (uint8_t) (want_sa & 0x1f);
+  reply (c, b, 4 + n, alloc);
+}
+
 /* ---- dispatch ---------------------------------------------------------- */
 
 /* Answers C here, or hands it to the core and returns true: then it
@@ -530,6 +664,12 @@ dispatch (struct scmd *c)
     return write_same (c, be (&cdb[2], 4), be (&cdb[7], 2));
   case 0x93: /* WRITE SAME(16) */
     return write_same (c, be (&cdb[2], 8), be (&cdb[10], 4));
+  case 0xa3: /* MAINTENANCE IN */
+    if ((cdb[1] & 0x1f) == 0x0c)
+      report_opcodes (c);
+    else
+      scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return false;
   case 0x2f: /* VERIFY(10), BYTCHK=0: the medium is readable */
     in_range (c, be (&cdb[2], 4), be (&cdb[7], 2));
     return false;

@@ -25,6 +25,12 @@ static const struct blkemu_carry scsi_carries[] = {
   { "max-discard-segments", T | D },
   { "queue-depth", D },
   { "rotational", T },
+  /* model=hdd's spindle speed as the MEDIUM ROTATION RATE (VPD 0xB1) */
+  { "rpm", T | D },
+  /* INQUIRY: /sys/block/sdX/device/{vendor,model,rev} */
+  { "vendor", T },
+  { "product", T },
+  { "revision", T },
   { NULL, 0 },
 };
 

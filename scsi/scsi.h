@@ -25,6 +25,11 @@ struct sdisk {
   struct blkemu_geometry geo;
   unsigned index;     /* its place on the command line */
   uint64_t naa;       /* the NAA-6 identifier (VPD 0x83) */
+  /* INQUIRY's strings (vendor=, product=, revision=) and VPD 0xB1's
+   * rotation rate (rpm= when rotational, else 1: non-rotating).
+   */
+  char vendor[9], product[17], revision[5];
+  uint16_t rotation_rate;
   char core_dir[160]; /* configfs: target/core/user_N/NAME */
   char tpg_dir[160];  /* configfs: target/loopback/naa.X/tpgt_1 */
   char device[32];    /* the kernel's name for it: "sdb" */
@@ -82,6 +87,7 @@ void ring_stop (struct sdisk *d);
 void ring_complete (struct scmd *c);
 
 /* commands.c */
+void scsi_identity (struct sdisk *d);
 void scsi_execute (struct scmd *c);
 void scsi_sense (struct scmd *c, uint8_t key, uint8_t asc, uint8_t ascq);
 size_t scsi_copy_in (const struct scmd *c, const void *src, size_t len);

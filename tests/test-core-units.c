@@ -263,9 +263,49 @@ test_tables (void)
          "a model past the list has ops");
 }
 
+/* What a frontend with a word for it asks after a failure (SCSI's sense
+ * information field, its NOT READY): where the request failed, and
+ * whether the disk is off.
+ */
+static void
+test_error_at (void)
+{
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_spec *spec = blkemu_spec_new ();
+  struct blkemu_disk *d = NULL;
+  if (blkemu_spec_set_list (spec, "size=1M", err, sizeof err) == 0)
+    d = blkemu_disk_open (spec, NULL, err, sizeof err);
+  blkemu_spec_free (spec);
+  CHECK (d, "open: %s", err);
+  if (!d)
+    return;
+  CHECK (blkemu_disk_error_at (d, 4096, 8192) == 4096,
+         "no bad range, no rule: the request's start");
+  CHECK (blkemu_disk_bad_add (d, 65536, 8192, err, sizeof err) == 0, "%s",
+         err);
+  CHECK (blkemu_disk_error_at (d, 0, 131072) == 65536,
+         "a bad range inside: its first byte, not the request's");
+  CHECK (blkemu_disk_error_at (d, 69632, 65536) == 69632,
+         "a request starting inside a bad range: its own start");
+  CHECK (blkemu_disk_error_at (d, 131072, 4096) == 131072,
+         "a request past the range: its own start");
+  CHECK (blkemu_disk_set (d, "error-mode", "always", err, sizeof err) == 0 &&
+           blkemu_disk_set (d, "error-offset", "512K", err, sizeof err) == 0,
+         "%s", err);
+  CHECK (blkemu_disk_error_at (d, 262144, 524288) == 524288,
+         "an error-offset rule's start inside the request");
+  CHECK (!blkemu_disk_offline (d), "a new disk is on");
+  CHECK (blkemu_disk_crash (d, err, sizeof err) == 0, "crash: %s", err);
+  CHECK (blkemu_disk_offline (d), "a crashed disk is off");
+  blkemu_disk_power_on (d);
+  CHECK (!blkemu_disk_offline (d), "power-on brings it back");
+  blkemu_disk_close (d);
+}
+
 int
 main (void)
 {
+  test_error_at ();
   test_tables ();
   test_units ();
   test_overlay ();

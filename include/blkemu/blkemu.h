@@ -410,6 +410,11 @@ void blkemu_disk_power_on (struct blkemu_disk *disk);
  * compares it with the count it last saw.
  */
 uint64_t blkemu_disk_power_ons (struct blkemu_disk *disk);
+/* Whether the disk is off (crashed or powered off, no view open): its
+ * requests fail with EIO, which a protocol with a word for it reports
+ * as such (SCSI: NOT READY) rather than as a medium error.
+ */
+bool blkemu_disk_offline (struct blkemu_disk *disk);
 /* Unreadable sectors (latent sector errors): a read touching one fails
  * with EIO, a medium error, until a write or write-zeroes covers it.
  * OFFSET and LEN are multiples of the logical block, within the disk.
@@ -419,6 +424,14 @@ int blkemu_disk_bad_add (struct blkemu_disk *disk, uint64_t offset,
                          uint64_t len, char *err, size_t errlen);
 int blkemu_disk_bad_clear (struct blkemu_disk *disk, uint64_t offset,
                            uint64_t len, char *err, size_t errlen);
+/* Where in the LEN bytes from OFFSET a request that failed with EIO
+ * failed: the first unreadable byte of a bad range in it, else the
+ * start of an error-offset rule's range in it, else OFFSET.  What a
+ * SCSI MEDIUM ERROR names in its information field; asked after the
+ * failure (a write since may have healed the range: then OFFSET).
+ */
+uint64_t blkemu_disk_error_at (struct blkemu_disk *disk, uint64_t offset,
+                               uint64_t len);
 /* The unreadable ranges from FROM on, as "OFFSET+LENGTH ..." (at most
  * about 4 KiB of text; "..." ends a longer list), malloc'd; *COUNT: how
  * many there are.
