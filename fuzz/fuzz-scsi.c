@@ -6,7 +6,9 @@
  *     a sense key;
  *   - nothing is read or written outside the data area (ASan);
  *   - a READ after a GOOD WRITE of the same blocks returns that data.
- * Input: byte 0 the data area size in 512-byte units (0..127), bytes
+ *   - REPORT ZONES' descriptors tile the disk, as sd_zbc requires.
+ * Input: byte 0 the data area size in 512-byte units (0..127; the top
+ * bit picks the zoned disk), bytes
  * 1..16 the CDB, the rest the data-out.
  */
 #include <stdio.h>
@@ -15,7 +17,10 @@
 
 #include "../scsi/scsi.h"
 
-static struct sdisk disk;
+/* A plain disk, and a zoned one (capacity below the zone size: REPORT
+ * ZONES interleaves gap zones).
+ */
+static struct sdisk disks[2];
 static unsigned answers;
 static uint8_t last_status, last_sense_key;
 
@@ -37,33 +42,43 @@ ring_complete (struct scmd *c)
 }
 
 static void
-setup (void)
+open_disk (struct sdisk *d, const char *name, const char *spec_text)
 {
   char err[BLKEMU_ERR_MAX];
   struct blkemu_spec *spec = blkemu_spec_new ();
-  if (blkemu_spec_set_list (spec,
-                            "name=fz,size=1M,max-transfer=64K,opt-io=32K,"
-                            "max-discard=128K,max-discard-segments=4",
-                            err, sizeof err) == -1 ||
-      !(disk.emu = blkemu_disk_open (spec, NULL, err, sizeof err))) {
+  if (blkemu_spec_set_list (spec, spec_text, err, sizeof err) == -1 ||
+      !(d->emu = blkemu_disk_open (spec, NULL, err, sizeof err))) {
     fprintf (stderr, "fuzz-scsi: %s\n", err);
     abort ();
   }
   blkemu_spec_free (spec);
-  disk.name = "fz";
-  disk.naa = 0x6001405123456789ull;
-  blkemu_disk_geometry (disk.emu, &disk.geo);
-  scsi_identity (&disk);
+  d->name = name;
+  d->naa = 0x6001405123456789ull;
+  blkemu_disk_geometry (d->emu, &d->geo);
+  scsi_identity (d);
+}
+
+static void
+setup (void)
+{
+  open_disk (&disks[0], "fz",
+             "name=fz,size=1M,max-transfer=64K,opt-io=32K,"
+             "max-discard=128K,max-discard-segments=4");
+  open_disk (&disks[1], "fzz",
+             "name=fzz,size=4M,max-transfer=64K,zoned=host-managed,"
+             "zone-size=256K,zone-capacity=192K,conventional-zones=2,"
+             "max-open-zones=3");
 }
 
 /* One command with CDB and a data area of AREA bytes holding DATA. */
 static struct scmd *
-command (const uint8_t *cdb, uint8_t *area, size_t area_len)
+command (struct sdisk *disk, const uint8_t *cdb, uint8_t *area,
+         size_t area_len)
 {
   struct scmd *c = calloc (1, sizeof *c + 2 * sizeof (struct iovec));
   if (!c)
     abort ();
-  c->d = &disk;
+  c->d = disk;
   memcpy (c->cdb, cdb, 16);
   pthread_mutex_init (&c->lock, NULL);
   /* Two iovs, as the data area's blocks come: split in the middle. */
@@ -76,10 +91,10 @@ command (const uint8_t *cdb, uint8_t *area, size_t area_len)
 }
 
 static unsigned
-run (const uint8_t *cdb, uint8_t *area, size_t area_len)
+run (struct sdisk *disk, const uint8_t *cdb, uint8_t *area, size_t area_len)
 {
   unsigned before = answers;
-  scsi_execute (command (cdb, area, area_len));
+  scsi_execute (command (disk, cdb, area, area_len));
   if (answers != before + 1) {
     fprintf (stderr, "fuzz-scsi: opcode 0x%02x answered %u times\n", cdb[0],
              answers - before);
@@ -91,10 +106,11 @@ run (const uint8_t *cdb, uint8_t *area, size_t area_len)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  if (!disk.emu)
+  if (!disks[0].emu)
     setup ();
   if (size < 17)
     return 0;
+  struct sdisk *disk = &disks[data[0] >> 7]; /* the top bit: zoned */
   size_t area_len = (size_t) (data[0] & 0x7f) * 512;
   uint8_t cdb[16];
   memcpy (cdb, data + 1, 16);
@@ -105,8 +121,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   memset (area + n, 0xa5, area_len - n);
   uint8_t *sent = malloc (area_len ? area_len : 1);
   memcpy (sent, area, area_len);
-  disk.unit_attention = false;
-  unsigned status = run (cdb, area, area_len);
+  disk->unit_attention = false;
+  unsigned status = run (disk, cdb, area, area_len);
   if (status != 0x00 && status != 0x02 && status != 0x08)
     abort (); /* TASK SET FULL (0x28) cannot come: one command at a time */
   if (status == 0x02 && last_sense_key == 0)
@@ -117,9 +133,31 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     uint8_t rcdb[16] = { 0x28,   0, cdb[2], cdb[3], cdb[4],
                          cdb[5], 0, cdb[7], cdb[8] };
     uint8_t *back = calloc (1, area_len ? area_len : 1);
-    if (run (rcdb, back, area_len) != 0 || memcmp (back, sent, nb * 512) != 0)
+    if (run (disk, rcdb, back, area_len) != 0 ||
+        memcmp (back, sent, nb * 512) != 0)
       abort ();
     free (back);
+  }
+  /* REPORT ZONES, all zones: the descriptors that fit tile the LBA
+   * range from the zone holding the start with no hole or overlap (what
+   * sd_zbc checks), and the list length is a multiple of 64.
+   */
+  if (cdb[0] == 0x95 && status == 0 && (cdb[14] & 0x3f) == 0 &&
+      area_len >= 64) {
+    uint64_t listed = be (area, 4), next = 0;
+    size_t fit = (area_len - 64) / 64;
+    uint32_t alloc = (uint32_t) be (&cdb[10], 4);
+    if (alloc < area_len)
+      fit = alloc < 64 ? 0 : (alloc - 64) / 64;
+    if (listed % 64)
+      abort ();
+    for (size_t i = 0; i < fit && i < listed / 64; i++) {
+      const uint8_t *z = area + 64 + i * 64;
+      uint64_t start = be (&z[16], 8), len = be (&z[8], 8);
+      if (len == 0 || (i > 0 && start != next))
+        abort ();
+      next = start + len;
+    }
   }
   free (sent);
   free (area);

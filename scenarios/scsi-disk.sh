@@ -202,6 +202,59 @@ mdadm --stop /dev/md0 > /dev/null 2>&1
 scsi_stop ma
 if [ -n "${sd[mb]:-}" ]; then scsi_stop mb; else ublk_disk_stop mb; fi
 
+section "a host-managed zoned disk as ZBC: sd_zbc sees the disk's zones"
+scsi_start zb --disk "name=zb,size=256M,zoned=host-managed,zone-size=4M,conventional-zones=4,max-open-zones=6,latency-zone=100us,control=$work/zb.ctl"
+zdev=${sd[zb]}
+zq=/sys/block/${zdev#/dev/}/queue
+echo "  $zdev: zoned=$(cat $zq/zoned) chunk_sectors=$(cat $zq/chunk_sectors) nr_zones=$(cat $zq/nr_zones) max_open_zones=$(cat $zq/max_open_zones)"
+sg_inq "$zdev" 2>/dev/null | grep -i "peripheral device type" | sed 's/^/  /'
+check "INQUIRY type 0x14: the kernel sees a host-managed disk" "$(cat $zq/zoned)" = host-managed
+check "64 zones of 4M (chunk_sectors 8192)" "$(cat $zq/nr_zones)/$(cat $zq/chunk_sectors)" = 64/8192
+check "VPD 0xB6: max_open_zones 6" "$(cat $zq/max_open_zones)" -eq 6
+sg_vpd -p zbdc "$zdev" 2>/dev/null | grep -i "open sequential\|unrestricted" | sed 's/^/  /'
+blkzone report "$zdev" > "$work/zreport.txt"
+check "REPORT ZONES: blkzone lists 64 zones, 4 conventional, 60 empty" \
+  "$(wc -l < "$work/zreport.txt")/$(grep -c 'CONVENTIONAL' "$work/zreport.txt")/$(grep -c 'cond: 1(em)' "$work/zreport.txt")" = 64/4/60
+zl () { blkzone report -o $(( $1 * 8192 )) -c 1 "$zdev"; }
+blkzone open -o $((10 * 8192)) -c 1 "$zdev"
+check "OPEN ZONE: zone 10 explicitly open, the disk counted it" \
+  "$(zl 10 | grep -c 'cond: 3(oe)')/$(disk_stat zb .zones.commands.open)" = 1/1
+dd if=/dev/urandom of="$zdev" bs=64K count=4 seek=$((10 * 64)) oflag=direct 2>/dev/null
+check "256K written at its start: the write pointer at +512 sectors" \
+  "$(zl 10 | grep -o 'wptr 0x[0-9a-f]*')" = "wptr 0x000200"
+dmesg -C 2>/dev/null
+dd if=/dev/zero of="$zdev" bs=4K count=1 seek=$((20 * 1024 + 8)) oflag=direct 2>/dev/null
+rc=$?
+dmesg | grep -i "sense\|unaligned" | head -2 | sed 's/^/  /'
+check "a write off the write pointer fails (dd exit $rc), as UNALIGNED WRITE COMMAND" \
+  "$rc/$(dmesg | grep -ci 'unaligned write command')" = 1/1
+check "and the disk counted the violation" "$(disk_stat zb .zones.violations.write_pointer)" -ge 1
+ctl zb zone read-only 120M > /dev/null
+dmesg -C 2>/dev/null
+dd if=/dev/zero of="$zdev" bs=4K count=1 seek=$((30 * 1024)) oflag=direct 2>/dev/null
+rc=$?
+check "a write to a read-only zone fails (dd exit $rc) as DATA PROTECT, ZONE IS READ ONLY" \
+  "$rc/$(dmesg | grep -ci 'zone is read only')" = 1/1
+ctl zb zone online 120M > /dev/null
+blkzone finish -o $((11 * 8192)) -c 1 "$zdev"
+blkzone reset -o $((10 * 8192)) -c 2 "$zdev"
+check "FINISH then RESET WRITE POINTER: zones 10 and 11 empty" \
+  "$(blkzone report -o $((10 * 8192)) -c 2 "$zdev" | grep -c 'cond: 1(em)')" -eq 2
+fio --name=zbd --filename="$zdev" --direct=1 --zonemode=zbd --rw=write --bs=64k \
+  --offset=$((16 << 20)) --size=$((64 << 20)) --max_open_zones=4 --ioengine=psync \
+  --verify=crc32c --do_verify=1 --output="$work/zfio" > /dev/null 2>&1
+rc=$?
+check "fio zonemode=zbd writes 64M through 16 zones and verifies (exit $rc)" "$rc" -eq 0
+check "the last zone fio wrote (19) is full" \
+  "$(zl 19 | grep -c 'cond:14(fu)')" -eq 1
+scsi_stop zb
+scsi_start zc --disk "name=zc,size=64M,zoned=host-managed,zone-size=4M,zone-capacity=3M,conventional-zones=1"
+blkzone report -o 8192 -c 1 "${sd[zc]}" | sed 's/^/  /'
+check "zone-capacity 3M of 4M: sd_zbc reads the gap zones as capacity (cap 0x001800, len 0x002000)" \
+  "$(blkzone report -o 8192 -c 1 "${sd[zc]}" | grep -c 'len 0x002000, cap 0x001800')" -eq 1
+check "and still 16 zones" "$(cat /sys/block/${sd[zc]#/dev/}/queue/nr_zones)" -eq 16
+scsi_stop zc
+
 section "max-transfer=32M: neither LIO nor blkemu-scsi caps it below tcm_loop's 32767K"
 scsi_start big --disk "name=big,size=128M,max-transfer=32M,control=$work/big.ctl"
 bq=/sys/block/${sd[big]#/dev/}/queue

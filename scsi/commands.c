@@ -12,38 +12,6 @@
 
 #include "scsi.h"
 
-/* Status codes, sense keys, additional sense codes. */
-#define GOOD 0x00
-#define CHECK_CONDITION 0x02
-#define BUSY 0x08
-#define TASK_SET_FULL 0x28
-#define NOT_READY 0x2
-#define MEDIUM_ERROR 0x3
-#define HARDWARE_ERROR 0x4
-#define ILLEGAL_REQUEST 0x5
-#define UNIT_ATTENTION 0x6
-#define DATA_PROTECT 0x7
-#define ASC_INVALID_OPCODE 0x20
-#define ASC_LBA_OUT_OF_RANGE 0x21
-#define ASC_INVALID_FIELD_IN_CDB 0x24
-#define ASC_INVALID_FIELD_IN_PARAMETERS 0x26
-
-static uint64_t
-be (const uint8_t *p, int n)
-{
-  uint64_t v = 0;
-  for (int i = 0; i < n; i++)
-    v = v << 8 | p[i];
-  return v;
-}
-
-static void
-put_be (uint8_t *p, uint64_t v, int n)
-{
-  for (int i = n - 1; i >= 0; i--, v >>= 8)
-    p[i] = (uint8_t) v;
-}
-
 void
 scsi_sense (struct scmd *c, uint8_t key, uint8_t asc, uint8_t ascq)
 {
@@ -77,6 +45,25 @@ scsi_copy_in (const struct scmd *c, const void *src, size_t len)
   return done;
 }
 
+/* SRC into the data area from byte AT on; returns what fit. */
+size_t
+scsi_copy_at (const struct scmd *c, size_t at, const void *src, size_t len)
+{
+  size_t done = 0;
+  for (uint32_t i = 0; i < c->iov_cnt && done < len; i++) {
+    size_t l = c->iov[i].iov_len;
+    if (at >= l) {
+      at -= l;
+      continue;
+    }
+    size_t n = l - at < len - done ? l - at : len - done;
+    memcpy ((char *) c->iov[i].iov_base + at, (const char *) src + done, n);
+    done += n;
+    at = 0;
+  }
+  return done;
+}
+
 size_t
 scsi_copy_out (const struct scmd *c, void *dst, size_t len)
 {
@@ -93,8 +80,8 @@ scsi_copy_out (const struct scmd *c, void *dst, size_t len)
  * and what the data area holds; the rest of the area zeroed (it may
  * hold an earlier command's data, and the kernel returns it whole).
  */
-static void
-reply (struct scmd *c, const uint8_t *data, size_t len, size_t alloc_len)
+void
+scsi_reply (struct scmd *c, const uint8_t *data, size_t len, size_t alloc_len)
 {
   size_t n = scsi_copy_in (c, data, len < alloc_len ? len : alloc_len);
   for (uint32_t i = 0; i < c->iov_cnt; i++) {
@@ -149,13 +136,17 @@ scsi_identity (struct sdisk *d)
     d->revision[n - 1] = '\0';
   key_or (d, "rpm", "7200", rpm, sizeof rpm);
   d->rotation_rate = d->geo.rotational ? (uint16_t) atoi (rpm) : 1;
+  blkemu_disk_zoned (d->emu, &d->zg);
 }
 
 static size_t
 standard_inquiry (const struct sdisk *d, uint8_t *b)
 {
   memset (b, 0, 36);
-  b[0] = 0x00; /* connected, direct access block device */
+  /* connected; a direct access block device, or a host-managed zoned
+   * one (ZBC), which sd takes only by this type
+   */
+  b[0] = d->zg.nr_zones ? 0x14 : 0x00;
   b[2] = 0x06; /* SPC-4 */
   b[3] = 0x12; /* HISUP, response data format 2 */
   b[4] = 36 - 5;
@@ -166,7 +157,10 @@ standard_inquiry (const struct sdisk *d, uint8_t *b)
   return 36;
 }
 
-static const uint8_t vpd_pages[] = { 0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2 };
+/* The last is for zoned disks only. */
+static const uint8_t vpd_pages[] = {
+  0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2, 0xb6
+};
 
 static size_t
 vpd_page (const struct sdisk *d, uint8_t page, uint8_t *b)
@@ -178,8 +172,8 @@ vpd_page (const struct sdisk *d, uint8_t page, uint8_t *b)
   b[1] = page;
   switch (page) {
   case 0x00: /* supported pages */
-    memcpy (&b[4], vpd_pages, sizeof vpd_pages);
-    len = sizeof vpd_pages;
+    len = sizeof vpd_pages - (d->zg.nr_zones ? 0 : 1);
+    memcpy (&b[4], vpd_pages, len);
     break;
   case 0x80: /* unit serial number: stable per disk */
     len =
@@ -230,6 +224,19 @@ vpd_page (const struct sdisk *d, uint8_t page, uint8_t *b)
       b[5] = 0x80 | 0x40;             /* LBPU, LBPWS */
     b[6] = g->can_trim ? 0x02 : 0x00; /* thin provisioned */
     break;
+  case 0xb6: /* zoned block device characteristics (ZBC-2 6.5.2) */
+    if (!d->zg.nr_zones)
+      return 0;
+    len = 0x3c;
+    b[4] = 0x01; /* URSWRZ: reads past a write pointer return zeroes */
+    put_be (&b[16], d->zg.max_open ? d->zg.max_open : UINT32_MAX, 4);
+    if (d->zg.zone_capacity < d->zg.zone_size) {
+      b[23] = 0x08; /* constant zone start offset: gap zones follow */
+      put_be (&b[24], d->zg.zone_size / lbs, 8);
+    }
+    else
+      b[23] = 0x01; /* constant zone length */
+    break;
   default: return 0;
   }
   put_be (&b[2], len, 2);
@@ -251,7 +258,7 @@ inquiry (struct scmd *c)
     scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
     return;
   }
-  reply (c, b, len, alloc);
+  scsi_reply (c, b, len, alloc);
 }
 
 /* ---- capacity, mode pages ------------------------------------------------
@@ -266,7 +273,7 @@ read_capacity (struct scmd *c, bool sixteen)
   if (!sixteen) {
     put_be (&b[0], last > UINT32_MAX ? UINT32_MAX : last, 4);
     put_be (&b[4], g->logical_block_size, 4);
-    reply (c, b, 8, 8);
+    scsi_reply (c, b, 8, 8);
     return;
   }
   put_be (&b[0], last, 8);
@@ -277,7 +284,9 @@ read_capacity (struct scmd *c, bool sixteen)
   b[13] = (uint8_t) exp;
   if (g->can_trim)
     b[14] = 0x80 | 0x40; /* LBPME, LBPRZ: trimmed blocks read zeroes */
-  reply (c, b, 32, be (&c->cdb[10], 4));
+  if (c->d->zg.nr_zones)
+    b[12] |= 0x10; /* RC BASIS 1: the whole capacity, not the first zones */
+  scsi_reply (c, b, 32, be (&c->cdb[10], 4));
 }
 
 /* MODE SENSE(6) and (10): the caching page (WCE from the write cache)
@@ -312,7 +321,7 @@ mode_sense (struct scmd *c, bool ten)
     put_be (&b[0], len - 2, 2);
   else
     b[0] = (uint8_t) (len - 1);
-  reply (c, b, len, ten ? be (&c->cdb[7], 2) : c->cdb[4]);
+  scsi_reply (c, b, len, ten ? be (&c->cdb[7], 2) : c->cdb[4]);
 }
 
 /* ---- I/O through the core ------------------------------------------------
@@ -334,6 +343,8 @@ result_to_sense (struct scmd *c, int err, bool write)
       scsi_sense (c, NOT_READY, 0x04, 0x03);
       break;
     }
+    if (c->d->zg.nr_zones && zbc_sense (c, err, write))
+      break;
     /* The information field names the first block that failed: md
      * rewrites that one from the other leg, and sd completes the blocks
      * before it.
@@ -352,6 +363,10 @@ result_to_sense (struct scmd *c, int err, bool write)
     break;
   case EROFS: scsi_sense (c, DATA_PROTECT, 0x27, 0x00); break;
   case EINVAL:
+  case ETOOMANYREFS:
+  case EOVERFLOW:
+    if (c->d->zg.nr_zones && zbc_sense (c, err, write))
+      break;
     scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
     break;
   case ESHUTDOWN: /* LOGICAL UNIT NOT READY, CAUSE NOT REPORTABLE */
@@ -365,8 +380,8 @@ result_to_sense (struct scmd *c, int err, bool write)
   }
 }
 
-static void
-io_done (void *cookie, int result)
+void
+scsi_io_done (void *cookie, int result)
 {
   struct scmd *c = cookie;
   pthread_mutex_lock (&c->lock);
@@ -396,14 +411,14 @@ in_range (struct scmd *c, uint64_t lba, uint64_t nblocks)
   return true;
 }
 
-/* One submission of C's; it ends in io_done. */
+/* One submission of C's; it ends in scsi_io_done. */
 static void
 submit (struct scmd *c, enum blkemu_op op, void *buf, uint64_t lba,
         uint64_t nblocks, unsigned flags)
 {
   uint32_t lbs = c->d->geo.logical_block_size;
-  blkemu_submit (c->d->emu, op, buf, nblocks * lbs, lba * lbs, flags, io_done,
-                 c);
+  blkemu_submit (c->d->emu, op, buf, nblocks * lbs, lba * lbs, flags,
+                 scsi_io_done, c);
 }
 
 static bool
@@ -473,7 +488,7 @@ unmap (struct scmd *c)
   }
   free (p);
   c->data_in = false;
-  io_done (c, 0); /* the hold */
+  scsi_io_done (c, 0); /* the hold */
   return true;
 }
 
@@ -558,6 +573,12 @@ static const struct {
   { 0x9e, true, 0x10, 16 }, /* READ CAPACITY(16) */
   { 0xa0, false, 0, 12 },   /* REPORT LUNS (LIO answers it) */
   { 0xa3, true, 0x0c, 12 }, /* REPORT SUPPORTED OPERATION CODES */
+  /* zoned disks only, last */
+  { 0x94, true, 0x01, 16 }, /* CLOSE ZONE */
+  { 0x94, true, 0x02, 16 }, /* FINISH ZONE */
+  { 0x94, true, 0x03, 16 }, /* OPEN ZONE */
+  { 0x94, true, 0x04, 16 }, /* RESET WRITE POINTER */
+  { 0x95, true, 0x00, 16 }, /* REPORT ZONES */
 };
 #define N_SUPPORTED (sizeof supported_ops / sizeof supported_ops[0])
 
@@ -570,17 +591,20 @@ report_opcodes (struct scmd *c)
   uint16_t want_sa = (uint16_t) be (&cdb[4], 2);
   uint32_t alloc = (uint32_t) be (&cdb[6], 4);
   uint8_t b[4 + N_SUPPORTED * 8] = { 0 };
-  size_t len;
+  size_t len, n_ops = N_SUPPORTED;
+  while (!c->d->zg.nr_zones && (supported_ops[n_ops - 1].opcode == 0x94 ||
+                                supported_ops[n_ops - 1].opcode == 0x95))
+    n_ops--;
   if (options == 0) { /* all commands */
     len = 4;
-    for (size_t i = 0; i < N_SUPPORTED; i++, len += 8) {
+    for (size_t i = 0; i < n_ops; i++, len += 8) {
       b[len] = supported_ops[i].opcode;
       put_be (&b[len + 2], supported_ops[i].sa, 2);
       b[len + 5] = supported_ops[i].has_sa ? 0x01 : 0x00; /* SERVACTV */
       put_be (&b[len + 6], supported_ops[i].cdb_len, 2);
     }
     put_be (&b[0], len - 4, 4);
-    reply (c, b, len, alloc);
+    scsi_reply (c, b, len, alloc);
     return;
   }
   if (options != 1 && options != 2) {
@@ -592,18 +616,18 @@ report_opcodes (struct scmd *c)
    * service actions, or by service action for one without, is an error.
    */
   size_t i = 0;
-  while (i < N_SUPPORTED && supported_ops[i].opcode != want)
+  while (i < n_ops && supported_ops[i].opcode != want)
     i++;
-  if (i < N_SUPPORTED && supported_ops[i].has_sa != (options == 2)) {
+  if (i < n_ops && supported_ops[i].has_sa != (options == 2)) {
     scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
     return;
   }
-  while (i < N_SUPPORTED && supported_ops[i].opcode == want && options == 2 &&
+  while (i < n_ops && supported_ops[i].opcode == want && options == 2 &&
          supported_ops[i].sa != want_sa)
     i++;
-  if (i == N_SUPPORTED || supported_ops[i].opcode != want) {
+  if (i == n_ops || supported_ops[i].opcode != want) {
     b[1] = 0x01; /* not supported */
-    reply (c, b, 4, alloc);
+    scsi_reply (c, b, 4, alloc);
     return;
   }
   uint8_t n = supported_ops[i].cdb_len;
@@ -613,13 +637,13 @@ report_opcodes (struct scmd *c)
   b[4] = want;
   if (supported_ops[i].has_sa)
     b[5] = (uint8_t) (want_sa & 0x1f);
-  reply (c, b, 4 + n, alloc);
+  scsi_reply (c, b, 4 + n, alloc);
 }
 
 /* ---- dispatch ---------------------------------------------------------- */
 
 /* Answers C here, or hands it to the core and returns true: then it
- * completes in io_done (maybe already) and is not to be touched.
+ * completes in scsi_io_done (maybe already) and is not to be touched.
  */
 static bool
 dispatch (struct scmd *c)
@@ -629,7 +653,7 @@ dispatch (struct scmd *c)
   case 0x00: return false; /* TEST UNIT READY */
   case 0x03: {             /* REQUEST SENSE: nothing pending */
     uint8_t b[SENSE_LEN] = { 0x70, 0, 0, 0, 0, 0, 0, SENSE_LEN - 8 };
-    reply (c, b, sizeof b, cdb[4]);
+    scsi_reply (c, b, sizeof b, cdb[4]);
     return false;
   }
   case 0x12: inquiry (c); return false;
@@ -657,13 +681,20 @@ dispatch (struct scmd *c)
   case 0x35: /* SYNCHRONIZE CACHE(10) */
   case 0x91: /* SYNCHRONIZE CACHE(16) */
     c->pending = 1;
-    blkemu_submit (c->d->emu, BLKEMU_OP_FLUSH, NULL, 0, 0, 0, io_done, c);
+    blkemu_submit (c->d->emu, BLKEMU_OP_FLUSH, NULL, 0, 0, 0, scsi_io_done, c);
     return true;
   case 0x42: return unmap (c);
   case 0x41: /* WRITE SAME(10) */
     return write_same (c, be (&cdb[2], 4), be (&cdb[7], 2));
   case 0x93: /* WRITE SAME(16) */
     return write_same (c, be (&cdb[2], 8), be (&cdb[10], 4));
+  case 0x94: return zbc_zone_action (c); /* ZBC OUT */
+  case 0x95:                             /* ZBC IN */
+    if ((cdb[1] & 0x1f) == 0x00)
+      zbc_report_zones (c);
+    else
+      scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return false;
   case 0xa3: /* MAINTENANCE IN */
     if ((cdb[1] & 0x1f) == 0x0c)
       report_opcodes (c);
@@ -697,7 +728,8 @@ media_command (uint8_t opcode)
   case 0x91:
   case 0x41:
   case 0x42:
-  case 0x93: return true;
+  case 0x93:
+  case 0x94: return true;
   default: return false;
   }
 }

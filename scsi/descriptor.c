@@ -23,6 +23,11 @@ static const struct blkemu_carry scsi_carries[] = {
   { "discard-alignment", T | D },
   /* MAXIMUM UNMAP BLOCK DESCRIPTOR COUNT: each descriptor a trim. */
   { "max-discard-segments", T | D },
+  /* A ZBC device (type 0x14): REPORT ZONES, the zone actions, VPD 0xB6
+   * (max-open-zones); max-active-zones has no SCSI field and
+   * zone-capacity reports as gap zones.
+   */
+  { "zoned", T | D },
   { "queue-depth", D },
   { "rotational", T },
   /* model=hdd's spindle speed as the MEDIUM ROTATION RATE (VPD 0xB1) */
@@ -39,6 +44,6 @@ const struct blkemu_frontend blkemu_scsi_frontend = {
   .id = "scsi",
   .prog = "blkemu-scsi",
   .carries = scsi_carries,
-  .ops = BLKEMU_FE_MULTI_DISCARD,
+  .ops = BLKEMU_FE_ZONES | BLKEMU_FE_MULTI_DISCARD,
   .max_transfer_bytes = 0,
 };

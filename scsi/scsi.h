@@ -23,13 +23,19 @@ struct sdisk {
   struct blkemu_disk *emu;
   const char *name;
   struct blkemu_geometry geo;
-  unsigned index;     /* its place on the command line */
-  uint64_t naa;       /* the NAA-6 identifier (VPD 0x83) */
+  unsigned index; /* its place on the command line */
+  uint64_t naa;   /* the NAA-6 identifier (VPD 0x83) */
   /* INQUIRY's strings (vendor=, product=, revision=) and VPD 0xB1's
    * rotation rate (rpm= when rotational, else 1: non-rotating).
    */
   char vendor[9], product[17], revision[5];
   uint16_t rotation_rate;
+  /* A host-managed zoned disk (zg.nr_zones > 0) is a ZBC device: type
+   * 0x14, VPD 0xB6, REPORT ZONES and the zone actions.  A zone whose
+   * capacity is below its size reports as a sequential zone of the
+   * capacity followed by a gap zone (ZBC-2), as sd_zbc reads them.
+   */
+  struct blkemu_zoned zg;
   char core_dir[160]; /* configfs: target/core/user_N/NAME */
   char tpg_dir[160];  /* configfs: target/loopback/naa.X/tpgt_1 */
   char device[32];    /* the kernel's name for it: "sdb" */
@@ -68,11 +74,44 @@ struct scmd {
   bool data_in;    /* the transfer goes to the initiator (a read) */
   uint8_t status;
   uint8_t sense[SENSE_LEN];
-  int pending;  /* parts still with the core (UNMAP's descriptors) */
-  bool counted; /* in the disk's in_flight */
-  int err;      /* the first part's error */
+  int pending;      /* parts still with the core (UNMAP's descriptors) */
+  bool counted;     /* in the disk's in_flight */
+  int err;          /* the first part's error */
+  bool zone_action; /* a ZBC OUT: errors map as zone errors */
   pthread_mutex_t lock;
 };
+
+/* Status codes, sense keys, additional sense codes. */
+#define GOOD 0x00
+#define CHECK_CONDITION 0x02
+#define BUSY 0x08
+#define TASK_SET_FULL 0x28
+#define NOT_READY 0x2
+#define MEDIUM_ERROR 0x3
+#define HARDWARE_ERROR 0x4
+#define ILLEGAL_REQUEST 0x5
+#define UNIT_ATTENTION 0x6
+#define DATA_PROTECT 0x7
+#define ASC_INVALID_OPCODE 0x20
+#define ASC_LBA_OUT_OF_RANGE 0x21
+#define ASC_INVALID_FIELD_IN_CDB 0x24
+#define ASC_INVALID_FIELD_IN_PARAMETERS 0x26
+
+static inline uint64_t
+be (const uint8_t *p, int n)
+{
+  uint64_t v = 0;
+  for (int i = 0; i < n; i++)
+    v = v << 8 | p[i];
+  return v;
+}
+
+static inline void
+put_be (uint8_t *p, uint64_t v, int n)
+{
+  for (int i = n - 1; i >= 0; i--, v >>= 8)
+    p[i] = (uint8_t) v;
+}
 
 /* tcmu.c: configfs, the uio device, tcm_loop. */
 int tcmu_create (struct sdisk *d);
@@ -92,5 +131,15 @@ void scsi_execute (struct scmd *c);
 void scsi_sense (struct scmd *c, uint8_t key, uint8_t asc, uint8_t ascq);
 size_t scsi_copy_in (const struct scmd *c, const void *src, size_t len);
 size_t scsi_copy_out (const struct scmd *c, void *dst, size_t len);
+void scsi_reply (struct scmd *c, const uint8_t *data, size_t len,
+                 size_t alloc_len);
+size_t scsi_copy_at (const struct scmd *c, size_t at, const void *src,
+                     size_t len);
+void scsi_io_done (void *cookie, int result);
+
+/* zbc.c: a host-managed zoned disk's commands and errors. */
+void zbc_report_zones (struct scmd *c);
+bool zbc_zone_action (struct scmd *c);
+bool zbc_sense (struct scmd *c, int err, bool write);
 
 #endif

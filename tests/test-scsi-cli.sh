@@ -20,8 +20,9 @@ bad "logical-block-size=3000: must be a power of two" --disk size=1M,logical-blo
 bad "unknown key 'speed'" --disk size=1M,speed=9
 bad "unexpected argument 'extra'" --disk size=1M extra
 bad "--delete-stale takes no --disk" --delete-stale --disk size=1M
-bad "zoned=host-managed: SCSI (TCMU) has no zone commands" \
-  --disk size=1M,zoned=host-managed,zone-size=256K
+# A zoned disk is served (as ZBC), and its keys are checked first.
+bad "zone-size=3K: must be a power of two of at least 4K" \
+  --disk size=1M,zoned=host-managed,zone-size=3K
 
 "$SCSI" --help > "$tmp/help"
 for want in "--disk SPEC" "--delete-stale" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "tcm_loop"; do
