@@ -55,6 +55,8 @@ static const int told_only[] = {
   K_VENDOR,
   K_PRODUCT,
   K_REVISION,
+  K_ATOMIC_WRITE_MAX,
+  K_ATOMIC_WRITE_GRANULARITY,
 };
 
 /* How FE carries key ID: as its descriptor says, or else the device's

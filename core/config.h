@@ -82,6 +82,9 @@ enum key_id {
   K_CACHE_SIZE,
   K_DESTAGE_RATE,
   K_ATOMIC_UNIT,
+  /* atomic writes a protocol can ask for (SCSI's WRITE ATOMIC) */
+  K_ATOMIC_WRITE_MAX,
+  K_ATOMIC_WRITE_GRANULARITY,
   /* the link in front of any model */
   K_LINK_BANDWIDTH,
   K_LINK_RTT,

@@ -165,6 +165,10 @@ blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
   geo->segment_boundary_bytes = n[K_SEGMENT_BOUNDARY];
   geo->dma_alignment = (uint32_t) n[K_DMA_ALIGNMENT];
   geo->rotational = n[K_ROTATIONAL] != 0;
+  geo->atomic_write_max_bytes = (uint32_t) n[K_ATOMIC_WRITE_MAX];
+  geo->atomic_write_granularity =
+    (uint32_t) (n[K_ATOMIC_WRITE_GRANULARITY] ? n[K_ATOMIC_WRITE_GRANULARITY]
+                                              : geo->physical_block_size);
   bool zoned = n[K_ZONED] != 0;
   pthread_mutex_unlock (&disk->lock);
   geo->can_flush = true;

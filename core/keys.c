@@ -270,6 +270,21 @@ const struct key_def config_keys[K_COUNT] = {
                       "cached writes at multiples of it; a power of two >= "
                       "logical (0: "
                       "physical-block-size)" },
+  [K_ATOMIC_WRITE_MAX] = { "atomic-write-max", T_SIZE, "0", NULL, 0,
+                           BLKEMU_MAX_TRANSFER, false,
+                           "the largest atomic write the device takes (SCSI "
+                           "WRITE ATOMIC: the kernel's "
+                           "atomic_write_max_bytes), written whole or not at "
+                           "all by any crash; a multiple of the logical "
+                           "block, "
+                           "<= max-transfer (0: no atomic writes)" },
+  [K_ATOMIC_WRITE_GRANULARITY] = { "atomic-write-granularity", T_SIZE, "0",
+                                   NULL, 0, BLKEMU_MAX_TRANSFER, false,
+                                   "an atomic write's length and offset are "
+                                   "multiples of this (the kernel's "
+                                   "atomic_write_unit_min_bytes): a power of "
+                                   "two >= logical, <= atomic-write-max (0: "
+                                   "physical-block-size)" },
   [K_LINK_BANDWIDTH] = { "link-bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
                          "link in front of the device: payload bytes/s each "
                          "way (0: no link)" },

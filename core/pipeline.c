@@ -285,6 +285,9 @@ request_check (struct request *req, struct fault_verdict *fv,
   if (across)
     req->marks |= TRACE_BOUNDARY;
   enum oversize_policy policy = (enum oversize_policy) n[K_OVERSIZE];
+  /* An atomic write is never cut: where it would be, it is refused. */
+  if (req->flags & BLKEMU_FLAG_ATOMIC && policy == OVERSIZE_SPLIT)
+    policy = OVERSIZE_ERROR;
   if ((over || across) && policy == OVERSIZE_ERROR) {
     *counter = over ? &st->oversize_rejected : &st->boundary_rejected;
     return EINVAL;
@@ -552,7 +555,8 @@ disk_interrupt_writes (struct blkemu_disk *disk, uint64_t *ranges)
   *ranges = 0;
   pthread_mutex_lock (&disk->inflight_lock);
   for (struct request *r = disk->inflight_writes; r; r = r->wnext)
-    if (badranges_add (&disk->bad, r->offset, r->len) == 0)
+    if (!(r->flags & BLKEMU_FLAG_ATOMIC) && /* old data or new, not torn */
+        badranges_add (&disk->bad, r->offset, r->len) == 0)
       (*ranges)++;
   pthread_mutex_unlock (&disk->inflight_lock);
 }
@@ -831,7 +835,9 @@ assert_request (struct blkemu_disk *disk, enum blkemu_op op, const void *buf,
 {
   assert (disk);
   assert ((unsigned) op < BLKEMU_OP_COUNT);
-  assert ((flags & ~(BLKEMU_FLAG_FUA | BLKEMU_FLAG_MAY_TRIM)) == 0);
+  assert ((flags & ~(BLKEMU_FLAG_FUA | BLKEMU_FLAG_MAY_TRIM |
+                     BLKEMU_FLAG_ATOMIC)) == 0);
+  assert (!(flags & BLKEMU_FLAG_ATOMIC) || op == BLKEMU_OP_WRITE);
   assert (buf || len == 0 || (op != BLKEMU_OP_READ && op != BLKEMU_OP_WRITE));
   (void) disk, (void) op, (void) buf, (void) len, (void) flags;
 }

@@ -227,6 +227,28 @@ validate_model (const struct blkemu_config *cfg, char *err)
   return 0;
 }
 
+/* Atomic writes as SBC-4's Block Limits page states them. */
+static int
+validate_atomic_writes (const struct blkemu_config *cfg, char *err)
+{
+  const uint64_t *n = cfg->num;
+  uint64_t lbs = n[K_LOGICAL_BLOCK_SIZE], max = n[K_ATOMIC_WRITE_MAX];
+  uint64_t gran = n[K_ATOMIC_WRITE_GRANULARITY];
+  if (max % lbs || max > n[K_MAX_TRANSFER]) {
+    rule_err (err, cfg, K_ATOMIC_WRITE_MAX,
+              "must be a multiple of logical-block-size, <= max-transfer");
+    return -1;
+  }
+  if (gran &&
+      (!is_pow2 (gran) || gran < lbs || !max || gran > max || max % gran)) {
+    rule_err (err, cfg, K_ATOMIC_WRITE_GRANULARITY,
+              "must be a power of two >= logical-block-size dividing "
+              "atomic-write-max (which must be set)");
+    return -1;
+  }
+  return 0;
+}
+
 int
 config_validate (const struct blkemu_config *cfg, char *err)
 {
@@ -236,6 +258,8 @@ config_validate (const struct blkemu_config *cfg, char *err)
       validate_latency_dist (cfg, err) == -1 ||
       validate_model (cfg, err) == -1 ||
       zones_validate (cfg, cfg->num[K_SIZE], err) == -1)
+    return -1;
+  if (validate_atomic_writes (cfg, err) == -1)
     return -1;
   if (cfg->num[K_ERROR_OFFSET] > cfg->num[K_SIZE]) {
     rule_err (err, cfg, K_ERROR_OFFSET, "must lie inside the disk (<= size)");

@@ -10,7 +10,8 @@ struct undo {
   struct undo *newer, *older;
   uint64_t offset, len; /* the range this entry would restore */
   uint64_t seq;
-  bool zeros; /* the old contents were all zero: no data */
+  bool zeros;  /* the old contents were all zero: no data */
+  bool atomic; /* an atomic write's: a crash keeps it whole or loses it */
   unsigned char data[];
 };
 
@@ -104,7 +105,8 @@ make_durable (struct wcache *w, uint64_t start, uint64_t end)
         *tail = (struct undo){ .offset = end,
                                .len = b - end,
                                .seq = u->seq,
-                               .zeros = u->zeros };
+                               .zeros = u->zeros,
+                               .atomic = u->atomic };
         if (!u->zeros)
           memcpy (tail->data, u->data + (end - a), b - end);
         tail->newer = u->newer;
@@ -153,7 +155,9 @@ wcache_write (struct wcache *w, enum blkemu_op op, void *buf, uint64_t len,
     u = malloc (sizeof *u + len);
     if (!u)
       return ENOMEM;
-    *u = (struct undo){ .offset = offset, .len = len };
+    *u = (struct undo){ .offset = offset,
+                        .len = len,
+                        .atomic = flags & BLKEMU_FLAG_ATOMIC };
   }
 
   pthread_mutex_lock (&w->lock);
@@ -391,7 +395,8 @@ entry_pieces (struct walk *wk, uint32_t i, const struct undo *u,
   const struct wcache_crash *c = wk->c;
   uint64_t start = u->offset, end = u->offset + u->len;
   uint64_t unit = c->unit ? c->unit : 1;
-  enum fate f = write_fate (c, u->seq, start / unit != (end - 1) / unit);
+  enum fate f =
+    write_fate (c, u->seq, !u->atomic && start / unit != (end - 1) / unit);
   if (f != FATE_TORN) {
     *(f == FATE_KEPT ? any_kept : any_lost) = true;
     return add_piece (wk, start, end, i, f == FATE_KEPT);

@@ -302,9 +302,72 @@ test_error_at (void)
   blkemu_disk_close (d);
 }
 
+/* An atomic write (BLKEMU_FLAG_ATOMIC) survives a crash whole or not at
+ * all, in every crash state; a plain one of the same size is torn in
+ * some (the check's own sensitivity).  Many states of one epoch through
+ * crash views.
+ */
+static void
+test_atomic_never_torn (void)
+{
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_spec *spec = blkemu_spec_new ();
+  struct blkemu_disk *d = NULL;
+  if (blkemu_spec_set_list (spec,
+                            "size=1M,write-cache=yes,oversize=split,"
+                            "max-transfer=32K",
+                            err, sizeof err) == 0)
+    d = blkemu_disk_open (spec, NULL, err, sizeof err);
+  blkemu_spec_free (spec);
+  CHECK (d, "open: %s", err);
+  if (!d)
+    return;
+  enum { LEN = 16384 };
+  static unsigned char ones[LEN], back[LEN];
+  memset (ones, 0xa5, LEN);
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, ones, LEN, 0, BLKEMU_FLAG_ATOMIC) ==
+             0 &&
+           blkemu_io (d, BLKEMU_OP_WRITE, ones, LEN, 65536, 0) == 0,
+         "the writes");
+  /* Past max-transfer with oversize=split: a plain write is cut, an
+   * atomic one refused.
+   */
+  static unsigned char big[65536];
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, big, sizeof big, 131072,
+                    BLKEMU_FLAG_ATOMIC) == EINVAL,
+         "an atomic write the device would split is refused");
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, big, sizeof big, 131072, 0) == 0,
+         "a plain one is split and served");
+  CHECK (blkemu_disk_power_off (d, err, sizeof err) == 0, "%s", err);
+  unsigned plain_torn = 0, atomic_torn = 0;
+  for (uint64_t seed = 1; seed <= 64; seed++) {
+    struct blkemu_crash_report rep;
+    if (blkemu_disk_view_open (d, BLKEMU_CRASH_TORN, seed, &rep, err,
+                               sizeof err) != 0) {
+      CHECK (0, "view: %s", err);
+      break;
+    }
+    for (int w = 0; w < 2; w++) {
+      blkemu_io (d, BLKEMU_OP_READ, back, LEN, w ? 65536 : 0, 0);
+      unsigned kept = 0;
+      for (unsigned b = 0; b < LEN / 512; b++)
+        kept += back[b * 512] == 0xa5;
+      bool torn = kept != 0 && kept != LEN / 512;
+      *(w ? &plain_torn : &atomic_torn) += torn;
+    }
+    blkemu_disk_view_close (d, err, sizeof err);
+  }
+  CHECK (atomic_torn == 0, "the atomic write torn in %u of 64 states",
+         atomic_torn);
+  CHECK (plain_torn > 0, "the plain write never torn in 64 states");
+  blkemu_disk_power_on (d);
+  blkemu_disk_close (d);
+}
+
 int
 main (void)
 {
+  test_atomic_never_torn ();
   test_error_at ();
   test_tables ();
   test_units ();

@@ -28,6 +28,13 @@ enum blkemu_op {
 /* Request flags, matching the NBD command flags in meaning. */
 #define BLKEMU_FLAG_FUA (1u << 0)      /* write through before completing */
 #define BLKEMU_FLAG_MAY_TRIM (1u << 1) /* zero may deallocate */
+/* An atomic write (SCSI's WRITE ATOMIC, the kernel's REQ_ATOMIC): it
+ * reaches the medium whole or not at all -- no crash mode tears it or
+ * leaves it unreadable -- and is refused (EINVAL) where the device
+ * would have to split it (oversize=split past max-transfer or across
+ * boundary=).
+ */
+#define BLKEMU_FLAG_ATOMIC (1u << 2)
 
 /* blkemu_io's answer when the drop fault fires: the frontend should drop
  * the client's connection (the network went away), then keep serving.
@@ -182,6 +189,11 @@ struct blkemu_geometry {
   uint32_t max_segment_size;
   uint64_t segment_boundary_bytes; /* mask + 1 */
   uint32_t dma_alignment;          /* mask + 1 */
+  /* Atomic writes (BLKEMU_FLAG_ATOMIC) a protocol can ask for: at most
+   * this many bytes (0: none), length and offset multiples of the
+   * granularity.
+   */
+  uint32_t atomic_write_max_bytes, atomic_write_granularity;
   bool rotational;
   bool can_flush, can_fua, can_trim, can_zero, can_extents, can_multi_conn;
   bool persistent; /* data outlives the process (file) */
