@@ -63,7 +63,8 @@ setup (void)
 {
   open_disk (&disks[0], "fz",
              "name=fz,size=1M,max-transfer=64K,opt-io=32K,"
-             "max-discard=128K,max-discard-segments=4");
+             "max-discard=128K,max-discard-segments=4,"
+             "atomic-write-max=32K,atomic-write-granularity=4K");
   open_disk (&disks[1], "fzz",
              "name=fzz,size=4M,max-transfer=64K,zoned=host-managed,"
              "zone-size=256K,zone-capacity=192K,conventional-zones=2,"

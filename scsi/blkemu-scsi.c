@@ -80,6 +80,10 @@ stop_disk (struct sdisk *d)
             (unsigned long long) __atomic_load_n (&d->task_set_full,
                                                   __ATOMIC_RELAXED));
   blkemu_disk_set_transport (d->emu, "scsi_task_set_full", v);
+  snprintf (v, sizeof v, "%llu",
+            (unsigned long long) __atomic_load_n (&d->atomic_writes,
+                                                  __ATOMIC_RELAXED));
+  blkemu_disk_set_transport (d->emu, "scsi_atomic_writes", v);
   tcmu_unexport (d);
   ring_stop (d);
   tcmu_destroy (d);

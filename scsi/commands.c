@@ -213,6 +213,11 @@ vpd_page (const struct sdisk *d, uint8_t page, uint8_t *b)
             g->max_write_zeroes_bytes ? blocks (d, g->max_write_zeroes_bytes)
                                       : blocks (d, g->max_transfer_bytes),
             8);
+    if (g->atomic_write_max_bytes) { /* SBC-4: atomic writes, no boundary */
+      put_be (&b[44], blocks (d, g->atomic_write_max_bytes), 4);
+      put_be (&b[48], blocks (d, g->atomic_write_granularity), 4);
+      put_be (&b[52], blocks (d, g->atomic_write_granularity), 4);
+    }
     break;
   case 0xb1: /* block device characteristics */
     len = 0x3c;
@@ -423,7 +428,7 @@ submit (struct scmd *c, enum blkemu_op op, void *buf, uint64_t lba,
 
 static bool
 read_write (struct scmd *c, bool write, uint64_t lba, uint64_t nblocks,
-            bool fua)
+            unsigned flags)
 {
   uint32_t lbs = c->d->geo.logical_block_size;
   if (!in_range (c, lba, nblocks) || nblocks == 0)
@@ -444,8 +449,34 @@ read_write (struct scmd *c, bool write, uint64_t lba, uint64_t nblocks,
   c->data_len = nblocks * lbs;
   c->pending = 1;
   submit (c, write ? BLKEMU_OP_WRITE : BLKEMU_OP_READ, c->buf, lba, nblocks,
-          fua ? BLKEMU_FLAG_FUA : 0);
+          flags);
   return true;
+}
+
+/* WRITE ATOMIC(16) (SBC-4): within the Block Limits page's atomic
+ * fields (no atomic boundary), then a write the core keeps whole or
+ * loses whole at a crash.
+ */
+static bool
+write_atomic (struct scmd *c)
+{
+  struct sdisk *d = c->d; /* C may be answered and gone once submitted */
+  const struct blkemu_geometry *g = &d->geo;
+  uint64_t lba = be (&c->cdb[2], 8), nb = be (&c->cdb[12], 2);
+  uint64_t gran = g->atomic_write_granularity, lbs = g->logical_block_size;
+  if (!g->atomic_write_max_bytes) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_OPCODE, 0);
+    return false;
+  }
+  if (be (&c->cdb[10], 2) != 0 || nb * lbs > g->atomic_write_max_bytes ||
+      (nb * lbs) % gran || (lba * lbs) % gran) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return false;
+  }
+  __atomic_add_fetch (&d->atomic_writes, 1, __ATOMIC_RELAXED);
+  return read_write (c, true, lba, nb,
+                     BLKEMU_FLAG_ATOMIC |
+                       (c->cdb[1] & 0x08 ? BLKEMU_FLAG_FUA : 0));
 }
 
 /* UNMAP: each block descriptor a trim of its own, all submitted at
@@ -570,10 +601,11 @@ static const struct {
   { 0x8f, false, 0, 16 },   /* VERIFY(16) */
   { 0x91, false, 0, 16 },   /* SYNCHRONIZE CACHE(16) */
   { 0x93, false, 0, 16 },   /* WRITE SAME(16) */
+  { 0x9c, false, 0, 16 },   /* WRITE ATOMIC(16), with atomic-write-max */
   { 0x9e, true, 0x10, 16 }, /* READ CAPACITY(16) */
   { 0xa0, false, 0, 12 },   /* REPORT LUNS (LIO answers it) */
   { 0xa3, true, 0x0c, 12 }, /* REPORT SUPPORTED OPERATION CODES */
-  /* zoned disks only, last */
+  /* zoned disks only */
   { 0x94, true, 0x01, 16 }, /* CLOSE ZONE */
   { 0x94, true, 0x02, 16 }, /* FINISH ZONE */
   { 0x94, true, 0x03, 16 }, /* OPEN ZONE */
@@ -581,6 +613,19 @@ static const struct {
   { 0x95, true, 0x00, 16 }, /* REPORT ZONES */
 };
 #define N_SUPPORTED (sizeof supported_ops / sizeof supported_ops[0])
+
+/* Whether this disk takes OPCODE (the zone and atomic commands only
+ * when it has zones or atomic writes).
+ */
+static bool
+available (const struct sdisk *d, uint8_t opcode)
+{
+  if (opcode == 0x94 || opcode == 0x95)
+    return d->zg.nr_zones > 0;
+  if (opcode == 0x9c)
+    return d->geo.atomic_write_max_bytes > 0;
+  return true;
+}
 
 static void
 report_opcodes (struct scmd *c)
@@ -592,16 +637,16 @@ report_opcodes (struct scmd *c)
   uint32_t alloc = (uint32_t) be (&cdb[6], 4);
   uint8_t b[4 + N_SUPPORTED * 8] = { 0 };
   size_t len, n_ops = N_SUPPORTED;
-  while (!c->d->zg.nr_zones && (supported_ops[n_ops - 1].opcode == 0x94 ||
-                                supported_ops[n_ops - 1].opcode == 0x95))
-    n_ops--;
   if (options == 0) { /* all commands */
     len = 4;
-    for (size_t i = 0; i < n_ops; i++, len += 8) {
+    for (size_t i = 0; i < n_ops; i++) {
+      if (!available (c->d, supported_ops[i].opcode))
+        continue;
       b[len] = supported_ops[i].opcode;
       put_be (&b[len + 2], supported_ops[i].sa, 2);
       b[len + 5] = supported_ops[i].has_sa ? 0x01 : 0x00; /* SERVACTV */
       put_be (&b[len + 6], supported_ops[i].cdb_len, 2);
+      len += 8;
     }
     put_be (&b[0], len - 4, 4);
     scsi_reply (c, b, len, alloc);
@@ -625,7 +670,8 @@ report_opcodes (struct scmd *c)
   while (i < n_ops && supported_ops[i].opcode == want && options == 2 &&
          supported_ops[i].sa != want_sa)
     i++;
-  if (i == n_ops || supported_ops[i].opcode != want) {
+  if (i == n_ops || supported_ops[i].opcode != want ||
+      !available (c->d, want)) {
     b[1] = 0x01; /* not supported */
     scsi_reply (c, b, 4, alloc);
     return;
@@ -669,17 +715,18 @@ dispatch (struct scmd *c)
   case 0x08: /* READ(6): 0 blocks means 256 */
   case 0x0a: /* WRITE(6) */
     return read_write (c, cdb[0] == 0x0a, be (&cdb[1], 3) & 0x1fffff,
-                       cdb[4] ? cdb[4] : 256, false);
+                       cdb[4] ? cdb[4] : 256, 0);
   case 0x28: /* READ(10) */
   case 0x2a: /* WRITE(10) */
     return read_write (c, cdb[0] == 0x2a, be (&cdb[2], 4), be (&cdb[7], 2),
-                       cdb[1] & 0x08);
+                       cdb[1] & 0x08 ? BLKEMU_FLAG_FUA : 0);
   case 0x88: /* READ(16) */
   case 0x8a: /* WRITE(16) */
     return read_write (c, cdb[0] == 0x8a, be (&cdb[2], 8), be (&cdb[10], 4),
-                       cdb[1] & 0x08);
-  case 0x35: /* SYNCHRONIZE CACHE(10) */
-  case 0x91: /* SYNCHRONIZE CACHE(16) */
+                       cdb[1] & 0x08 ? BLKEMU_FLAG_FUA : 0);
+  case 0x9c: return write_atomic (c); /* WRITE ATOMIC(16) */
+  case 0x35:                          /* SYNCHRONIZE CACHE(10) */
+  case 0x91:                          /* SYNCHRONIZE CACHE(16) */
     c->pending = 1;
     blkemu_submit (c->d->emu, BLKEMU_OP_FLUSH, NULL, 0, 0, 0, scsi_io_done, c);
     return true;
@@ -729,7 +776,8 @@ media_command (uint8_t opcode)
   case 0x41:
   case 0x42:
   case 0x93:
-  case 0x94: return true;
+  case 0x94:
+  case 0x9c: return true;
   default: return false;
   }
 }

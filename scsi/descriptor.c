@@ -28,6 +28,9 @@ static const struct blkemu_carry scsi_carries[] = {
    * zone-capacity reports as gap zones.
    */
   { "zoned", T | D },
+  /* Block Limits' atomic fields; WRITE ATOMIC(16) checked against them */
+  { "atomic-write-max", T | D },
+  { "atomic-write-granularity", T | D },
   { "queue-depth", D },
   { "rotational", T },
   /* model=hdd's spindle speed as the MEDIUM ROTATION RATE (VPD 0xB1) */

@@ -59,6 +59,7 @@ struct sdisk {
    */
   uint32_t in_flight;
   uint64_t task_set_full; /* answered so (atomic) */
+  uint64_t atomic_writes; /* WRITE ATOMIC(16) served (atomic) */
 };
 
 /* One command, from its ring entry to its completion. */

@@ -40,6 +40,11 @@ bad_spec "product=WDC WD5001FXYZ-0X: must be at most 16 characters" size=1G "pro
 bad_spec "revision=12345: must be at most 4 characters" size=1G revision=12345
 bad_spec "must be printable ASCII" size=1G "$(printf 'vendor=H\tP')"
 bad_spec "product=: must not be empty" size=1G product=
+# Atomic writes: SBC's Block Limits rules.
+bad_spec "atomic-write-max=3000: must be a multiple of logical-block-size, <= max-transfer" size=1G atomic-write-max=3000
+bad_spec "atomic-write-max=2M: must be a multiple of logical-block-size, <= max-transfer" size=1G max-transfer=1M atomic-write-max=2M
+bad_spec "atomic-write-granularity=4K: must be a power of two >= logical-block-size dividing atomic-write-max (which must be set)" size=1G atomic-write-granularity=4K
+bad_spec "atomic-write-granularity=24K: must be a power of two" size=1G atomic-write-max=48K atomic-write-granularity=24K
 # Zoned disks: every key's rule, then NBD's refusal of a valid one.
 Z="zoned=host-managed zone-size=4M"
 bad_spec "zoned=yes: must be one of none|host-managed" size=1G zoned=yes
