@@ -21,7 +21,7 @@
 #include "wcache.h"
 #include "zones.h"
 
-#define TRANSPORT_MAX 8
+#define TRANSPORT_MAX 16
 
 /* Who may touch what.  The fields are grouped by what guards them.
  *

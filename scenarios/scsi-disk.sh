@@ -4,12 +4,17 @@
 # does from an array: MAXIMUM and OPTIMAL TRANSFER LENGTH from the Block
 # Limits VPD page become the cap and the default of max_sectors_kb and
 # optimal_io_size, the block sizes come from READ CAPACITY(16), discard
-# from the unmap fields and LBPME, the cache from the caching mode page.  Then seed 004's 4 MiB
-# direct reads reach the disk cut to its 1 MiB, data written is read back,
-# an injected read error arrives as a MEDIUM ERROR naming its block, a
-# full queue answers TASK SET FULL and the kernel lowers its depth, a
-# power cycle is a UNIT ATTENTION the kernel reports, and
-# nothing is left in configfs after the server exits.
+# from the unmap fields and LBPME, the cache from the caching mode page;
+# sg3-utils read the same pages, and seed 000's HSV400 answers INQUIRY
+# as the seed's.  Then seed 004's 4 MiB direct reads reach the disk cut
+# to its 1 MiB, data written is read back, a bad range is a MEDIUM ERROR
+# naming its first bad block, which md raid1 over a SCSI and a ublk leg
+# rewrites from the other leg; a crashed disk is NOT READY, a power
+# cycle a UNIT ATTENTION; a zoned disk is a ZBC drive sd_zbc reads;
+# RWF_ATOMIC writes arrive as WRITE ATOMIC(16) (6.12); a full queue
+# answers TASK SET FULL and the kernel lowers its depth; a stall past
+# the command timeout is aborted and counted; nothing is left in
+# configfs after the server exits.
 #   blkemu-vm --kernel 6.12 scenarios/scsi-disk.sh
 # Skips (77) without target_core_user and tcm_loop.
 # blkemu-vm: needs target_core_user tcm_loop
@@ -320,6 +325,22 @@ check "the kernel lowered the device's queue depth ($qd0 -> $qd1)" "$qd1" -lt "$
 scsi_stop q
 check "the disk answered TASK SET FULL ($(jq -r .transport.scsi_task_set_full "$results/q.json") times)" \
   "$(jq -r .transport.scsi_task_set_full "$results/q.json")" -gt 0
+
+section "a stalled disk: the midlayer times out, aborts, and the disk counts it"
+scsi_start st --disk "name=st,size=16M,control=$work/st.ctl"
+sb=${sd[st]#/dev/}
+echo 2 > /sys/block/$sb/device/timeout
+dmesg -C 2>/dev/null
+ctl st set stall=8s > /dev/null
+t0=$(date +%s)
+dd if="${sd[st]}" of=/dev/null bs=4K count=1 iflag=direct 2>/dev/null
+rc=$? t=$(( $(date +%s) - t0 ))
+dmesg | grep -i "abort\|timing out\|reset" | head -4 | sed 's/^/  /'
+aborted=$(disk_stat st .transport.scsi_aborted_commands)
+check "a read held 8 s past a 2 s command timeout: the kernel aborted it, the disk counted $aborted" \
+  "$aborted" -ge 1
+check "and once the stall ended the read completed (dd exit $rc after ${t}s)" "$rc" -eq 0
+scsi_stop st
 
 section "a killed server's leftovers: --delete-stale removes them"
 scsi_start k --disk "name=k,size=16M"

@@ -120,6 +120,32 @@ ring_complete (struct scmd *c)
   free (c);
 }
 
+/* A task management notification: counted, published at once (they
+ * are rare; a user watching a stalled disk wants to see them come).
+ */
+static void
+count_tmr (struct sdisk *d, const struct tcmu_tmr_entry *t)
+{
+  char v[24];
+  switch (t->tmr_type) {
+  case TCMU_TMR_ABORT_TASK:
+  case TCMU_TMR_ABORT_TASK_SET:
+  case TCMU_TMR_CLEAR_TASK_SET:
+    d->aborted_commands += t->cmd_cnt;
+    snprintf (v, sizeof v, "%llu", (unsigned long long) d->aborted_commands);
+    blkemu_disk_set_transport (d->emu, "scsi_aborted_commands", v);
+    break;
+  case TCMU_TMR_LUN_RESET:
+  case TCMU_TMR_TARGET_WARM_RESET:
+  case TCMU_TMR_TARGET_COLD_RESET:
+    d->resets++;
+    snprintf (v, sizeof v, "%llu", (unsigned long long) d->resets);
+    blkemu_disk_set_transport (d->emu, "scsi_resets", v);
+    break;
+  default: break;
+  }
+}
+
 /* Every entry the kernel posted since the last look. */
 static void
 read_entries (struct sdisk *d)
@@ -137,6 +163,8 @@ read_entries (struct sdisk *d)
       else
         answer (d, e->hdr.cmd_id, 0x08 /* BUSY: no memory for it */, NULL);
     }
+    else if (tcmu_hdr_get_op (e->hdr.len_op) == TCMU_OP_TMR)
+      count_tmr (d, (const struct tcmu_tmr_entry *) e);
     /* PAD and TMR entries need no answer: the tail passes them. */
     d->next = (d->next + len) % d->cmdr_size;
   }

@@ -60,6 +60,13 @@ struct sdisk {
   uint32_t in_flight;
   uint64_t task_set_full; /* answered so (atomic) */
   uint64_t atomic_writes; /* WRITE ATOMIC(16) served (atomic) */
+  /* Task management the kernel notified (the ring thread's alone):
+   * commands named by ABORT TASK (SET) and CLEAR TASK SET, and LUN or
+   * target resets.  They complete when the disk completes them, as on
+   * a hung real disk.
+   */
+  bool tmr_notify;
+  uint64_t aborted_commands, resets;
 };
 
 /* One command, from its ring entry to its completion. */

@@ -300,6 +300,12 @@ tcmu_create (struct sdisk *d)
              strerror (errno));
     return -1;
   }
+  /* TMR notifications (Linux 5.9+): the ring then carries the aborts
+   * and resets the midlayer's error handler sends, which the disk
+   * counts.  Without them the ring never hears of one.
+   */
+  snprintf (path, sizeof path, "%s/attrib/tmr_notification", d->core_dir);
+  d->tmr_notify = write_text (path, "1") == 0;
   snprintf (path, sizeof path, "%s/enable", d->core_dir);
   if (write_text (path, "1") == -1) {
     fprintf (stderr, "blkemu-scsi: %s: enabling %s: %s\n", d->name,
