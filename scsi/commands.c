@@ -396,7 +396,7 @@ scsi_io_done (void *cookie, int result)
   pthread_mutex_unlock (&c->lock);
   if (!last)
     return;
-  if (!c->err && c->data_in)
+  if (!c->err && c->data_in && c->buf) /* read into a bounce buffer */
     scsi_copy_in (c, c->buf, c->data_len);
   result_to_sense (c, c->err, !c->data_in);
   ring_complete (c);
@@ -437,18 +437,25 @@ read_write (struct scmd *c, bool write, uint64_t lba, uint64_t nblocks,
     scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
     return false;
   }
-  c->buf = malloc (nblocks * lbs);
-  if (!c->buf) {
-    c->status = BUSY;
-    return false;
+  /* The data area itself when the command's data is one piece of it
+   * (the core reads or writes it in place, as tcmu-runner's handlers
+   * do); else a bounce buffer, copied in or out.
+   */
+  size_t len = nblocks * lbs;
+  void *buf = c->iov_cnt == 1 ? c->iov[0].iov_base : NULL;
+  if (!buf) {
+    if (!(buf = c->buf = malloc (len))) {
+      c->status = BUSY;
+      return false;
+    }
+    if (write)
+      scsi_copy_out (c, c->buf, len);
   }
   c->lba = lba;
   c->data_in = !write;
-  if (write)
-    scsi_copy_out (c, c->buf, nblocks * lbs);
-  c->data_len = nblocks * lbs;
+  c->data_len = len;
   c->pending = 1;
-  submit (c, write ? BLKEMU_OP_WRITE : BLKEMU_OP_READ, c->buf, lba, nblocks,
+  submit (c, write ? BLKEMU_OP_WRITE : BLKEMU_OP_READ, buf, lba, nblocks,
           flags);
   return true;
 }

@@ -77,7 +77,8 @@ struct scmd {
   struct iovec *iov; /* the data area, as pointers into the map */
   uint32_t iov_cnt;
   size_t data_len; /* what the iovs hold */
-  void *buf;       /* a bounce buffer for the core's transfer */
+  void *buf;       /* a bounce buffer for the core's transfer, or NULL:
+                      the data area's one piece is the buffer */
   uint64_t lba;    /* the first block, for a medium error's sense */
   bool data_in;    /* the transfer goes to the initiator (a read) */
   uint8_t status;
