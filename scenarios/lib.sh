@@ -76,23 +76,33 @@ raid1_on () {
     { cat "$work/mdadm.log"; exit 1; }
 }
 
+# server_ready NAME TENTHS WHAT: wait up to TENTHS tenths of a second for
+# the server of $work/NAME.pid to write $work/NAME.ready; if it exits or
+# the time runs out, show its log and fail saying WHAT did not start.
+server_ready () {
+  local i
+  for i in $(seq "$2"); do
+    [ -e "$work/$1.ready" ] && return 0
+    kill -0 "$(cat "$work/$1.pid")" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -e "$work/$1.ready" ] && return 0
+  cat "$work/$1.log" >&2
+  echo "$3 did not start" >&2
+  exit 1
+}
+
 # ublk_disk_start NAME KEY=VALUE...: the same disk as disk_start, served
 # by blkemu-ublk as a block device; prints its path (/dev/ublkbN).
 ublk_disk_start () {
-  local name=$1 keys i; shift
+  local name=$1 keys; shift
   keys=$(IFS=,; echo "$*")
   rm -f "$work/$name.ready"
   "$UBLK" --ready-file "$work/$name.ready" --disk \
     "name=$name,control=$work/$name.ctl,stats=$results/$name.json${keys:+,$keys}" \
     > "$work/$name.log" 2>&1 &
   echo $! > "$work/$name.pid"
-  for i in $(seq 300); do
-    [ -e "$work/$name.ready" ] && break
-    kill -0 "$(cat "$work/$name.pid")" 2>/dev/null || break
-    sleep 0.1
-  done
-  [ -e "$work/$name.ready" ] ||
-    { cat "$work/$name.log" >&2; echo "blkemu-ublk: disk $name did not start" >&2; exit 1; }
+  server_ready "$name" 300 "blkemu-ublk: disk $name"
   awk '{ print $2 }' "$work/$name.ready"
 }
 # ublk_disk_stop NAME: the server removes the device and writes stats=.
@@ -121,17 +131,11 @@ scsi_require () {
 # pid in $work/NAME.pid) and wait for its disks; sets sd[DISK]=/dev/sdX.
 declare -A sd
 scsi_start () {
-  local name=$1 i d dev; shift
+  local name=$1 d dev; shift
   rm -f "$work/$name.ready"
   "$SCSI" --ready-file "$work/$name.ready" "$@" > "$work/$name.log" 2>&1 &
   echo $! > "$work/$name.pid"
-  for i in $(seq 600); do
-    [ -e "$work/$name.ready" ] && break
-    kill -0 "$(cat "$work/$name.pid")" 2>/dev/null || break
-    sleep 0.1
-  done
-  [ -e "$work/$name.ready" ] ||
-    { cat "$work/$name.log" >&2; echo "blkemu-scsi: $name did not start" >&2; exit 1; }
+  server_ready "$name" 600 "blkemu-scsi: $name"
   while read -r d dev; do sd[$d]=$dev; done < "$work/$name.ready"
 }
 # scsi_stop NAME: SIGTERM; the server removes its disks and writes stats=.

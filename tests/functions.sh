@@ -37,6 +37,15 @@ fail () {
   exit 1
 }
 
+# refuses 'EXPECTED MESSAGE PART' COMMAND ARGS...: COMMAND fails, and its
+# output names what it refused (the command-line tests' one check).
+refuses () {
+  local want=$1; shift
+  if "$@" > "$tmp/out" 2>&1; then fail "[${*:2}] accepted"; fi
+  grep -qF -- "$want" "$tmp/out" || fail "[${*:2}]: no '$want' in: $(cat "$tmp/out")"
+  echo "ok: [${*:2}] -> $(grep -F -- "$want" "$tmp/out" | head -1)"
+}
+
 # expect_eq WHAT ACTUAL EXPECTED
 expect_eq () {
   [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"

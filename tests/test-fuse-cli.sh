@@ -4,12 +4,7 @@
 source "$(dirname "$0")/functions.sh"
 [ -c /dev/fuse ] || { echo "SKIP: no /dev/fuse"; exit 77; }
 
-bad () {
-  local want=$1; shift
-  if "$BLKEMU_FUSE" -f "$@" > "$tmp/out" 2>&1; then fail "[$*] accepted"; fi
-  grep -qF -- "$want" "$tmp/out" || fail "[$*]: no '$want' in: $(cat "$tmp/out")"
-  echo "ok: [$*] -> $(grep -F -- "$want" "$tmp/out" | head -1)"
-}
+bad () { refuses "$1" "$BLKEMU_FUSE" -f "${@:2}"; }
 mkdir -p "$tmp/m"
 bad "nope': No such file or directory" "$tmp/nope" --disk size=1M
 bad "no disks" "$tmp/m"

@@ -7,12 +7,7 @@ source "$(dirname "$0")/functions.sh"
 UBLK=${BLKEMU_UBLK:-$BLKEMU_BUILD/ublk/blkemu-ublk}
 [ -x "$UBLK" ] || { echo "SKIP: blkemu-ublk was not built (liburing >= 2.2 missing)"; exit 77; }
 
-bad () {
-  local want=$1; shift
-  if "$UBLK" "$@" > "$tmp/out" 2>&1; then fail "[$*] accepted"; fi
-  grep -qF -- "$want" "$tmp/out" || fail "[$*]: no '$want' in: $(cat "$tmp/out")"
-  echo "ok: [$*] -> $(grep -F -- "$want" "$tmp/out" | head -1)"
-}
+bad () { refuses "$1" "$UBLK" "${@:2}"; }
 bad "no disks"
 bad "name=x: two disks with this name" --disk name=x,size=1M --disk name=x,size=1M
 bad "logical-block-size=3000: must be a power of two" --disk size=1M,logical-block-size=3000
