@@ -220,3 +220,30 @@ frontend_wait_stop (const char *prog, const sigset_t *set, const char *what)
   sigwait (set, &sig);
   fprintf (stderr, "%s: %s: %s\n", prog, strsignal (sig), what);
 }
+
+int
+frontend_serve (const struct frontend_server *s, const char *ready_file,
+                const sigset_t *stop)
+{
+  int status = 1;
+  char device[64];
+  const char *name;
+  struct frontend_ready ready = { 0 };
+  for (size_t i = 0; i < s->ndisks; i++)
+    if (s->start (s->ctx, i, &name, device, sizeof device) == -1 ||
+        frontend_ready_add (s->prog, &ready, name, device) == -1)
+      goto out;
+  if (frontend_ready_write (s->prog, ready_file, &ready) == -1)
+    goto out;
+  frontend_wait_stop (s->prog, stop, s->stopping);
+  status = 0;
+
+out:
+  free (ready.text); /* what was not written */
+  for (size_t i = s->ndisks; i-- > 0;)
+    if (s->stop (s->ctx, i) == -1)
+      status = 1; /* stats= could not be written */
+  if (ready_file)
+    unlink (ready_file);
+  return status;
+}

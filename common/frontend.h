@@ -87,6 +87,30 @@ void frontend_block_stop (sigset_t *set);
 void frontend_wait_stop (const char *prog, const sigset_t *set,
                          const char *what);
 
+/* A block-device server's disks as an ops table over the one serving
+ * loop (ublksrv's targets over its library): START brings disk I up (its
+ * device made and served, a line on stderr) and names it in NAME and
+ * DEVICE; STOP takes disk I down, whether or not it came up, and returns
+ * -1 when its stats= could not be written.
+ */
+struct frontend_server {
+  const char *prog;     /* "blkemu-scsi", in messages */
+  const char *stopping; /* what a stop signal does: "removing the disks" */
+  size_t ndisks;
+  void *ctx;
+  int (*start) (void *ctx, size_t i, const char **name, char *device,
+                size_t device_len);
+  int (*stop) (void *ctx, size_t i);
+};
+/* Start every disk in order, write the ready file (READY_FILE, NULL:
+ * none) once all are up, wait for a signal in STOP (frontend_block_stop,
+ * called before the servers' threads started), then stop every disk,
+ * last first, and remove the ready file.  Returns the exit status: 0, or
+ * 1 when a disk did not start or stats= was not written.
+ */
+int frontend_serve (const struct frontend_server *s, const char *ready_file,
+                    const sigset_t *stop);
+
 /* A core result for a frontend with no connection to drop: the drop
  * fault becomes a failed request.
  */

@@ -93,6 +93,39 @@ stop_disk (struct sdisk *d)
   tcmu_destroy (d);
 }
 
+/* frontend_server's START: the core's disk (its engine), then LIO's
+ * backstore, its ring and its export.
+ */
+static int
+serve_start (void *ctx, size_t i, const char **name, char *device,
+             size_t device_len)
+{
+  struct sdisk *d = &((struct sdisk *) ctx)[i];
+  char err[BLKEMU_ERR_MAX];
+  if (blkemu_disk_start (d->emu, err, sizeof err) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: %s\n", d->name, err);
+    return -1;
+  }
+  if (start_disk (d) == -1)
+    return -1;
+  fprintf (stderr,
+           "blkemu-scsi: %s: /dev/%s, %llu bytes, %u-byte blocks, "
+           "transfers up to %u bytes\n",
+           d->name, d->device, (unsigned long long) d->geo.size_bytes,
+           d->geo.logical_block_size, d->geo.max_transfer_bytes);
+  *name = d->name;
+  snprintf (device, device_len, "/dev/%s", d->device);
+  return 0;
+}
+
+/* frontend_server's STOP; the disks are closed after (their stats). */
+static int
+serve_stop (void *ctx, size_t i)
+{
+  stop_disk (&((struct sdisk *) ctx)[i]);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -128,39 +161,16 @@ main (int argc, char **argv)
 
   sigset_t stop;
   frontend_block_stop (&stop);
-
-  int status = 1;
-  char err[BLKEMU_ERR_MAX], device[40];
-  struct frontend_ready ready = { 0 };
-  for (size_t i = 0; i < ndisks; i++) {
-    struct sdisk *d = &disks[i];
-    if (blkemu_disk_start (d->emu, err, sizeof err) == -1) {
-      fprintf (stderr, "blkemu-scsi: %s: %s\n", d->name, err);
-      goto out;
-    }
-    if (start_disk (d) == -1)
-      goto out;
-    fprintf (stderr,
-             "blkemu-scsi: %s: /dev/%s, %llu bytes, %u-byte blocks, "
-             "transfers up to %u bytes\n",
-             d->name, d->device, (unsigned long long) d->geo.size_bytes,
-             d->geo.logical_block_size, d->geo.max_transfer_bytes);
-    snprintf (device, sizeof device, "/dev/%s", d->device);
-    if (frontend_ready_add ("blkemu-scsi", &ready, d->name, device) == -1)
-      goto out;
-  }
-  if (frontend_ready_write ("blkemu-scsi", o.ready_file, &ready) == -1)
-    goto out;
-  frontend_wait_stop ("blkemu-scsi", &stop, "removing the disks");
-  status = 0;
-
-out:
-  free (ready.text); /* what was not written */
-  for (size_t i = ndisks; i-- > 0;)
-    stop_disk (&disks[i]);
-  if (frontend_close_disks (emu, ndisks) == -1 && status == 0)
+  const struct frontend_server server = {
+    .prog = "blkemu-scsi",
+    .stopping = "removing the disks",
+    .ndisks = ndisks,
+    .ctx = disks,
+    .start = serve_start,
+    .stop = serve_stop,
+  };
+  int status = frontend_serve (&server, o.ready_file, &stop);
+  if (frontend_close_disks (emu, ndisks) == -1)
     status = 1;
-  if (o.ready_file)
-    unlink (o.ready_file);
   return status;
 }

@@ -287,6 +287,38 @@ prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
   }
 }
 
+/* frontend_server's START: the ublk device made, its queues served,
+ * started; then the core's disk.
+ */
+static int
+serve_start (void *ctx, size_t i, const char **name, char *device,
+             size_t device_len)
+{
+  struct udisk *d = &((struct udisk *) ctx)[i];
+  char err[BLKEMU_ERR_MAX];
+  if (start_disk (d) == -1)
+    return -1;
+  if (blkemu_disk_start (d->emu, err, sizeof err) == -1) {
+    fprintf (stderr, "blkemu-ublk: %s: %s\n", d->name, err);
+    return -1;
+  }
+  fprintf (stderr,
+           "blkemu-ublk: %s: /dev/ublkb%d, %llu bytes, requests up "
+           "to %u bytes, %u queue%s of %u tags\n",
+           d->name, d->dev_id, (unsigned long long) d->geo.size_bytes,
+           d->max_bytes, d->nqueues, d->nqueues > 1 ? "s" : "", d->depth);
+  *name = d->name;
+  snprintf (device, device_len, "/dev/ublkb%d", d->dev_id);
+  return 0;
+}
+
+/* frontend_server's STOP: -1 when the disk's stats= was not written. */
+static int
+serve_stop (void *ctx, size_t i)
+{
+  return stop_disk (&((struct udisk *) ctx)[i]);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -314,7 +346,6 @@ main (int argc, char **argv)
     return r;
   }
   /* Every spec is checked before any device is created. */
-  int status = 1;
   struct blkemu_disk *emu[MAX_DISKS];
   r = frontend_open_disks ("blkemu-ublk", &blkemu_ublk_frontend, o.specs,
                            o.nspecs, NULL, emu);
@@ -326,42 +357,22 @@ main (int argc, char **argv)
 
   sigset_t stop;
   frontend_block_stop (&stop);
-
-  char err[BLKEMU_ERR_MAX], device[32];
-  struct frontend_ready ready = { 0 };
-  if (ctrl_open () == -1)
-    goto out;
-  for (size_t i = 0; i < ndisks; i++) {
-    if (start_disk (&disks[i]) == -1)
-      goto out;
-    if (blkemu_disk_start (disks[i].emu, err, sizeof err) == -1) {
-      fprintf (stderr, "blkemu-ublk: %s: %s\n", disks[i].name, err);
-      goto out;
-    }
-    fprintf (stderr,
-             "blkemu-ublk: %s: /dev/ublkb%d, %llu bytes, requests up "
-             "to %u bytes, %u queue%s of %u tags\n",
-             disks[i].name, disks[i].dev_id,
-             (unsigned long long) disks[i].geo.size_bytes, disks[i].max_bytes,
-             disks[i].nqueues, disks[i].nqueues > 1 ? "s" : "",
-             disks[i].depth);
-    snprintf (device, sizeof device, "/dev/ublkb%d", disks[i].dev_id);
-    if (frontend_ready_add ("blkemu-ublk", &ready, disks[i].name, device) ==
-        -1)
-      goto out;
+  const struct frontend_server server = {
+    .prog = "blkemu-ublk",
+    .stopping = "removing the devices",
+    .ndisks = ndisks,
+    .ctx = disks,
+    .start = serve_start,
+    .stop = serve_stop,
+  };
+  if (ctrl_open () == -1) {
+    for (size_t i = ndisks; i-- > 0;)
+      stop_disk (&disks[i]);
+    if (o.ready_file)
+      unlink (o.ready_file);
+    return 1;
   }
-  if (frontend_ready_write ("blkemu-ublk", o.ready_file, &ready) == -1)
-    goto out;
-  frontend_wait_stop ("blkemu-ublk", &stop, "removing the devices");
-  status = 0;
-
-out:
-  free (ready.text); /* what was not written */
-  for (size_t i = ndisks; i-- > 0;)
-    if (stop_disk (&disks[i]) == -1 && status == 0)
-      status = 1; /* stats= could not be written */
+  int status = frontend_serve (&server, o.ready_file, &stop);
   ctrl_close ();
-  if (o.ready_file)
-    unlink (o.ready_file);
   return status;
 }
