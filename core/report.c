@@ -93,6 +93,18 @@ json_config (const struct json_out *j, struct blkemu_disk *disk)
   sb_printf (j->sb, "%s%s},%s", j->nl, j->in1, j->nl);
 }
 
+/* An alignment bucket's name: the power of two ("4K"), "0" for the
+ * offset-0 bucket (aligned to anything).
+ */
+static void
+align_label (int b, char *v, size_t len)
+{
+  if (b == SIZE_LOG2_BUCKETS - 1)
+    snprintf (v, len, "0");
+  else
+    blkemu_format_size (1ull << b, v, len);
+}
+
 static void
 json_op (const struct json_out *j, const struct op_stats *os,
          struct size_slot *slots)
@@ -119,6 +131,15 @@ json_op (const struct json_out *j, const struct op_stats *os,
       blkemu_format_size (1ull << b, v, sizeof v);
       sb_printf (sb, "%s\"%s\": %llu", first ? "" : ", ", v,
                  (unsigned long long) os->size_log2[b]);
+      first = false;
+    }
+  sb_printf (sb, "},%s%s\"alignment_log2\": {", j->nl, j->in3);
+  first = true;
+  for (int b = 0; b < SIZE_LOG2_BUCKETS; b++)
+    if (os->align_log2[b]) {
+      align_label (b, v, sizeof v);
+      sb_printf (sb, "%s\"%s\": %llu", first ? "" : ", ", v,
+                 (unsigned long long) os->align_log2[b]);
       first = false;
     }
   double mean =
@@ -478,6 +499,24 @@ summary_histogram (struct strbuf *sb, const char *opname,
   if (rest)
     sb_printf (sb, "  %8s  %llu requests in %llu other sizes\n", "...",
                (unsigned long long) rest, (unsigned long long) rest_kinds);
+  /* Where they started: one line, the largest power of two each offset
+   * is a multiple of, as a share of the requests.
+   */
+  uint64_t total = 0;
+  for (int b = 0; b < SIZE_LOG2_BUCKETS; b++)
+    total += os->align_log2[b];
+  if (total == 0)
+    return;
+  sb_printf (sb, "  aligned to:");
+  for (int b = 0; b < SIZE_LOG2_BUCKETS; b++)
+    if (os->align_log2[b]) {
+      char v[32];
+      align_label (b, v, sizeof v);
+      sb_printf (sb, " %s%s %.1f%%", v,
+                 b == SIZE_LOG2_BUCKETS - 1 ? " (offset)" : "",
+                 100.0 * (double) os->align_log2[b] / (double) total);
+    }
+  sb_printf (sb, "\n");
 }
 
 /* The iostat-style table: one line per op that saw requests, rates over

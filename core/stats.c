@@ -130,6 +130,8 @@ stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
   if (op != BLKEMU_OP_FLUSH) {
     count_size (os, len);
     os->size_log2[len ? 63 - __builtin_clzll (len) : 0]++;
+    os->align_log2[offset ? __builtin_ctzll (offset)
+                          : SIZE_LOG2_BUCKETS - 1]++;
   }
   os->lat[lat_bucket (latency_ns)]++;
   os->lat_sum_ns += latency_ns;

@@ -33,7 +33,12 @@ struct op_stats {
   uint64_t model_sum_ns; /* the model's deadline - arrival: the target */
   uint64_t size_other;   /* sizes that found no slot */
   uint64_t size_log2[SIZE_LOG2_BUCKETS]; /* bucket b: [2^b, 2^(b+1)) */
-  struct size_slot sizes[SIZE_SLOTS];    /* open addressing on size */
+  /* Alignment, as nbdkit's stats filter counts it: bucket b holds the
+   * requests whose offset is a multiple of 2^b and not of 2^(b+1); an
+   * offset of 0 (aligned to anything) is in the last.
+   */
+  uint64_t align_log2[SIZE_LOG2_BUCKETS];
+  struct size_slot sizes[SIZE_SLOTS]; /* open addressing on size */
   uint64_t lat[LAT_BUCKETS];
 };
 
