@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# blkemu-vm for any experiment: modules beyond the initramfs load from the
-# kernel's whole tree (dm-dust, null_blk and nvme-loop where the kernel
+# blkemu-vm for any experiment: modules load on demand as on a booted
+# system (a script that loads nothing by hand gets dm-mod, loop and btrfs
+# when it uses them), and beyond the initramfs from the kernel's whole tree (dm-dust, null_blk and nvme-loop where the kernel
 # builds them: Debian's have no dm-dust, and 6.1 no nvme-loop, so dm-flakey
 # and nvme-tcp stand in), and device nodes appear as users expect without
 # udev: dmsetup create makes its /dev/mapper node, LVM its /dev/VG/LV on a
@@ -10,6 +11,25 @@
 # host's).
 #   blkemu-vm scenarios/vm-any-module.sh
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
+
+section "module autoload: a script that loads nothing by hand"
+# As on a booted system: dmsetup opens /dev/mapper/control, mount asks
+# for btrfs and losetup for loop-control, and the kernel loads each.
+loaded () { [ -d "/sys/module/$1" ] && echo loaded || echo absent; }
+check "dm_mod, btrfs and loop not loaded yet" \
+  "$(loaded dm_mod)/$(loaded btrfs)/$(loaded loop)" = absent/absent/absent
+check "the static node /dev/mapper/control is there before dm_mod" -c /dev/mapper/control
+dmsetup create blkemu-zero --table "0 2048 zero" 2> "$work/auto-dm.err" || sed 's/^/  /' "$work/auto-dm.err"
+check "dmsetup create: dm_mod loaded on demand, /dev/mapper/blkemu-zero made" -b /dev/mapper/blkemu-zero
+dmsetup remove blkemu-zero 2>/dev/null
+truncate -s 160M "$work/auto-btrfs.img"
+mkfs.btrfs -q "$work/auto-btrfs.img" > /dev/null 2>&1
+mkdir -p "$work/auto-mnt"
+mount -o loop "$work/auto-btrfs.img" "$work/auto-mnt" 2> "$work/auto-mount.err" ||
+  sed 's/^/  /' "$work/auto-mount.err"
+check "mount -t btrfs of a fresh btrfs: loop and btrfs loaded on demand" \
+  "$(grep -c " $work/auto-mnt btrfs " /proc/mounts)/$(loaded loop)/$(loaded btrfs)" = 1/loaded/loaded
+umount "$work/auto-mnt" 2>/dev/null
 modprobe nbd nbds_max=2
 modprobe loop
 
