@@ -56,6 +56,7 @@ check "rotational from the Block Device Characteristics page" \
   "$(cat $q/rotational)" -eq 1
 check "the caching page's WCE: write_cache 'write back'" \
   "$(cat $q/write_cache)" = "write back"
+check "the mode header's DPOFUA: sd sends FUA (queue/fua 1)" "$(cat $q/fua)" -eq 1
 check "INQUIRY: vendor BLKEMU, product the disk's name" \
   "$(cat /sys/block/$b/device/vendor | tr -d ' ')/$(cat /sys/block/$b/device/model | tr -d ' ')" = BLKEMU/arr
 wwid=$(cat /sys/block/$b/device/wwid 2>/dev/null)

@@ -326,6 +326,11 @@ mode_sense (struct scmd *c, bool ten)
     put_be (&b[0], len - 2, 2);
   else
     b[0] = (uint8_t) (len - 1);
+  /* The device-specific parameter: DPOFUA, the disk honours FUA (sd
+   * then sends FUA writes instead of a write and a SYNCHRONIZE CACHE).
+   */
+  if (c->d->geo.can_fua)
+    b[ten ? 3 : 2] = 0x10;
   scsi_reply (c, b, len, ten ? be (&c->cdb[7], 2) : c->cdb[4]);
 }
 
