@@ -36,13 +36,7 @@ sense_at (struct scmd *c, uint8_t key, uint8_t asc, uint8_t ascq, uint64_t lba)
 size_t
 scsi_copy_in (const struct scmd *c, const void *src, size_t len)
 {
-  size_t done = 0;
-  for (uint32_t i = 0; i < c->iov_cnt && done < len; i++) {
-    size_t n = c->iov[i].iov_len < len - done ? c->iov[i].iov_len : len - done;
-    memcpy (c->iov[i].iov_base, (const char *) src + done, n);
-    done += n;
-  }
-  return done;
+  return scsi_copy_at (c, 0, src, len);
 }
 
 /* SRC into the data area from byte AT on; returns what fit. */
@@ -648,10 +642,10 @@ report_opcodes (struct scmd *c)
   uint16_t want_sa = (uint16_t) be (&cdb[4], 2);
   uint32_t alloc = (uint32_t) be (&cdb[6], 4);
   uint8_t b[4 + N_SUPPORTED * 8] = { 0 };
-  size_t len, n_ops = N_SUPPORTED;
+  size_t len;
   if (options == 0) { /* all commands */
     len = 4;
-    for (size_t i = 0; i < n_ops; i++) {
+    for (size_t i = 0; i < N_SUPPORTED; i++) {
       if (!available (c->d, supported_ops[i].opcode))
         continue;
       b[len] = supported_ops[i].opcode;
@@ -673,16 +667,16 @@ report_opcodes (struct scmd *c)
    * service actions, or by service action for one without, is an error.
    */
   size_t i = 0;
-  while (i < n_ops && supported_ops[i].opcode != want)
+  while (i < N_SUPPORTED && supported_ops[i].opcode != want)
     i++;
-  if (i < n_ops && supported_ops[i].has_sa != (options == 2)) {
+  if (i < N_SUPPORTED && supported_ops[i].has_sa != (options == 2)) {
     scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
     return;
   }
-  while (i < n_ops && supported_ops[i].opcode == want && options == 2 &&
+  while (i < N_SUPPORTED && supported_ops[i].opcode == want && options == 2 &&
          supported_ops[i].sa != want_sa)
     i++;
-  if (i == n_ops || supported_ops[i].opcode != want ||
+  if (i == N_SUPPORTED || supported_ops[i].opcode != want ||
       !available (c->d, want)) {
     b[1] = 0x01; /* not supported */
     scsi_reply (c, b, 4, alloc);
