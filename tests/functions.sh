@@ -104,7 +104,8 @@ fuse_mount () {
   mkdir -p "$mnt"
   "$BLKEMU_FUSE" -f "$mnt" "$@" 2> "$mnt.log" &
   fuse_pid=$!
-  cleanup_hooks+=("fuse_umount '$mnt'")
+  # each mount's own pid: a later fuse_mount replaces $fuse_pid
+  cleanup_hooks+=("fuse_umount '$mnt' $fuse_pid")
   local i
   for i in $(seq 100); do
     mountpoint -q "$mnt" && return 0
@@ -116,12 +117,12 @@ fuse_mount () {
 }
 
 fuse_umount () {
-  local mnt=$1 dev
+  local mnt=$1 pid=${2:-$fuse_pid} dev
   for dev in $(losetup -a | awk -F: -v m="$mnt/" 'index($0, m) { print $1 }'); do
     losetup -d "$dev" || true
   done
   mountpoint -q "$mnt" && fusermount3 -u "$mnt"
-  wait "$fuse_pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
 }
 
 # loop_attach FILE [LOSETUP OPTIONS]: a loop device over FILE (under
