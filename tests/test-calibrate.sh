@@ -81,6 +81,20 @@ echo "round trip: the random probes within 15% (~150 reads each, 1 to 30 ms apie
 "$cal" "$hcopy" --compare "$tmp/hdd.random" --tolerance 15 --runtime 2 -q ||
   fail "the hdd made from the calibrated profile differs by more than 15%"
 
+section "the host's own loop device over a RAM-backed file (a sanity case, --thorough)"
+ram=/dev/shm/blkemu-calibrate.$$
+truncate -s 64M "$ram"
+cleanup_hooks+=("rm -f '$ram'")
+rl=$(loop_attach "$ram")
+cleanup_hooks+=("losetup -d '$rl' 2>/dev/null")
+"$cal" "$rl" -o "$tmp/ram.conf" --thorough --runtime 0.3 -q
+grep -E '^(model|latency-read|channels) ' "$tmp/ram.conf"
+expect_eq "thorough: every probe fitted" "$(grep -c '^#   ' "$tmp/ram.conf")" 15
+expect_eq "a RAM-backed disk is not an hdd" "$(key model "$tmp/ram.conf" | grep -vc hdd)" 1
+lat=$(us "$(key latency-read "$tmp/ram.conf")")
+[ "$lat" -lt 1000 ] || fail "a RAM-backed loop device with a 4K read above 1 ms ($lat us)"
+echo "ok: latency-read ${lat}us (under 1 ms)"
+
 section "from a blktrace capture"
 fuse_mount "$tmp/mnt4" --disk \
   name=traced,size=1G,latency-read=1500us,bandwidth=200M,channels=2,trace=$tmp/traced.blktrace,trace-format=blktrace
