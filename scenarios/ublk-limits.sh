@@ -181,6 +181,15 @@ check "$c is left behind" -e "$c"
 "$UBLK" --delete-stale 2>&1 | sed 's/^/  /'
 check "--delete-stale removed $c" ! -e "$c"
 
+section "--features: what this kernel's ublk_drv offers"
+rc=0
+"$UBLK" --features > "$work/features" 2>&1 || rc=$?
+sed 's/^/  /' "$work/features"
+check "--features answers (exit $rc)" "$rc" -eq 0
+# the two blkemu-ublk's zoned disks need, in the driver since 6.6
+check "user-copy offered" -n "$(grep -E '^  yes +user-copy ' "$work/features")"
+check "zoned offered" -n "$(grep -E '^  yes +zoned ' "$work/features")"
+
 for n in slow fast; do
   "$PLOT" --title "ublk-limits: $n" -o "$results/$n.svg" \
     "$results/$n.trace" 2>&1 | sed 's/^/  /'

@@ -17,10 +17,11 @@ bad "unexpected argument 'extra'" --disk size=1M extra
 bad "unrecognized option '--nope'" --nope
 bad "--queues 0: a number of hardware queues from 1 to 64" --queues 0 --disk size=1M
 bad "--delete-stale takes no --disk" --delete-stale --disk size=1M
+bad "--features takes no --disk" --features --disk size=1M
 bad "max-discard-segments=4: ublk has no multi-range discards (at most 1): needs a frontend that carries it" --disk size=1M,max-discard-segments=4
 
 "$UBLK" --help > "$tmp/help"
-for want in "--disk SPEC" "--queues N" "--delete-stale" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "ublk_drv"; do
+for want in "--disk SPEC" "--queues N" "--delete-stale" "--features" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "ublk_drv"; do
   grep -q -- "$want" "$tmp/help" || fail "--help lacks $want"
 done
 echo "ok: --help lists options, keys and what it needs"
@@ -31,6 +32,7 @@ echo "ok: --list-profiles, --version"
 
 if [ ! -e /dev/ublk-control ]; then
   bad "load the ublk_drv module" --disk size=1M --ready-file "$tmp/ready"
+  bad "load the ublk_drv module" --features
   [ ! -e "$tmp/ready" ] || fail "a ready file without devices"
   echo "ok: no ready file when no device was made"
 fi

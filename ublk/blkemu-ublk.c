@@ -221,6 +221,11 @@ usage (FILE *fp)
     "  --delete-stale       delete the ublk devices left by servers that "
     "were\n"
     "                       killed (SIGKILL) and exit\n"
+    "  --features           print what this kernel's ublk_drv offers "
+    "(user copy,\n"
+    "                       zoned, recovery, ...), which of it blkemu-ublk "
+    "uses,\n"
+    "                       and exit (Linux 6.5 or later)\n"
     "  --list-keys          print the disk keys and exit\n"
     "  --list-profiles      print the presets for profile=NAME and exit\n"
     "  -h, --help           print this help and exit\n"
@@ -237,11 +242,16 @@ usage (FILE *fp)
 }
 
 static unsigned nqueues = 1;
+static bool want_features;
 
-/* --queues N */
+/* --queues N, --features */
 static int
 take_option (int opt, const char *arg)
 {
+  if (opt == 'F') {
+    want_features = true;
+    return -1;
+  }
   if (opt != 'q')
     return 1;
   char *end;
@@ -324,6 +334,7 @@ main (int argc, char **argv)
 {
   static const struct option queues[] = {
     { "queues", required_argument, NULL, 'q' },
+    { "features", no_argument, NULL, 'F' },
     { NULL, 0, NULL, 0 },
   };
   const struct frontend_cli cli = {
@@ -337,6 +348,19 @@ main (int argc, char **argv)
   int r = frontend_parse_args (&cli, argc, argv, &o);
   if (r != -1)
     return r;
+  if (want_features) {
+    bool with_disks = o.nspecs > 0;
+    frontend_args_free (&o);
+    if (with_disks) {
+      fprintf (stderr, "blkemu-ublk: --features takes no --disk\n");
+      return 1;
+    }
+    if (ctrl_open () == -1)
+      return 1;
+    r = print_features (stdout);
+    ctrl_close ();
+    return r;
+  }
   if (o.delete_stale) {
     frontend_args_free (&o);
     if (ctrl_open () == -1)

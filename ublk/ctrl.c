@@ -308,3 +308,70 @@ delete_stale (void)
 }
 
 /* ---- command line ---------------------------------------------------- */
+
+/* ---- features -------------------------------------------------------- */
+
+/* GET_FEATURES (Linux >= 6.5) answers the UBLK_F_* bits the driver
+ * knows; Debian 12's headers predate it.  Bits from uapi ublk_cmd.h.
+ */
+#ifndef UBLK_U_CMD_GET_FEATURES
+#define UBLK_U_CMD_GET_FEATURES _IOR ('u', 0x13, struct ublksrv_ctrl_cmd)
+#endif
+
+static const struct {
+  unsigned bit;
+  const char *name, *use;
+} feature_table[] = {
+  { 0, "zero-copy", "" },
+  { 1, "uring-cmd-comp-in-task", "" },
+  { 2, "need-get-data", "" },
+  { 3, "user-recovery", "" },
+  { 4, "user-recovery-reissue", "" },
+  { 5, "unprivileged-dev", "" },
+  { 6, "cmd-ioctl-encode", "" },
+  { 7, "user-copy", "used by zoned disks: data moves by pread/pwrite" },
+  { 8, "zoned", "used by disks with zoned=host-managed" },
+  { 9, "user-recovery-fail-io", "" },
+  { 10, "update-size", "" },
+  { 11, "auto-buf-reg", "" },
+  { 12, "quiesce", "" },
+  { 13, "per-io-daemon", "" },
+  { 14, "buf-reg-off-daemon", "" },
+};
+
+/* blkemu-ublk --features: what this kernel's ublk_drv offers, and which
+ * of it blkemu-ublk uses (null_blk's features file, ublk's 'features').
+ */
+int
+print_features (FILE *fp)
+{
+  uint64_t f = 0;
+  int r = ctrl_cmd (UBLK_U_CMD_GET_FEATURES, 0, &f, sizeof f, 0);
+  if (r < 0) {
+    fprintf (stderr,
+             "blkemu-ublk: --features: %s: GET_FEATURES: %s (the query "
+             "needs Linux 6.5 or later)\n",
+             CONTROL_DEV, strerror (-r));
+    return 1;
+  }
+  struct utsname u;
+  uname (&u);
+  fprintf (fp, "ublk_drv of Linux %s: features 0x%llx\n", u.release,
+           (unsigned long long) f);
+  uint64_t known = 0;
+  for (size_t i = 0; i < sizeof feature_table / sizeof *feature_table; i++) {
+    uint64_t bit = 1ull << feature_table[i].bit;
+    known |= bit;
+    const char *use = feature_table[i].use;
+    if (*use)
+      fprintf (fp, "  %-3s %-24s %s\n", f & bit ? "yes" : "no",
+               feature_table[i].name, use);
+    else
+      fprintf (fp, "  %-3s %s\n", f & bit ? "yes" : "no",
+               feature_table[i].name);
+  }
+  if (f & ~known)
+    fprintf (fp, "  and bits 0x%llx this blkemu-ublk does not name\n",
+             (unsigned long long) (f & ~known));
+  return 0;
+}

@@ -155,6 +155,7 @@ int ctrl_cmd (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
 int set_params (struct udisk *d);
 /* --delete-stale: 0 or 1 (the exit status). */
 int delete_stale (void);
+int print_features (FILE *fp);
 
 /* queue.c: map, start its thread and wait for every FETCH; stop after
  * STOP_DEV.
