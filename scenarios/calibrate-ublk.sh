@@ -58,7 +58,9 @@ check "model hdd" "$(awk '$1 == "model" { print $3 }' "$work/wd.conf")" = hdd
 # from (on the host, with loop and FUSE, the same fit lands on 7200
 # exactly).  The copy's probes below are the round trip's real test.
 rpm=$(awk '$1 == "rpm" { print $3 }' "$work/wd.conf")
-check "rpm within 25% of 5400 ($rpm)" "$rpm" -ge 4050 -a "$rpm" -le 6750
+# Late wake-ups only widen the spread, so the estimate errs low: seen
+# 4200 to 5400 over seven runs; held to -30%..+10%.
+check "rpm from -30% to +10% of 5400 ($rpm)" "$rpm" -ge 3780 -a "$rpm" -le 5940
 c=$(ublk_disk_start wd-copy "profile=$work/wd.conf")
 # The copy's probes are printed, not held to 10% here: under TCG every
 # request that waits is woken ~2 ms late, at random (rand-4k measures
