@@ -348,24 +348,17 @@ main (int argc, char **argv)
   int r = frontend_parse_args (&cli, argc, argv, &o);
   if (r != -1)
     return r;
-  if (want_features) {
+  /* The control-device-only actions: no disk is made. */
+  if (want_features || o.delete_stale) {
     bool with_disks = o.nspecs > 0;
     frontend_args_free (&o);
-    if (with_disks) {
+    if (want_features && with_disks) {
       fprintf (stderr, "blkemu-ublk: --features takes no --disk\n");
       return 1;
     }
     if (ctrl_open () == -1)
       return 1;
-    r = print_features (stdout);
-    ctrl_close ();
-    return r;
-  }
-  if (o.delete_stale) {
-    frontend_args_free (&o);
-    if (ctrl_open () == -1)
-      return 1;
-    r = delete_stale ();
+    r = want_features ? print_features (stdout) : delete_stale ();
     ctrl_close ();
     return r;
   }
