@@ -55,8 +55,7 @@ grep -E '^(model|rpm|seek-avg|zone-rate-outer) ' "$work/wd.conf" | sed 's/^/  /'
 check "model hdd" "$(awk '$1 == "model" { print $3 }' "$work/wd.conf")" = hdd
 # Under TCG a request that waits ~10 ms is woken up to a millisecond or
 # two late, at random: that widens the rotational spread the rpm comes
-# from (on the host, with loop and FUSE, the same fit lands on 7200
-# exactly).  The copy's probes below are the round trip's real test.
+# from (on the host, with loop and FUSE, the same fit lands on 7200).
 rpm=$(awk '$1 == "rpm" { print $3 }' "$work/wd.conf")
 # Late wake-ups only widen the spread, so the estimate errs low: seen
 # 4200 to 5400 over seven runs; held to -30%..+10%.
@@ -69,8 +68,7 @@ c=$(ublk_disk_start wd-copy "profile=$work/wd.conf")
 # probes), and the zone rates, from 1M's transfer time at each edge (a
 # difference of two latencies that each carry it), come out ~20% low.
 # On the host, through FUSE and loop, where wake-ups are on time, the
-# same round trip holds every random probe to 10-15%
-# (tests/test-calibrate.sh).
+# same round trip holds the reads under 1M to 15% (tests/test-calibrate.sh).
 "$CAL" "$c" --compare "$work/wd.probes" --runtime 1.5 --tolerance 1000 -q > "$work/compare" 2>&1
 sed 's/^/  /' "$work/compare"
 check "the copy answered all $(wc -l < "$work/wd.probes") probes" \
