@@ -23,6 +23,29 @@ refuses "--model ssdd: must be fixed, ssd, array or hdd" "$cal" /dev/null -o x -
 refuses "--rpm 99: must be a whole number from 1000 to 30000" "$cal" /dev/null -o x --rpm 99
 refuses "DEVICE /nonexistent: no such file or device" "$cal" /nonexistent -o x
 refuses "unknown option '--frob'" "$cal" --frob
+refuses "--tolerance ten: must be a percentage" "$cal" "$tmp/f" --compare "$tmp/f" --tolerance ten
+refuses "--baseline /nonexistent: not a block device or a regular file" "$cal" "$tmp/f" -o x --baseline /nonexistent
+refuses "--baseline goes with a fit" "$cal" "$tmp/f" --compare "$tmp/f" --baseline "$tmp/f"
+refuses "--name a/b: letters, digits" "$cal" "$tmp/f" -o x --name a/b
+refuses "--limits-only and --compare do not go together" "$cal" "$tmp/f" --compare "$tmp/f" --limits-only
+"$cal" --help > "$tmp/help"
+for o in --output --quick --thorough --runtime --limits-only --segment-keys --model --rpm \
+         --destructive --range --yes --baseline --probes --compare --tolerance --json \
+         --from-blktrace --name --quiet; do
+  grep -q -- "$o" "$tmp/help" || fail "--help lacks $o"
+done
+echo "ok: --help lists every option"
+
+section "limits only, with and without --segment-keys (a plain loop device)"
+truncate -s 64M "$tmp/plain"
+pl=$(loop_attach "$tmp/plain")
+"$cal" "$pl" -o "$tmp/plain.conf" --limits-only -q
+"$cal" "$pl" -o "$tmp/seg.conf" --limits-only --segment-keys -q
+expect_eq "no timing keys with --limits-only" "$(grep -cE '^(model|latency-read) ' "$tmp/plain.conf")" 0
+expect_eq "segment keys commented out by default" "$(grep -cE '^# (max-segments|dma-alignment) = ' "$tmp/plain.conf")" 2
+expect_eq "--segment-keys writes them as keys" "$(grep -cE '^(max-segments|dma-alignment) = ' "$tmp/seg.conf")" 2
+expect_eq "max-segments from queue/max_segments" "$(key max-segments "$tmp/seg.conf")" \
+  "$(cat "/sys/block/${pl#/dev/}/queue/max_segments")"
 
 mnt=$tmp/mnt
 fuse_mount "$mnt" \
