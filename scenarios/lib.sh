@@ -57,9 +57,10 @@ disk_stop () {
   local pid i
   pid=$(cat "$work/$1.pid")
   kill "$pid" 2>/dev/null
-  for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  # blkemu-ublk lets requests in flight finish for up to 5 s
+  for i in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
   if kill -0 "$pid" 2>/dev/null; then
-    echo "  (disk $1 did not stop in 5 s; killed)"
+    echo "  (disk $1 did not stop in 10 s; killed)"
     kill -9 "$pid" 2>/dev/null
   fi
   rm -f "$work/$1.sock" "$work/$1.ctl"

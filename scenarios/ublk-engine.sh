@@ -69,7 +69,9 @@ check "blkemu-ublk stopped cleanly (exit $rc)" $rc -eq 0
 section "shutdown under stall=3600s with 64 reads waiting"
 # The stall is set once the device is up: the kernel reads the partition
 # table while the device starts.
-start_ublk stall --disk "name=stall,size=64M,stats=$results/stall.json,control=$work/stall.ctl"
+# --drain-timeout 0: the reads are not let finish (by default a stop
+# gives them 5 s; scenarios/ublk-recovery.sh checks that drain).
+start_ublk stall --drain-timeout 0 --disk "name=stall,size=64M,stats=$results/stall.json,control=$work/stall.ctl"
 ctl stall set stall=3600s > /dev/null
 readers=()
 for i in $(seq 0 63); do

@@ -18,10 +18,20 @@ bad "unrecognized option '--nope'" --nope
 bad "--queues 0: a number of hardware queues from 1 to 64" --queues 0 --disk size=1M
 bad "--delete-stale takes no --disk" --delete-stale --disk size=1M
 bad "--features takes no --disk" --features --disk size=1M
+bad "d0: --recoverable: the disk's data lives in this process and dies with it; use backend=file" --recoverable --disk size=1M
+bad "d0: --recover: the disk's data lives in this process" --recover 0 --disk size=1M
+bad "zoned=host-managed disks cannot be recovered" --recoverable \
+  --disk "size=16M,zoned=host-managed,zone-size=4M,backend=file,file=$tmp/zoned.img"
+bad "1 --recover for 2 --disk: one device to take over per disk" --recover 0 \
+  --disk "size=1M,backend=file,file=$tmp/r.img" --disk name=b,size=1M
+bad "--recover x: the N of /dev/ublkbN, a number from 0" --recover x --disk size=1M
+bad "--recover -1: the N of /dev/ublkbN, a number from 0" --recover -1 --disk size=1M
+bad "--drain-timeout -1: seconds from 0 to 3600" --drain-timeout -1 --disk size=1M
+bad "--drain-timeout 5x: seconds from 0 to 3600" --drain-timeout 5x --disk size=1M
 bad "max-discard-segments=4: ublk has no multi-range discards (at most 1): needs a frontend that carries it" --disk size=1M,max-discard-segments=4
 
 "$UBLK" --help > "$tmp/help"
-for want in "--disk SPEC" "--queues N" "--delete-stale" "--features" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "ublk_drv"; do
+for want in "--disk SPEC" "--queues N" "--delete-stale" "--features" "--recoverable" "--recover ID" "--drain-timeout SEC" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "ublk_drv"; do
   grep -q -- "$want" "$tmp/help" || fail "--help lacks $want"
 done
 echo "ok: --help lists options, keys and what it needs"

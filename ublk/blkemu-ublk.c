@@ -36,7 +36,8 @@ add_device (struct udisk *d)
     .dev_id = (uint32_t) -1,
     .ublksrv_pid = getpid (),
     /* ublk_drv takes zoned devices only with the user-copy data path. */
-    .flags = d->zoned.nr_zones ? F_ZONED | F_USER_COPY : 0,
+    .flags = (d->zoned.nr_zones ? F_ZONED | F_USER_COPY : 0) |
+             (d->recoverable ? F_RECOVERY : 0),
   };
   int r = ctrl_cmd (UBLK_CMD_ADD_DEV, (uint32_t) -1, &info, sizeof info, 0);
   if (r < 0 && d->zoned.nr_zones && r == -EINVAL) {
@@ -65,6 +66,13 @@ add_device (struct udisk *d)
              "ublk_drv does not take UBLK_F_ZONED with UBLK_F_USER_COPY "
              "(Linux 6.6 and later do)\n",
              d->name, u.release);
+    return -1;
+  }
+  if (d->recoverable && (info.flags & F_RECOVERY) != F_RECOVERY) {
+    fprintf (stderr,
+             "blkemu-ublk: %s: --recoverable: this ublk_drv does not "
+             "offer user recovery with reissue (see --features)\n",
+             d->name);
     return -1;
   }
   d->user_copy = (info.flags & F_USER_COPY) != 0;
@@ -137,9 +145,32 @@ report_transport (const struct udisk *d)
   blkemu_disk_set_transport (d->emu, "ublk_max_request", v);
 }
 
+/* --recover: the device a killed server left, quiesced, taken over: new
+ * queue threads fetch its tags, and at END_USER_RECOVERY the requests it
+ * held (those the dead server had, reissued) flow again.
+ */
+static int
+recover_disk (struct udisk *d)
+{
+  if (start_recovery (d, d->recover_id) == -1 || start_queues (d) == -1)
+    return -1;
+  int r = ctrl_cmd (UBLK_CMD_END_USER_RECOVERY, (uint32_t) d->dev_id, NULL, 0,
+                    (uint64_t) getpid ());
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: END_USER_RECOVERY: %s\n", d->name,
+             strerror (-r));
+    return -1;
+  }
+  report_transport (d);
+  blkemu_disk_set_transport (d->emu, "ublk_recovered", "yes");
+  return 0;
+}
+
 static int
 start_disk (struct udisk *d)
 {
+  if (d->recover_id >= 0)
+    return recover_disk (d);
   if (add_device (d) == -1)
     return -1;
   int r = set_params (d);
@@ -162,18 +193,33 @@ start_disk (struct udisk *d)
   return 0;
 }
 
+static void
+cancel_requests (void *arg)
+{
+  struct udisk *d = arg;
+  fprintf (stderr,
+           "blkemu-ublk: %s: requests still running after %u ms; "
+           "ending them (ESHUTDOWN)\n",
+           d->name, d->drain_ms);
+  blkemu_disk_cancel (d->emu);
+}
+
 /* Stop (the driver aborts every tag, the queue threads return), then
  * delete; stats are written by blkemu_disk_close.
  */
 static int
 stop_disk (struct udisk *d)
 {
-  /* The kernel's STOP_DEV waits for the requests it has handed us: end
-   * the ones still waiting out a latency (a stall=3600s) now.
+  /* The kernel's STOP_DEV waits for the requests it has handed us: they
+   * finish on their deadlines, up to --drain-timeout; then the ones still
+   * waiting out a latency (a stall=3600s) end with an error.
    */
-  blkemu_disk_cancel (d->emu);
+  if (!d->started || !d->drain_ms)
+    blkemu_disk_cancel (d->emu);
   if (d->added) {
-    int r = ctrl_cmd (UBLK_CMD_STOP_DEV, (uint32_t) d->dev_id, NULL, 0, 0);
+    int r = ctrl_cmd_grace (UBLK_CMD_STOP_DEV, (uint32_t) d->dev_id, NULL, 0,
+                            0, d->drain_ms, cancel_requests, d);
+    blkemu_disk_cancel (d->emu);
     if (r < 0 && d->started)
       fprintf (stderr, "blkemu-ublk: %s: stopping the device: %s\n", d->name,
                strerror (-r));
@@ -218,9 +264,21 @@ usage (FILE *fp)
     "                       per CPU), each with queue-depth tags: with one,\n"
     "                       the kernel gives the disk an I/O scheduler that\n"
     "                       merges; with several, none (blk-mq's default)\n"
+    "  --recoverable        make each device outlive its server: if this\n"
+    "                       process is killed, /dev/ublkbN stays with its\n"
+    "                       I/O queued until --recover (needs a disk whose\n"
+    "                       data outlives the process: backend=file)\n"
+    "  --recover ID         take over /dev/ublkbID from a killed\n"
+    "                       --recoverable server (repeatable: the Nth\n"
+    "                       --recover is the Nth --disk, given the same\n"
+    "                       spec); what it held is reissued\n"
+    "  --drain-timeout SEC  at stop, requests in flight get SEC seconds to\n"
+    "                       finish before they end with an error (default\n"
+    "                       %u; 0: at once)\n"
     "  --delete-stale       delete the ublk devices left by servers that "
     "were\n"
-    "                       killed (SIGKILL) and exit\n"
+    "                       killed (SIGKILL), recoverable ones included,\n"
+    "                       and exit\n"
     "  --features           print what this kernel's ublk_drv offers "
     "(user copy,\n"
     "                       zoned, recovery, ...), which of it blkemu-ublk "
@@ -237,24 +295,58 @@ usage (FILE *fp)
     "ublk carries min-io and opt-io as powers of two: others are rounded\n"
     "down, with a warning.\n"
     "\nDisk keys:\n",
-    MAX_DISKS, MAX_DEPTH);
+    MAX_DISKS, DRAIN_SECONDS, MAX_DEPTH);
   blkemu_spec_print_help (fp, "  ");
 }
 
-static unsigned nqueues = 1;
-static bool want_features;
+/* Long options only: the common ones hold the short letters. */
+enum { OPT_RECOVERABLE = 0x100, OPT_RECOVER, OPT_DRAIN_TIMEOUT };
 
-/* --queues N, --features */
+static unsigned nqueues = 1;
+static bool want_features, recoverable;
+static int recover_ids[MAX_DISKS];
+static size_t nrecover;
+static unsigned drain_ms = DRAIN_SECONDS * 1000;
+
+/* --queues N, --features, --recoverable, --recover ID, --drain-timeout */
 static int
 take_option (int opt, const char *arg)
 {
-  if (opt == 'F') {
-    want_features = true;
+  char *end;
+  switch (opt) {
+  case 'F': want_features = true; return -1;
+  case OPT_RECOVERABLE: recoverable = true; return -1;
+  case OPT_RECOVER: {
+    long id = strtol (arg, &end, 10);
+    if (*end || end == arg || id < 0 || id > INT_MAX) {
+      fprintf (stderr,
+               "blkemu-ublk: --recover %s: the N of /dev/ublkbN, "
+               "a number from 0\n",
+               arg);
+      return 1;
+    }
+    if (nrecover == MAX_DISKS) {
+      fprintf (stderr, "blkemu-ublk: --recover: at most %d\n", MAX_DISKS);
+      return 1;
+    }
+    recover_ids[nrecover++] = (int) id;
     return -1;
+  }
+  case OPT_DRAIN_TIMEOUT: {
+    double sec = strtod (arg, &end);
+    if (*end || end == arg || !(sec >= 0 && sec <= 3600)) {
+      fprintf (stderr,
+               "blkemu-ublk: --drain-timeout %s: seconds from 0 to "
+               "3600\n",
+               arg);
+      return 1;
+    }
+    drain_ms = (unsigned) (sec * 1000 + 0.5);
+    return -1;
+  }
   }
   if (opt != 'q')
     return 1;
-  char *end;
   unsigned long n = strtoul (arg, &end, 10);
   if (*end || n < 1 || n > MAX_QUEUES) {
     fprintf (stderr,
@@ -270,17 +362,42 @@ take_option (int opt, const char *arg)
 /* The server's side of each opened disk: queues, tags, buffer size.
  * What ublk cannot carry was refused at open, by its descriptor.
  */
-static void
+static int
 prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
 {
+  int status = 0;
   for (; ndisks < n; ndisks++) {
     struct udisk *d = &disks[ndisks];
     d->emu = emu[ndisks];
     d->name = blkemu_disk_name (d->emu);
     d->dev_id = -1;
     d->nqueues = nqueues;
+    d->drain_ms = drain_ms;
+    d->recover_id = ndisks < nrecover ? recover_ids[ndisks] : -1;
+    d->recoverable = recoverable || d->recover_id >= 0;
     blkemu_disk_geometry (d->emu, &d->geo);
     blkemu_disk_zoned (d->emu, &d->zoned);
+    /* A new server finds the data only where the old one left it. */
+    const char *opt = d->recover_id >= 0 ? "--recover" : "--recoverable";
+    if (d->recoverable && !d->geo.persistent) {
+      fprintf (stderr,
+               "blkemu-ublk: %s: %s: the disk's data lives in this "
+               "process and dies with it; use backend=file (a file on "
+               "/dev/shm for memory speed)\n",
+               d->name, opt);
+      status = -1;
+    }
+    /* The zone sidecar moves a write pointer before the data: a write
+     * the dead server held would come back behind its own pointer.
+     */
+    if (d->recoverable && d->zoned.nr_zones) {
+      fprintf (stderr,
+               "blkemu-ublk: %s: %s: zoned=host-managed disks cannot be "
+               "recovered (a reissued write would find its write pointer "
+               "already moved)\n",
+               d->name, opt);
+      status = -1;
+    }
     uint32_t qd = d->geo.queue_depth;
     d->depth = qd > MAX_DEPTH ? MAX_DEPTH : qd;
     if (qd > MAX_DEPTH)
@@ -295,6 +412,7 @@ prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
     d->max_bytes = d->geo.max_transfer_bytes;
     d->buf_bytes = (d->max_bytes + page - 1) / page * page;
   }
+  return status;
 }
 
 /* frontend_server's START: the ublk device made, its queues served,
@@ -317,6 +435,11 @@ serve_start (void *ctx, size_t i, const char **name, char *device,
            "to %u bytes, %u queue%s of %u tags\n",
            d->name, d->dev_id, (unsigned long long) d->geo.size_bytes,
            d->max_bytes, d->nqueues, d->nqueues > 1 ? "s" : "", d->depth);
+  if (d->recovering)
+    fprintf (stderr,
+             "blkemu-ublk: %s: took over /dev/ublkb%d from a killed "
+             "server; its queued requests go on\n",
+             d->name, d->dev_id);
   *name = d->name;
   snprintf (device, device_len, "/dev/ublkb%d", d->dev_id);
   return 0;
@@ -332,16 +455,19 @@ serve_stop (void *ctx, size_t i)
 int
 main (int argc, char **argv)
 {
-  static const struct option queues[] = {
+  static const struct option options[] = {
     { "queues", required_argument, NULL, 'q' },
     { "features", no_argument, NULL, 'F' },
+    { "recoverable", no_argument, NULL, OPT_RECOVERABLE },
+    { "recover", required_argument, NULL, OPT_RECOVER },
+    { "drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT },
     { NULL, 0, NULL, 0 },
   };
   const struct frontend_cli cli = {
     .prog = "blkemu-ublk",
     .max_disks = MAX_DISKS,
     .usage = usage,
-    .extra = queues,
+    .extra = options,
     .take_extra = take_option,
   };
   struct frontend_args o;
@@ -362,6 +488,14 @@ main (int argc, char **argv)
     ctrl_close ();
     return r;
   }
+  if (nrecover && nrecover != o.nspecs) {
+    fprintf (stderr,
+             "blkemu-ublk: %zu --recover for %zu --disk: one device "
+             "to take over per disk\n",
+             nrecover, o.nspecs);
+    frontend_args_free (&o);
+    return 1;
+  }
   /* Every spec is checked before any device is created. */
   struct blkemu_disk *emu[MAX_DISKS];
   r = frontend_open_disks ("blkemu-ublk", &blkemu_ublk_frontend, o.specs,
@@ -370,7 +504,10 @@ main (int argc, char **argv)
   frontend_args_free (&o);
   if (r == -1)
     return 1;
-  prepare_disks (emu, n, nqueues);
+  if (prepare_disks (emu, n, nqueues) == -1) {
+    frontend_close_disks (emu, n);
+    return 1;
+  }
 
   sigset_t stop;
   frontend_block_stop (&stop);

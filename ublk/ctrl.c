@@ -10,11 +10,14 @@ static struct io_uring ctrl_ring;
 /* ---- control commands ------------------------------------------------ */
 
 /* One command on /dev/ublk-control; returns the driver's result (< 0 is
- * -errno).  The main thread is the only user of the control ring.
+ * -errno).  The main thread is the only user of the control ring.  When
+ * the driver has not answered within GRACE_MS (0: never), LATE(ARG) runs
+ * once and the wait goes on: a STOP_DEV waiting on requests cancels them.
  */
 int
-ctrl_cmd (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
-          uint64_t data0)
+ctrl_cmd_grace (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
+                uint64_t data0, unsigned grace_ms, void (*late) (void *),
+                void *arg)
 {
   struct io_uring_sqe *sqe = get_sqe (&ctrl_ring);
   memset (sqe, 0, 2 * sizeof *sqe); /* SQE128 */
@@ -31,14 +34,33 @@ ctrl_cmd (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
   if (r < 0)
     return r;
   struct io_uring_cqe *cqe;
-  do
-    r = io_uring_wait_cqe (&ctrl_ring, &cqe);
-  while (r == -EINTR);
+  if (grace_ms && late) {
+    struct __kernel_timespec ts = { .tv_sec = grace_ms / 1000,
+                                    .tv_nsec = grace_ms % 1000 * 1000000L };
+    do
+      r = io_uring_wait_cqe_timeout (&ctrl_ring, &cqe, &ts);
+    while (r == -EINTR);
+    if (r == -ETIME)
+      late (arg);
+  }
+  else
+    r = -ETIME;
+  if (r == -ETIME)
+    do
+      r = io_uring_wait_cqe (&ctrl_ring, &cqe);
+    while (r == -EINTR);
   if (r < 0)
     return r;
   r = cqe->res;
   io_uring_cqe_seen (&ctrl_ring, cqe);
   return r;
+}
+
+int
+ctrl_cmd (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
+          uint64_t data0)
+{
+  return ctrl_cmd_grace (op, dev_id, addr, len, data0, 0, NULL, NULL);
 }
 
 int
@@ -256,12 +278,123 @@ set_params (struct udisk *d)
   return 0;
 }
 
+/* ---- recovery (--recoverable, --recover ID) -------------------------- */
+
+/* Is PID a running process (not a zombie waiting for its parent)? */
+static bool
+process_running (pid_t pid)
+{
+  char path[64], buf[256];
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  FILE *f = fopen (path, "r");
+  if (!f)
+    return false;
+  size_t n = fread (buf, 1, sizeof buf - 1, f);
+  fclose (f);
+  buf[n] = '\0';
+  /* "pid (comm) S ...": the state follows the last ')'. */
+  const char *rp = strrchr (buf, ')');
+  return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+/* START_USER_RECOVERY of device ID for disk D: the device must have been
+ * added recoverable and describe the same disk (size, block sizes,
+ * largest request).  Its queues and depth are the driver's: D takes
+ * them.  The driver answers EBUSY until the old server's /dev/ublkcN is
+ * released and its requests are requeued; a killed server takes a
+ * moment to go, so wait for it, but not for a server still running.
+ * Returns 0 or -1 (said why).
+ */
+int
+start_recovery (struct udisk *d, int id)
+{
+  struct ublksrv_ctrl_dev_info info = { 0 };
+  int r =
+    ctrl_cmd (UBLK_CMD_GET_DEV_INFO, (uint32_t) id, &info, sizeof info, 0);
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: --recover %d: %s%s\n", d->name, id,
+             strerror (-r), r == -ENODEV ? " (no such ublk device)" : "");
+    return -1;
+  }
+  if (!(info.flags & UBLK_F_USER_RECOVERY)) {
+    fprintf (stderr,
+             "blkemu-ublk: %s: --recover %d: /dev/ublkb%d was not made "
+             "recoverable (start its server with --recoverable)\n",
+             d->name, id, id);
+    return -1;
+  }
+  struct params p = { .len = sizeof p };
+  r = ctrl_cmd (UBLK_CMD_GET_PARAMS, (uint32_t) id, &p, sizeof p, 0);
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: --recover %d: reading its limits: %s\n",
+             d->name, id, strerror (-r));
+    return -1;
+  }
+  const struct blkemu_geometry *g = &d->geo;
+  struct {
+    const char *what;
+    unsigned long long dev, spec;
+  } same[] = {
+    { "size", (unsigned long long) p.basic.dev_sectors << 9, g->size_bytes },
+    { "logical-block-size", 1ull << p.basic.logical_bs_shift,
+      g->logical_block_size },
+    { "physical-block-size", 1ull << p.basic.physical_bs_shift,
+      g->physical_block_size },
+    { "max-transfer", (unsigned long long) p.basic.max_sectors << 9,
+      d->max_bytes },
+    { "zoned", (info.flags & F_ZONED) != 0, d->zoned.nr_zones != 0 },
+  };
+  for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
+    if (same[i].dev != same[i].spec) {
+      fprintf (stderr,
+               "blkemu-ublk: %s: --recover %d: /dev/ublkb%d has %s %llu, "
+               "the spec %llu: recover with the spec it was started with\n",
+               d->name, id, id, same[i].what, same[i].dev, same[i].spec);
+      return -1;
+    }
+  /* Up to 30 s for the old server's exit (its rings' teardown). */
+  for (int tries = 0;; tries++) {
+    r = ctrl_cmd (UBLK_CMD_START_USER_RECOVERY, (uint32_t) id, NULL, 0, 0);
+    if (r != -EBUSY || tries == 600)
+      break;
+    if (tries == 0 && info.ublksrv_pid > 0 &&
+        process_running (info.ublksrv_pid)) {
+      fprintf (stderr,
+               "blkemu-ublk: %s: --recover %d: /dev/ublkb%d is still "
+               "served by process %d; stop or kill it first\n",
+               d->name, id, id, info.ublksrv_pid);
+      return -1;
+    }
+    usleep (50000);
+  }
+  if (r < 0) {
+    ctrl_cmd (UBLK_CMD_GET_DEV_INFO, (uint32_t) id, &info, sizeof info, 0);
+    fprintf (stderr,
+             "blkemu-ublk: %s: --recover %d: START_USER_RECOVERY: %s "
+             "(device state %s)\n",
+             d->name, id, strerror (-r),
+             info.state == UBLK_S_DEV_LIVE       ? "live"
+             : info.state == UBLK_S_DEV_QUIESCED ? "quiesced"
+                                                 : "dead: it cannot be "
+                                                   "recovered, delete it");
+    return -1;
+  }
+  d->dev_id = id;
+  d->added = true;
+  d->recovering = true;
+  d->nqueues = info.nr_hw_queues;
+  d->depth = info.queue_depth;
+  d->user_copy = (info.flags & F_USER_COPY) != 0;
+  return 0;
+}
+
 /* ---- leftovers of a killed server ------------------------------------ */
 
 /* A server killed with SIGKILL leaves its ublk devices behind: the kernel
- * stops them (state DEAD, no server pid) but only DEL_DEV removes them.
- * Delete those whose server is gone; a device another live server is
- * still setting up keeps its pid and is left alone.
+ * stops them (state DEAD, no server pid), or with --recoverable holds
+ * them quiesced for a new server (QUIESCED), but only DEL_DEV removes
+ * them.  Delete those whose server is gone; a device another live server
+ * is still setting up keeps its pid and is left alone.
  */
 int
 delete_stale (void)
@@ -289,7 +422,10 @@ delete_stale (void)
     }
     bool server_alive = info.ublksrv_pid > 0 &&
                         (kill (info.ublksrv_pid, 0) == 0 || errno == EPERM);
-    if (info.state != UBLK_S_DEV_DEAD || server_alive)
+    /* A recoverable device whose server died waits, quiesced, for a
+     * --recover: deleting it fails the I/O it holds.
+     */
+    if (info.state == UBLK_S_DEV_LIVE || server_alive)
       continue;
     r = ctrl_cmd (UBLK_CMD_DEL_DEV, (uint32_t) id, NULL, 0, 0);
     if (r < 0) {
@@ -325,8 +461,12 @@ static const struct {
   { 0, "zero-copy", "" },
   { 1, "uring-cmd-comp-in-task", "" },
   { 2, "need-get-data", "" },
-  { 3, "user-recovery", "" },
-  { 4, "user-recovery-reissue", "" },
+  { 3, "user-recovery",
+    "used with --recoverable: a killed server's "
+    "device waits for --recover" },
+  { 4, "user-recovery-reissue",
+    "used with --recoverable: what the killed "
+    "server held is reissued" },
   { 5, "unprivileged-dev", "" },
   { 6, "cmd-ioctl-encode", "" },
   { 7, "user-copy", "used by zoned disks: data moves by pread/pwrite" },

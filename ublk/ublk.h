@@ -35,6 +35,8 @@
 #define MAX_DEPTH UBLK_MAX_QUEUE_DEPTH /* tags per queue: the driver's */
 #define MAX_QUEUES 64                  /* the driver allows one per CPU */
 #define EVENTFD_TAG UINT64_MAX /* user_data of the completion wake-up */
+#define DRAIN_SECONDS 5        /* --drain-timeout's default */
+#define F_RECOVERY (UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE)
 
 /* Zoned devices (Linux >= 6.6) and the user-copy data path they need;
  * Debian 12's headers predate both.  Values from uapi ublk_cmd.h.
@@ -117,11 +119,15 @@ struct udisk {
   const char *name;
   int dev_id; /* N of /dev/ublkbN, -1 before ADD_DEV */
   bool added, started;
-  unsigned depth;            /* tags per queue */
-  unsigned nqueues;          /* hardware queues */
-  uint32_t max_bytes;        /* the largest request: max-transfer */
-  size_t buf_bytes;          /* per tag: max_bytes in whole pages */
-  bool user_copy;            /* data by pread/pwrite on /dev/ublkcN */
+  bool recoverable;   /* UBLK_F_USER_RECOVERY(_REISSUE): outlives a kill */
+  bool recovering;    /* --recover: taken over from a killed server */
+  int recover_id;     /* --recover ID for this disk, else -1 */
+  unsigned drain_ms;  /* at stop, requests get this long to finish */
+  unsigned depth;     /* tags per queue */
+  unsigned nqueues;   /* hardware queues */
+  uint32_t max_bytes; /* the largest request: max-transfer */
+  size_t buf_bytes;   /* per tag: max_bytes in whole pages */
+  bool user_copy;     /* data by pread/pwrite on /dev/ublkcN */
   struct blkemu_zoned zoned; /* nr_zones 0: not zoned */
   int cdev_fd;               /* /dev/ublkcN */
   struct uqueue *queues;
@@ -151,10 +157,16 @@ void ctrl_close (void);
 /* One command; returns the driver's result (< 0 is -errno). */
 int ctrl_cmd (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
               uint64_t data0);
+/* The same; past GRACE_MS without an answer, LATE (ARG) runs once. */
+int ctrl_cmd_grace (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
+                    uint64_t data0, unsigned grace_ms, void (*late) (void *),
+                    void *arg);
 /* SET_PARAMS from the disk's geometry. */
 int set_params (struct udisk *d);
 /* --delete-stale: 0 or 1 (the exit status). */
 int delete_stale (void);
+/* --recover ID: START_USER_RECOVERY, D taking the device's queues. */
+int start_recovery (struct udisk *d, int id);
 int print_features (FILE *fp);
 
 /* queue.c: map, start its thread and wait for every FETCH; stop after
