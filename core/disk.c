@@ -80,6 +80,7 @@ disk_create (const struct blkemu_spec *spec, char *err)
   badranges_init (&disk->bad);
   pthread_mutex_init (&disk->inflight_lock, NULL);
   engine_init (&disk->engine, pipeline_fire);
+  pthread_mutex_init (&disk->timeline_lock, NULL);
   iowork_init (&disk->iowork);
   if (trace_open (&disk->trace, disk->cfg.str[K_TRACE],
                   (enum trace_format) disk->cfg.num[K_TRACE_FORMAT],
@@ -113,6 +114,7 @@ disk_destroy (struct blkemu_disk *disk)
 {
   trace_close (&disk->trace);
   engine_destroy (&disk->engine);
+  timelines_destroy (disk);
   iowork_destroy (&disk->iowork);
   wcache_destroy (&disk->wcache);
   overlay_destroy (&disk->view);
@@ -264,6 +266,7 @@ blkemu_disk_cancel (struct blkemu_disk *disk)
 {
   clock_cancel (&disk->cancelled);
   engine_stop (&disk->engine, ESHUTDOWN);
+  timelines_stop (disk, ESHUTDOWN);
   /* Requests whose transfer was still queued complete from the worker. */
   iowork_drain (&disk->iowork);
 }

@@ -63,7 +63,9 @@ struct blkemu_disk {
   struct request *inflight_writes; /* writes between admission and end */
   struct stats stats;
   struct trace trace;
-  struct engine engine;           /* completes blkemu_submit's requests */
+  struct engine engine;              /* completes blkemu_submit's requests */
+  pthread_mutex_t timeline_lock;     /* guards TIMELINES */
+  struct blkemu_timeline *timelines; /* frontends' own loops (timeline.c) */
   struct iowork iowork;           /* their transfers, for a blocking backend */
   pthread_mutex_t transport_lock; /* guards TRANSPORT */
   struct {
@@ -100,6 +102,11 @@ int disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs,
  * unreadable; *RANGES says how many were marked.
  */
 void disk_interrupt_writes (struct blkemu_disk *disk, uint64_t *ranges);
+/* timeline.c: blkemu_disk_cancel fires what they hold with ERR;
+ * disk_destroy frees those a frontend left.
+ */
+void timelines_stop (struct blkemu_disk *disk, int err);
+void timelines_destroy (struct blkemu_disk *disk);
 
 /* Human summary: iostat-style totals, latency, size histograms. */
 void disk_write_summary (struct blkemu_disk *disk, FILE *fp);

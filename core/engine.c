@@ -73,6 +73,19 @@ engine_init (struct engine *e, engine_fire_fn fire)
   pthread_condattr_destroy (&attr);
 }
 
+void
+engine_init_driven (struct engine *e, engine_fire_fn fire)
+{
+  engine_init (e, fire);
+  e->driven = true;
+}
+
+uint64_t
+engine_head (struct engine *e)
+{
+  return __atomic_load_n (&e->head_ns, __ATOMIC_ACQUIRE);
+}
+
 /* Fire, outside the lock, the entries taken off the heap. */
 static void
 fire_batch (struct engine *e, struct engine_entry **batch, size_t n, int err)
@@ -131,6 +144,25 @@ engine_thread (void *arg)
   return NULL;
 }
 
+size_t
+engine_run_due (struct engine *e, uint64_t now)
+{
+  struct engine_entry *batch[BATCH];
+  size_t total = 0, n;
+  do {
+    n = 0;
+    pthread_mutex_lock (&e->lock);
+    while (n < BATCH && e->n && e->heap[0]->deadline_ns <= now)
+      batch[n++] = heap_pop (e);
+    update_head (e);
+    e->fired += n;
+    pthread_mutex_unlock (&e->lock);
+    fire_batch (e, batch, n, 0);
+    total += n;
+  } while (n == BATCH);
+  return total;
+}
+
 int
 engine_add (struct engine *e, struct engine_entry *entry)
 {
@@ -140,7 +172,7 @@ engine_add (struct engine *e, struct engine_entry *entry)
     r = e->stop_err;
     goto out;
   }
-  if (!e->started) {
+  if (!e->started && !e->driven) {
     if ((r = pthread_create (&e->thread, NULL, engine_thread, e)) != 0)
       goto out;
     pthread_setname_np (e->thread, "blkemu-engine");

@@ -29,11 +29,21 @@ struct engine {
   engine_fire_fn fire;
   int stop_err; /* non-zero once stopped */
   bool started; /* the thread starts with the first entry */
+  bool driven;  /* no thread: its owner calls engine_run_due */
   pthread_t thread;
   uint64_t fired; /* completions fired, on time or not */
 };
 
 void engine_init (struct engine *e, engine_fire_fn fire);
+/* An engine without a thread, for an owner with an event loop of its own
+ * (a frontend's io_uring): the owner waits until engine_head and calls
+ * engine_run_due, which fires what is due on the owner's thread.
+ */
+void engine_init_driven (struct engine *e, engine_fire_fn fire);
+/* The earliest deadline queued (UINT64_MAX: none); any thread. */
+uint64_t engine_head (struct engine *e);
+/* Fire every entry due at NOW, outside the lock; returns how many. */
+size_t engine_run_due (struct engine *e, uint64_t now);
 /* Queue ENTRY.  Returns 0, or an errno without queueing it (the engine
  * is stopped: the stop error; the thread could not start; no memory).
  */

@@ -108,6 +108,7 @@ count_faults (struct stats *st, unsigned marks, int injected, bool slowed,
 struct request {
   struct engine_entry entry; /* entry.deadline_ns: the last piece's */
   struct blkemu_disk *disk;
+  struct engine *engine; /* fires it: the disk's, or a timeline's */
   /* A data request (op), or a zone command (zone_op when is_zone): a
    * command of its own, which none of the data path's stages sees.
    */
@@ -938,7 +939,8 @@ request_finish_async (struct request *req, int r)
     pipeline_fire (&req->entry, 0);
     return;
   }
-  if (r == 0 && (r = engine_add (&req->disk->engine, &req->entry)) != 0) {
+  struct engine *engine = req->engine ? req->engine : &req->disk->engine;
+  if (r == 0 && (r = engine_add (engine, &req->entry)) != 0) {
     pipeline_fire (&req->entry, r);
     return;
   }
@@ -955,9 +957,9 @@ request_finish_async (struct request *req, int r)
  * queued on the engine, or completed at once.
  */
 static void
-submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf, uint64_t len,
-        uint64_t offset, unsigned flags, uint64_t *append_at,
-        blkemu_done_cb done, void *cookie)
+submit (struct blkemu_disk *disk, struct engine *engine, enum blkemu_op op,
+        void *buf, uint64_t len, uint64_t offset, unsigned flags,
+        uint64_t *append_at, blkemu_done_cb done, void *cookie)
 {
   assert_request (disk, op, buf, len, flags);
   assert (done);
@@ -969,6 +971,7 @@ submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf, uint64_t len,
   }
   *req = (struct request){
     .disk = disk,
+    .engine = engine,
     .op = op,
     .flags = flags,
     .len = len,
@@ -998,7 +1001,16 @@ blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                uint64_t len, uint64_t offset, unsigned flags,
                blkemu_done_cb done, void *cookie)
 {
-  submit (disk, op, buf, len, offset, flags, NULL, done, cookie);
+  submit (disk, NULL, op, buf, len, offset, flags, NULL, done, cookie);
+}
+
+void
+pipeline_submit_on (struct blkemu_disk *disk, struct engine *engine,
+                    enum blkemu_op op, void *buf, uint64_t len,
+                    uint64_t offset, unsigned flags, blkemu_done_cb done,
+                    void *cookie)
+{
+  submit (disk, engine, op, buf, len, offset, flags, NULL, done, cookie);
 }
 
 void
@@ -1007,7 +1019,7 @@ blkemu_submit_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
                       uint64_t *written_at, blkemu_done_cb done, void *cookie)
 {
   /* A write: BUF is only read (the cast as in blkemu_zone_append). */
-  submit (disk, BLKEMU_OP_WRITE, (void *) buf, len, zone_offset, flags,
+  submit (disk, NULL, BLKEMU_OP_WRITE, (void *) buf, len, zone_offset, flags,
           written_at, done, cookie);
 }
 

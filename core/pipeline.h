@@ -5,11 +5,19 @@
 #ifndef BLKEMU_PIPELINE_H
 #define BLKEMU_PIPELINE_H
 
+#include "blkemu/blkemu.h"
 #include "engine.h"
 
 /* The completion engine's callback: a request is due (CANCEL_ERR 0) or
  * the engine stops (CANCEL_ERR: what the request completes with).
  */
 void pipeline_fire (struct engine_entry *entry, int cancel_err);
+
+/* blkemu_submit, fired by ENGINE (a timeline's) instead of the disk's. */
+struct blkemu_disk;
+void pipeline_submit_on (struct blkemu_disk *disk, struct engine *engine,
+                         enum blkemu_op op, void *buf, uint64_t len,
+                         uint64_t offset, unsigned flags, blkemu_done_cb done,
+                         void *cookie);
 
 #endif

@@ -32,7 +32,7 @@ struct record {
   uint64_t sum;
   unsigned char payload[RECORD - 24];
 };
-_Static_assert (sizeof (struct record) == RECORD, "one sector per record");
+_Static_assert(sizeof (struct record) == RECORD, "one sector per record");
 
 /* FNV-1a over the number and the payload. */
 static uint64_t

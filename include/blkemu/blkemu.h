@@ -142,6 +142,31 @@ void blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                     uint64_t len, uint64_t offset, unsigned flags,
                     blkemu_done_cb done, void *cookie);
 
+/* Deadlines on a frontend's own loop.  blkemu_submit's requests are
+ * completed by the disk's completion thread, so a frontend with an event
+ * loop of its own (ublk's io_uring) pays a hop between threads for each
+ * one.  A timeline lets that loop wait out the deadlines instead: the
+ * requests submitted through it complete, DONE called on the loop's
+ * thread, when the loop calls blkemu_timeline_run.  The loop sleeps until
+ * blkemu_timeline_wake_at (an absolute CLOCK_MONOTONIC time in ns, a
+ * little before the earliest deadline, learned from how late this
+ * machine's wake-ups are; 0 when it has come: the loop polls, not
+ * sleeps; UINT64_MAX when nothing waits) and calls blkemu_timeline_run after
+ * every wake-up.  A timeline belongs to one thread, which submits through
+ * it and runs it; blkemu_disk_cancel completes what it holds from the
+ * cancelling thread.  Free it before blkemu_disk_close.
+ */
+struct blkemu_timeline;
+struct blkemu_timeline *blkemu_timeline_new (struct blkemu_disk *disk);
+void blkemu_timeline_free (struct blkemu_timeline *tl);
+void blkemu_timeline_submit (struct blkemu_timeline *tl, enum blkemu_op op,
+                             void *buf, uint64_t len, uint64_t offset,
+                             unsigned flags, blkemu_done_cb done,
+                             void *cookie);
+uint64_t blkemu_timeline_wake_at (struct blkemu_timeline *tl);
+/* Completes every request due now; returns how many. */
+unsigned blkemu_timeline_run (struct blkemu_timeline *tl);
+
 /* Stop waiting: every pending request completes now with ESHUTDOWN
  * (blkemu_io's waiters return, blkemu_submit's callbacks fire from the
  * caller's thread), and later requests are refused with it.  Data the
