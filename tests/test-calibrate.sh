@@ -105,10 +105,12 @@ hcopy=$(loop_attach "$tmp/mnt3/copy" --direct-io=on)
 # the one before.  From one run to the next the same disk measured 109
 # to 146 MiB/s at 1M QD8, 53 to 87 ms for a random 4M read, and a copy's
 # 1M reads at the inner edge +19%.  The zone rates they give are checked
-# against the disk's own above.
-grep -vE '^(seqbw-qd8|rand-1m|rand-4m|outer-1m|inner-1m) ' "$tmp/hdd.probes" > "$tmp/hdd.random"
-[ "$(wc -l < "$tmp/hdd.random")" -eq 9 ] || fail "expected 9 hdd probes below 1M, got $(wc -l < "$tmp/hdd.random")"
-echo "round trip: the 9 probes of reads under 1M within 15% (~150 reads each, 1 to 30 ms apiece)"
+# against the disk's own above.  Nor is the sequential 4K stream: the
+# disk's part of it is 27 us, FUSE and the loop device add 30 to 50 us
+# more, which a busy host moves by a third (56 vs 76 us seen).
+grep -vE '^(seqbw-qd8|rand-1m|rand-4m|outer-1m|inner-1m|seq-4k) ' "$tmp/hdd.probes" > "$tmp/hdd.random"
+[ "$(wc -l < "$tmp/hdd.random")" -eq 8 ] || fail "expected 8 hdd probes of random reads under 1M, got $(wc -l < "$tmp/hdd.random")"
+echo "round trip: the 8 probes of random reads under 1M within 15% (~150 reads each, 1 to 30 ms apiece)"
 "$cal" "$hcopy" --compare "$tmp/hdd.random" --tolerance 15 --runtime 2 -q ||
   fail "the hdd made from the calibrated profile differs by more than 15%"
 
