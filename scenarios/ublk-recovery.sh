@@ -97,6 +97,9 @@ disk_stop a
 disk_stop b
 w=$(jq -r '.ops.write.requests' "$results/a.json" 2>/dev/null || echo 0)
 check "the recovered server served writes (stats: $w)" "$w" -gt 0
+f=$(jq -r '.transport.ublk_features' "$results/a.json" 2>/dev/null)
+check "stats name the features the driver granted ($f)" \
+  "$(echo ",$f," | grep ',user-recovery,' | grep -c ',user-recovery-reissue,')" = 1
 check "its stats say it took the device over ($(jq -r '.transport.ublk_recovered' "$results/a.json" 2>/dev/null))" \
   "$(jq -r '.transport.ublk_recovered' "$results/a.json" 2>/dev/null)" = yes
 

@@ -31,7 +31,7 @@ bad "--drain-timeout 5x: seconds from 0 to 3600" --drain-timeout 5x --disk size=
 bad "max-discard-segments=4: ublk has no multi-range discards (at most 1): needs a frontend that carries it" --disk size=1M,max-discard-segments=4
 
 "$UBLK" --help > "$tmp/help"
-for want in "--disk SPEC" "--queues N" "--delete-stale" "--features" "--recoverable" "--recover ID" "--drain-timeout SEC" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "ublk_drv"; do
+for want in "--disk SPEC" "--queues N" "--delete-stale" "--features" "--recoverable" "--recover ID" "--drain-timeout SEC" "--completion-thread" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "ublk_drv"; do
   grep -q -- "$want" "$tmp/help" || fail "--help lacks $want"
 done
 echo "ok: --help lists options, keys and what it needs"

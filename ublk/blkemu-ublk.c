@@ -76,6 +76,7 @@ add_device (struct udisk *d)
     return -1;
   }
   d->user_copy = (info.flags & F_USER_COPY) != 0;
+  d->flags = info.flags;
   /* The driver may grant less than asked; that is the transport's cap. */
   if (info.max_io_buf_bytes < d->buf_bytes) {
     fprintf (stderr,
@@ -143,6 +144,9 @@ report_transport (const struct udisk *d)
   blkemu_disk_set_transport (d->emu, "ublk_queue_depth", v);
   snprintf (v, sizeof v, "%u", d->max_bytes);
   blkemu_disk_set_transport (d->emu, "ublk_max_request", v);
+  char names[256];
+  feature_names (d->flags, names, sizeof names);
+  blkemu_disk_set_transport (d->emu, "ublk_features", names);
 }
 
 /* --recover: the device a killed server left, quiesced, taken over: new
@@ -275,6 +279,10 @@ usage (FILE *fp)
     "  --drain-timeout SEC  at stop, requests in flight get SEC seconds to\n"
     "                       finish before they end with an error (default\n"
     "                       %u; 0: at once)\n"
+    "  --completion-thread  complete requests from the core's completion\n"
+    "                       thread (one per disk), not on the queue\n"
+    "                       threads' rings (for comparison: a thread hop\n"
+    "                       per request)\n"
     "  --delete-stale       delete the ublk devices left by servers that "
     "were\n"
     "                       killed (SIGKILL), recoverable ones included,\n"
@@ -300,10 +308,15 @@ usage (FILE *fp)
 }
 
 /* Long options only: the common ones hold the short letters. */
-enum { OPT_RECOVERABLE = 0x100, OPT_RECOVER, OPT_DRAIN_TIMEOUT };
+enum {
+  OPT_RECOVERABLE = 0x100,
+  OPT_RECOVER,
+  OPT_DRAIN_TIMEOUT,
+  OPT_COMPLETION_THREAD
+};
 
 static unsigned nqueues = 1;
-static bool want_features, recoverable;
+static bool want_features, recoverable, completion_thread;
 static int recover_ids[MAX_DISKS];
 static size_t nrecover;
 static unsigned drain_ms = DRAIN_SECONDS * 1000;
@@ -316,6 +329,7 @@ take_option (int opt, const char *arg)
   switch (opt) {
   case 'F': want_features = true; return -1;
   case OPT_RECOVERABLE: recoverable = true; return -1;
+  case OPT_COMPLETION_THREAD: completion_thread = true; return -1;
   case OPT_RECOVER: {
     long id = strtol (arg, &end, 10);
     if (*end || end == arg || id < 0 || id > INT_MAX) {
@@ -373,6 +387,7 @@ prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
     d->dev_id = -1;
     d->nqueues = nqueues;
     d->drain_ms = drain_ms;
+    d->ring_deadlines = !completion_thread;
     d->recover_id = ndisks < nrecover ? recover_ids[ndisks] : -1;
     d->recoverable = recoverable || d->recover_id >= 0;
     blkemu_disk_geometry (d->emu, &d->geo);
@@ -461,6 +476,7 @@ main (int argc, char **argv)
     { "recoverable", no_argument, NULL, OPT_RECOVERABLE },
     { "recover", required_argument, NULL, OPT_RECOVER },
     { "drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT },
+    { "completion-thread", no_argument, NULL, OPT_COMPLETION_THREAD },
     { NULL, 0, NULL, 0 },
   };
   const struct frontend_cli cli = {

@@ -385,6 +385,7 @@ start_recovery (struct udisk *d, int id)
   d->nqueues = info.nr_hw_queues;
   d->depth = info.queue_depth;
   d->user_copy = (info.flags & F_USER_COPY) != 0;
+  d->flags = info.flags;
   return 0;
 }
 
@@ -478,6 +479,20 @@ static const struct {
   { 13, "per-io-daemon", "" },
   { 14, "buf-reg-off-daemon", "" },
 };
+
+/* FLAGS' feature names, comma-separated, into OUT (a disk's granted
+ * features, for its stats).
+ */
+void
+feature_names (uint64_t flags, char *out, size_t len)
+{
+  size_t n = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < sizeof feature_table / sizeof *feature_table; i++)
+    if (flags & (1ull << feature_table[i].bit) && n < len)
+      n += (size_t) snprintf (out + n, len - n, "%s%s", n ? "," : "",
+                              feature_table[i].name);
+}
 
 /* blkemu-ublk --features: what this kernel's ublk_drv offers, and which
  * of it blkemu-ublk uses (null_blk's features file, ublk's 'features').

@@ -1,7 +1,10 @@
 /* blkemu-ublk: a hardware queue — one thread owns the queue's io_uring;
- * requests arrive as FETCH completions, go to blkemu_submit(), and their
- * completions (from the core's completion thread, through an eventfd the
- * ring polls) go back as COMMIT_AND_FETCH.
+ * requests arrive as FETCH completions, go to the core through the
+ * queue's timeline, and complete on this thread when their deadlines come
+ * (an absolute timeout on the same ring wakes it); the answers go back as
+ * COMMIT_AND_FETCH.  What completes on other threads (the I/O worker of
+ * a file disk, a cancel, zone commands) comes through an eventfd the
+ * ring polls.
  */
 #include "ublk.h"
 
@@ -51,7 +54,8 @@ complete (struct utag *t, int32_t result)
   q->done[q->ndone++] =
     (struct done){ .tag = t->tag, .result = result, .addr = addr };
   pthread_mutex_unlock (&q->lock);
-  /* From the queue thread itself (a refusal, a request already due) the
+  /* From the queue thread itself (a refusal, a request already due, a
+   * deadline its timeline ran) the
    * commit goes out after this batch of completions: no wake-up needed.
    */
   if (pthread_equal (pthread_self (), q->self))
@@ -95,6 +99,33 @@ finish_tag (struct uqueue *q, const struct done *dn)
 
 static void serve (struct uqueue *q, uint16_t tag);
 
+/* Ask the ring to wake the thread for the timeline's earliest deadline.
+ * Returns true when one is due already: the loop must not sleep.  A
+ * timeout is armed only when it is earlier than the one armed last,
+ * until that one fires; a later one still pending fires too (a spare
+ * wake-up).
+ */
+static bool
+arm_deadline (struct uqueue *q)
+{
+  if (!q->tl)
+    return false;
+  uint64_t at = blkemu_timeline_wake_at (q->tl);
+  if (at == 0)
+    return true;
+  if (at >= q->armed_at)
+    return false;
+  q->timeout = (struct __kernel_timespec){
+    .tv_sec = (long long) (at / 1000000000u),
+    .tv_nsec = (long long) (at % 1000000000u),
+  };
+  struct io_uring_sqe *sqe = get_sqe (&q->ring);
+  io_uring_prep_timeout (sqe, &q->timeout, 0, IORING_TIMEOUT_ABS);
+  sqe->user_data = TIMEOUT_TAG;
+  q->armed_at = at;
+  return false;
+}
+
 /* Answer every completed tag (and ask for its next request). */
 static void
 commit_done (struct uqueue *q)
@@ -137,8 +168,10 @@ queue_main (void *arg)
   if (r < 0)
     return NULL;
 
+  q->armed_at = UINT64_MAX;
   while (aborted < d->depth) {
-    r = io_uring_submit_and_wait (&q->ring, 1);
+    r = arm_deadline (q) ? io_uring_submit (&q->ring)
+                         : io_uring_submit_and_wait (&q->ring, 1);
     if (r < 0 && r != -EINTR) {
       /* The queue cannot go on: have the main thread stop every device
        * rather than leave one live with nobody serving it.
@@ -153,7 +186,13 @@ queue_main (void *arg)
     io_uring_for_each_cqe (&q->ring, head, cqe)
     {
       seen++;
-      if (cqe->user_data == EVENTFD_TAG) {
+      if (cqe->user_data == TIMEOUT_TAG) {
+        /* Due: the timeline runs below, and the next deadline arms a
+         * timeout again (those still pending are later: spare wake-ups).
+         */
+        q->armed_at = UINT64_MAX;
+      }
+      else if (cqe->user_data == EVENTFD_TAG) {
         /* Reset the count (EAGAIN if it already was); the commits go
          * out below with the rest.
          */
@@ -175,6 +214,8 @@ queue_main (void *arg)
       }
     }
     io_uring_cq_advance (&q->ring, seen);
+    if (q->tl)
+      blkemu_timeline_run (q->tl);
     commit_done (q);
   }
   return NULL;
@@ -279,8 +320,12 @@ serve (struct uqueue *q, uint16_t tag)
   if (t->append)
     return blkemu_submit_append (d->emu, buf, len, off, flags, &t->append_at,
                                  request_done, t);
-  blkemu_submit (d->emu, eop, t->data ? buf : NULL, len, off, flags,
-                 request_done, t);
+  if (q->tl)
+    blkemu_timeline_submit (q->tl, eop, t->data ? buf : NULL, len, off, flags,
+                            request_done, t);
+  else
+    blkemu_submit (d->emu, eop, t->data ? buf : NULL, len, off, flags,
+                   request_done, t);
   return;
 
 zone_command:
@@ -339,6 +384,10 @@ start_queue (struct uqueue *q)
     return -1;
   }
   q->ring_ok = true;
+  if (d->ring_deadlines && !(q->tl = blkemu_timeline_new (d->emu))) {
+    fprintf (stderr, "blkemu-ublk: %s: out of memory\n", d->name);
+    return -1;
+  }
   for (unsigned tag = 0; tag < d->depth; tag++)
     q->tags[tag] = (struct utag){ .q = q, .tag = (uint16_t) tag };
   if ((r = pthread_create (&q->thread, NULL, queue_main, q)) == 0) {
@@ -371,6 +420,7 @@ stop_queue (struct uqueue *q)
 {
   if (q->thread_ok)
     pthread_join (q->thread, NULL);
+  blkemu_timeline_free (q->tl);
   if (q->ring_ok)
     io_uring_queue_exit (&q->ring);
   if (q->iods)

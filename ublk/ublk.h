@@ -34,8 +34,9 @@
 #define MAX_DISKS 64
 #define MAX_DEPTH UBLK_MAX_QUEUE_DEPTH /* tags per queue: the driver's */
 #define MAX_QUEUES 64                  /* the driver allows one per CPU */
-#define EVENTFD_TAG UINT64_MAX /* user_data of the completion wake-up */
-#define DRAIN_SECONDS 5        /* --drain-timeout's default */
+#define EVENTFD_TAG UINT64_MAX       /* user_data of the completion wake-up */
+#define TIMEOUT_TAG (UINT64_MAX - 1) /* user_data of a deadline's timeout */
+#define DRAIN_SECONDS 5              /* --drain-timeout's default */
 #define F_RECOVERY (UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE)
 
 /* Zoned devices (Linux >= 6.6) and the user-copy data path they need;
@@ -100,6 +101,12 @@ struct uqueue {
   bool ring_ok, thread_ok;
   int efd; /* completions -> queue thread */
   uint64_t efd_value;
+  /* The deadlines of the requests, waited out on the ring (NULL: the
+   * core's completion thread fires them, --completion-thread).
+   */
+  struct blkemu_timeline *tl;
+  struct __kernel_timespec timeout; /* read by the kernel at submission */
+  uint64_t armed_at; /* the timeout armed last, until it fires */
   pthread_t thread;
   pthread_t self; /* the queue thread, as it sees itself */
   struct utag *tags;
@@ -119,15 +126,17 @@ struct udisk {
   const char *name;
   int dev_id; /* N of /dev/ublkbN, -1 before ADD_DEV */
   bool added, started;
-  bool recoverable;   /* UBLK_F_USER_RECOVERY(_REISSUE): outlives a kill */
-  bool recovering;    /* --recover: taken over from a killed server */
-  int recover_id;     /* --recover ID for this disk, else -1 */
-  unsigned drain_ms;  /* at stop, requests get this long to finish */
-  unsigned depth;     /* tags per queue */
-  unsigned nqueues;   /* hardware queues */
-  uint32_t max_bytes; /* the largest request: max-transfer */
-  size_t buf_bytes;   /* per tag: max_bytes in whole pages */
-  bool user_copy;     /* data by pread/pwrite on /dev/ublkcN */
+  bool recoverable;    /* UBLK_F_USER_RECOVERY(_REISSUE): outlives a kill */
+  bool recovering;     /* --recover: taken over from a killed server */
+  int recover_id;      /* --recover ID for this disk, else -1 */
+  unsigned drain_ms;   /* at stop, requests get this long to finish */
+  bool ring_deadlines; /* timelines on the queues' rings */
+  unsigned depth;      /* tags per queue */
+  unsigned nqueues;    /* hardware queues */
+  uint32_t max_bytes;  /* the largest request: max-transfer */
+  size_t buf_bytes;    /* per tag: max_bytes in whole pages */
+  bool user_copy;      /* data by pread/pwrite on /dev/ublkcN */
+  uint64_t flags;      /* UBLK_F_* the driver granted */
   struct blkemu_zoned zoned; /* nr_zones 0: not zoned */
   int cdev_fd;               /* /dev/ublkcN */
   struct uqueue *queues;
@@ -168,6 +177,7 @@ int delete_stale (void);
 /* --recover ID: START_USER_RECOVERY, D taking the device's queues. */
 int start_recovery (struct udisk *d, int id);
 int print_features (FILE *fp);
+void feature_names (uint64_t flags, char *out, size_t len);
 
 /* queue.c: map, start its thread and wait for every FETCH; stop after
  * STOP_DEV.
