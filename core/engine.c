@@ -213,13 +213,20 @@ engine_stop (struct engine *e, int err)
   pthread_mutex_unlock (&e->lock);
   if (started)
     pthread_join (e->thread, NULL);
-  /* No thread and no adds any more: fire what is left, earliest first. */
-  while (e->n) {
-    struct engine_entry *x = heap_pop (e);
-    e->fired++;
+  /* No thread and no adds any more: fire what is left, earliest first,
+   * each taken under the lock (a driven engine's owner may be running
+   * engine_run_due meanwhile).
+   */
+  for (;;) {
+    pthread_mutex_lock (&e->lock);
+    struct engine_entry *x = e->n ? heap_pop (e) : NULL;
+    e->fired += x != NULL;
+    update_head (e);
+    pthread_mutex_unlock (&e->lock);
+    if (!x)
+      break;
     e->fire (x, err);
   }
-  update_head (e);
 }
 
 size_t
