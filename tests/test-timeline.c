@@ -54,8 +54,8 @@ count_done (struct req *rs, unsigned n)
   return k;
 }
 
-/* The owner's loop: sleep to the wake-up time, run, until N are done or
- * LIMIT_NS passes.
+/* The owner's loop: sleep to the wake-up time (20 ms at most), run,
+ * until N are done or LIMIT_NS passes.
  */
 static void
 drive (struct blkemu_timeline *tl, struct req *rs, unsigned n,
@@ -66,6 +66,12 @@ drive (struct blkemu_timeline *tl, struct req *rs, unsigned n,
     uint64_t at = blkemu_timeline_wake_at (tl);
     if (at == UINT64_MAX)
       break;
+    /* A cancel completes requests from its own thread: a real loop is
+     * woken by the callback (ublk's eventfd); this one looks every 20 ms.
+     */
+    uint64_t soon = now_ns () + 20000000;
+    if (at > soon)
+      at = soon;
     if (at) {
       struct timespec ts = { .tv_sec = (time_t) (at / 1000000000u),
                              .tv_nsec = (long) (at % 1000000000u) };
