@@ -55,10 +55,7 @@ ranges_add (void *arg, uint64_t offset, uint64_t len)
  * a power-on from serving before all of it is done.
  */
 static const char *const crash_mode_names[BLKEMU_CRASH_MODE_COUNT] = {
-  "lose-all",
-  "subset",
-  "torn",
-  "interrupted",
+  "lose-all", "subset", "torn", "interrupted", "pick",
 };
 
 const char *
@@ -86,7 +83,9 @@ blkemu_crash_args (const char *what, const char *mode_text,
 {
   char e[BLKEMU_ERR_MAX];
   if (blkemu_crash_mode_parse (mode_text, mode) == -1) {
-    set_err (e, "%s %s: MODE must be lose-all, subset, torn or interrupted",
+    set_err (e,
+             "%s %s: MODE must be lose-all, subset, torn, interrupted "
+             "or pick",
              what, mode_text);
     return err_result (-1, e, err, errlen);
   }
@@ -127,7 +126,9 @@ state_setup (struct blkemu_disk *disk, bool view, enum blkemu_crash_mode mode,
 {
   const char *what = view ? "view" : "crash";
   if ((unsigned) mode >= BLKEMU_CRASH_MODE_COUNT) {
-    set_err (err, "%s: no such mode (lose-all, subset, torn, interrupted)",
+    set_err (err,
+             "%s: no such mode (lose-all, subset, torn, interrupted, "
+             "pick)",
              what);
     return -1;
   }

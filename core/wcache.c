@@ -255,13 +255,18 @@ draw (uint64_t seed, uint64_t seq, uint64_t unit)
 
 enum fate { FATE_LOST, FATE_KEPT, FATE_TORN };
 
-/* What becomes of write SEQ as a whole (torn: decided per unit). */
+/* What becomes of write SEQ, the INDEXth cached one (oldest first), as a
+ * whole (torn: decided per unit).
+ */
 static enum fate
-write_fate (const struct wcache_crash *c, uint64_t seq, bool tearable)
+write_fate (const struct wcache_crash *c, uint64_t seq, uint64_t index,
+            bool tearable)
 {
   uint64_t d = draw (c->seed, seq, UINT64_MAX);
   switch (c->mode) {
   case BLKEMU_CRASH_SUBSET: return d & 1 ? FATE_KEPT : FATE_LOST;
+  case BLKEMU_CRASH_PICK:
+    return index < 64 && (c->seed >> index & 1) ? FATE_KEPT : FATE_LOST;
   case BLKEMU_CRASH_TORN:
   case BLKEMU_CRASH_INTERRUPTED:
     if (tearable && d % 3 == 2)
@@ -328,6 +333,7 @@ struct walk {
   const struct undo **entry; /* by number, newest first */
   struct piece *p;
   size_t np, cap;
+  uint64_t write_index; /* the current write's, oldest first */
   int err;
 };
 
@@ -395,8 +401,8 @@ entry_pieces (struct walk *wk, uint32_t i, const struct undo *u,
   const struct wcache_crash *c = wk->c;
   uint64_t start = u->offset, end = u->offset + u->len;
   uint64_t unit = c->unit ? c->unit : 1;
-  enum fate f =
-    write_fate (c, u->seq, !u->atomic && start / unit != (end - 1) / unit);
+  enum fate f = write_fate (c, u->seq, wk->write_index,
+                            !u->atomic && start / unit != (end - 1) / unit);
   if (f != FATE_TORN) {
     *(f == FATE_KEPT ? any_kept : any_lost) = true;
     return add_piece (wk, start, end, i, f == FATE_KEPT);
@@ -514,6 +520,12 @@ crash_walk (struct wcache *w, struct wcache_crash *c)
   wk.entry = scratch (w, SCRATCH_ENTRIES, (n ? n : 1) * sizeof *wk.entry);
   if (!wk.entry)
     return ENOMEM;
+  /* The writes (runs of entries with one seq), for PICK's oldest-first
+   * numbering.
+   */
+  uint64_t nwrites = 0, newer_writes = 0;
+  for (struct undo *u = w->newest; u; u = u->older)
+    nwrites += !u->newer || u->newer->seq != u->seq;
   /* Newest first.  The pieces of a split entry are neighbours with one
    * seq: one write, one fate, counted once.
    */
@@ -523,6 +535,8 @@ crash_walk (struct wcache *w, struct wcache_crash *c)
   int err = 0;
   for (struct undo *u = w->newest; u && !err; u = u->older, i++) {
     wk.entry[i] = u;
+    if (!u->newer || u->newer->seq != u->seq)
+      wk.write_index = nwrites - 1 - newer_writes++;
     if (!entry_pieces (&wk, i, u, &any_kept, &any_lost))
       err = ENOMEM;
     uint64_t end = u->offset + u->len;

@@ -582,7 +582,7 @@ parse_state (size_t d, const char *file, char *words, const char *what,
   if (!m || strtok_r (NULL, " ", &save)) {
     fprintf (stderr,
              "blkemu-fuse: %s/%s: write '%s%slose-all|subset|torn|"
-             "interrupted [SEED]'\n",
+             "interrupted|pick [SEED]'\n",
              disks[d].name, file, what, *what ? " " : "");
     return EINVAL;
   }

@@ -153,7 +153,9 @@ crash_now (struct blkemu_disk *disk)
     abort ();
   }
   if ((crash_mode == BLKEMU_CRASH_LOSE_ALL && (rep.persisted || rep.torn)) ||
-      (crash_mode == BLKEMU_CRASH_SUBSET && rep.torn))
+      ((crash_mode == BLKEMU_CRASH_SUBSET ||
+        crash_mode == BLKEMU_CRASH_PICK) &&
+       rep.torn))
     abort ();
 }
 

@@ -152,7 +152,7 @@ cat "$tmp/proto.out"
 expect_eq "last command without a newline" "$(sed -n 1p "$tmp/proto.out")" "'get size' -> ok 16M"
 expect_eq "with its newline" "$(sed -n 2p "$tmp/proto.out")" "'get size\n' -> ok 16M"
 expect_eq "crash now" "$(sed -n 3p "$tmp/proto.out")" \
-  "'crash now\n' -> error: crash now: MODE must be lose-all, subset, torn or interrupted"
+  "'crash now\n' -> error: crash now: MODE must be lose-all, subset, torn, interrupted or pick"
 expect_eq "stats x" "$(sed -n 4p "$tmp/proto.out")" \
   "'stats x\n' -> error: stats: takes 0 arguments, got 1 (usage: stats)"
 expect_eq "get size extra" "$(sed -n 5p "$tmp/proto.out")" \
@@ -163,8 +163,8 @@ grep -q "^'zone reset-all 0\\\\n' -> error: zone needs" "$tmp/proto.out" || fail
 grep -q "^'power-on again\\\\n' -> error: power-on: takes 0 arguments" "$tmp/proto.out" || fail "power-on again accepted"
 grep -q "^'keys\\\\n' -> ok " "$tmp/proto.out" || fail "keys refused"
 # help lists the table's usages, every command once.
-grep -qF "'help\\n' -> ok get [KEY] | set KEY=VALUE... | stats | summary | reset | dump | crash [lose-all|subset|torn|interrupted [SEED]] | power-on | power-off | view lose-all|subset|torn [SEED] | view end | drop | bad [add|clear OFFSET LENGTH] | zones [FROM [COUNT]] | zone open|close|finish|reset|read-only|offline|online OFFSET | zone reset-all | keys | help" "$tmp/proto.out" ||
+grep -qF "'help\\n' -> ok get [KEY] | set KEY=VALUE... | stats | summary | reset | dump | crash [lose-all|subset|torn|interrupted|pick [SEED]] | power-on | power-off | view lose-all|subset|torn|pick [SEED] | view end | drop | bad [add|clear OFFSET LENGTH] | zones [FROM [COUNT]] | zone open|close|finish|reset|read-only|offline|online OFFSET | zone reset-all | keys | help" "$tmp/proto.out" ||
   fail "help: $(grep "^'help" "$tmp/proto.out")"
-grep -qF "'crash subset 1 now\n' -> error: crash: takes at most 2 arguments, got 3 (usage: crash [lose-all|subset|torn|interrupted [SEED]])" "$tmp/proto.out" ||
+grep -qF "'crash subset 1 now\n' -> error: crash: takes at most 2 arguments, got 3 (usage: crash [lose-all|subset|torn|interrupted|pick [SEED]])" "$tmp/proto.out" ||
   fail "crash subset 1 now: $(grep "^'crash subset" "$tmp/proto.out")"
 echo "ok: the disk never crashed: it served after 'crash now'"

@@ -148,10 +148,10 @@ nbdkit -U - "$PLUGIN" size=1M write-cache=yes control="$sock" --run '
     r=$("$BLKEMU_CTL" "$sock" crash "$@" 2>&1) && exit 1
     echo "$r"
   }
-  refused sideways | grep -qx "blkemu-ctl: error: crash sideways: MODE must be lose-all, subset, torn or interrupted"
+  refused sideways | grep -qx "blkemu-ctl: error: crash sideways: MODE must be lose-all, subset, torn, interrupted or pick"
   refused subset -3 | grep -qx "blkemu-ctl: error: crash subset -3: SEED must be a whole number below 2^64"
   refused subset 99999999999999999999 | grep -q "SEED must be a whole number below 2^64"
-  refused subset 1 2 | grep -q "crash \[lose-all|subset|torn|interrupted \[SEED\]\]"
+  refused subset 1 2 | grep -q "crash \[lose-all|subset|torn|interrupted|pick \[SEED\]\]"
   # Views: only after power-off, one at a time, with a mode.
   view () {
     r=$("$BLKEMU_CTL" "$sock" view "$@" 2>&1) && exit 1
@@ -161,7 +161,7 @@ nbdkit -U - "$PLUGIN" size=1M write-cache=yes control="$sock" --run '
   view | grep -qx "blkemu-ctl: error: view needs MODE \[SEED\] or end"
   view end | grep -qx "blkemu-ctl: error: view end: no view is open"
   view end now | grep -qx "blkemu-ctl: error: view end: takes no SEED"
-  view sideways | grep -qx "blkemu-ctl: error: view sideways: MODE must be lose-all, subset, torn or interrupted"
+  view sideways | grep -qx "blkemu-ctl: error: view sideways: MODE must be lose-all, subset, torn, interrupted or pick"
   "$BLKEMU_CTL" "$sock" power-off > /dev/null
   r=$("$BLKEMU_CTL" "$sock" power-off 2>&1) && exit 1
   echo "$r" | grep -q "power-off: the disk is already off"

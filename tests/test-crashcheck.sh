@@ -129,7 +129,7 @@ out=$("$crashcheck" --control "$sock" --check true --states 0 2>&1) && rc=0 || r
 out=$("$crashcheck" --control "$sock" --check 'fsck {dev}' 2>&1) && rc=0 || rc=$?
 [ $rc = 2 ] && [ "$out" = "blkemu-crashcheck: --check uses {dev}: say what it is with --dev" ] ||
   fail "{dev} without --dev: exit $rc: $out"
-for bad in "--mode sideways:--mode sideways: must be subset, torn or lose-all" \
+for bad in "--mode sideways:--mode sideways: must be subset, torn, lose-all or pick" \
            "--seed 1x:--seed 1x: must be a whole number below 10^18" \
            "--replay -1:--replay -1: must be a whole number below 10^19" \
            "--frobnicate:unknown option '--frobnicate' (--help lists them)" \
@@ -144,4 +144,39 @@ out=$("$crashcheck" --check true 2>&1) && rc=0 || rc=$?
   fail "no --control: exit $rc: $out"
 "$crashcheck" --help | grep -q -- "--keep-going" || fail "--help lists no --keep-going"
 echo "ok: bad options refused"
+ctl power-on > /dev/null
+
+# A small epoch is enumerated, not sampled: three unflushed 4K writes
+# over flushed ones give 2^3 states, each checked once, each different,
+# and seed 1 (mode pick) keeps the oldest write alone.
+pattern () { head -c 4096 /dev/zero | tr '\0' "$1"; }
+for b in 0 2 4; do
+  pattern o | dd of="$dev" bs=4K seek=$b oflag=direct conv=notrunc,fsync status=none
+done
+for b in 0 2 4; do
+  pattern n | dd of="$dev" bs=4K seek=$b oflag=direct conv=notrunc status=none
+done
+ctl power-off > /dev/null
+: > "$tmp/seen"
+peek="for b in 0 2 4; do dd if={dev} bs=4K skip=\$b count=1 iflag=direct status=none | head -c1; done >> $tmp/seen; echo >> $tmp/seen"
+"$crashcheck" --control "$sock" --dev "$dev" --mode subset --states 20 -q \
+    --check "$peek" > "$tmp/enum.out" 2>&1 || fail "enumeration: $(cat "$tmp/enum.out")"
+cat "$tmp/enum.out"
+grep -q "^blkemu-crashcheck: 3 unflushed writes: checking all 8 subset states" "$tmp/enum.out" ||
+  fail "a 3-write epoch with --states 20 was not enumerated"
+grep -q "8 states of mode pick (seeds 0..7): 8 passed" "$tmp/enum.out" || fail "the enumeration's summary"
+expect_eq "states seen" "$(wc -l < "$tmp/seen")" 8
+expect_eq "different states" "$(sort -u "$tmp/seen" | wc -l)" 8
+expect_eq "seed 0 keeps none" "$(sed -n 1p "$tmp/seen")" ooo
+expect_eq "seed 1 keeps the oldest write" "$(sed -n 2p "$tmp/seen")" noo
+expect_eq "seed 4 keeps the newest" "$(sed -n 5p "$tmp/seen")" oon
+expect_eq "seed 7 keeps all" "$(sed -n 8p "$tmp/seen")" nnn
+ctl power-on > /dev/null
+for b in $(seq 6 22); do
+  pattern x | dd of="$dev" bs=4K seek=$b oflag=direct conv=notrunc status=none
+done
+out=$("$crashcheck" --control "$sock" --dev "$dev" --enumerate --check true 2>&1) && rc=0 || rc=$?
+[ $rc = 2 ] && [[ $out == *"--enumerate: the epoch left 20 unflushed writes; 2^20 states are too many (at most 16 writes)"* ]] ||
+  fail "--enumerate over 20 writes: exit $rc: $out"
+echo "ok: $out"
 ctl power-on > /dev/null

@@ -385,6 +385,11 @@ enum blkemu_crash_mode {
   BLKEMU_CRASH_INTERRUPTED, /* as TORN, and the writes in flight leave
                                their sectors unreadable until written
                                again (not for views) */
+  BLKEMU_CRASH_PICK,        /* a SUBSET state named, not drawn: bit I of
+                               SEED set = the Ith cached write, oldest
+                               first (0), reached the medium whole; clear
+                               (or I >= 64) = lost.  Seeds 0 .. 2^W - 1
+                               enumerate every subset of W writes */
   BLKEMU_CRASH_MODE_COUNT
 };
 enum blkemu_crash_fate {
