@@ -96,6 +96,20 @@ fire_batch (struct engine *e, struct engine_entry **batch, size_t n, int err)
 
 #define BATCH 64
 
+/* Take off the heap, LOCK held, up to BATCH entries due at NOW (all of
+ * them, in order, with NOW = UINT64_MAX); returns how many.
+ */
+static size_t
+take_due (struct engine *e, uint64_t now, struct engine_entry **batch)
+{
+  size_t n = 0;
+  while (n < BATCH && e->n && e->heap[0]->deadline_ns <= now)
+    batch[n++] = heap_pop (e);
+  update_head (e);
+  e->fired += n;
+  return n;
+}
+
 static void *
 engine_thread (void *arg)
 {
@@ -111,11 +125,7 @@ engine_thread (void *arg)
     uint64_t now = clock_now_ns ();
     uint64_t head = e->heap[0]->deadline_ns;
     if (head <= now) {
-      size_t n = 0;
-      while (n < BATCH && e->n && e->heap[0]->deadline_ns <= now)
-        batch[n++] = heap_pop (e);
-      update_head (e);
-      e->fired += n;
+      size_t n = take_due (e, now, batch);
       pthread_mutex_unlock (&e->lock);
       fire_batch (e, batch, n, 0);
       pthread_mutex_lock (&e->lock);
@@ -150,12 +160,8 @@ engine_run_due (struct engine *e, uint64_t now)
   struct engine_entry *batch[BATCH];
   size_t total = 0, n;
   do {
-    n = 0;
     pthread_mutex_lock (&e->lock);
-    while (n < BATCH && e->n && e->heap[0]->deadline_ns <= now)
-      batch[n++] = heap_pop (e);
-    update_head (e);
-    e->fired += n;
+    n = take_due (e, now, batch);
     pthread_mutex_unlock (&e->lock);
     fire_batch (e, batch, n, 0);
     total += n;
@@ -214,19 +220,17 @@ engine_stop (struct engine *e, int err)
   if (started)
     pthread_join (e->thread, NULL);
   /* No thread and no adds any more: fire what is left, earliest first,
-   * each taken under the lock (a driven engine's owner may be running
+   * taken under the lock (a driven engine's owner may be running
    * engine_run_due meanwhile).
    */
-  for (;;) {
+  struct engine_entry *batch[BATCH];
+  size_t n;
+  do {
     pthread_mutex_lock (&e->lock);
-    struct engine_entry *x = e->n ? heap_pop (e) : NULL;
-    e->fired += x != NULL;
-    update_head (e);
+    n = take_due (e, UINT64_MAX, batch);
     pthread_mutex_unlock (&e->lock);
-    if (!x)
-      break;
-    e->fire (x, err);
-  }
+    fire_batch (e, batch, n, err);
+  } while (n == BATCH);
 }
 
 size_t
