@@ -149,51 +149,43 @@ report_transport (const struct udisk *d)
   blkemu_disk_set_transport (d->emu, "ublk_features", names);
 }
 
-/* --recover: the device a killed server left, quiesced, taken over: new
- * queue threads fetch its tags, and at END_USER_RECOVERY the requests it
- * held (those the dead server had, reissued) flow again.
+/* A new device: ADD_DEV, its limits, its queues, START_DEV.  With
+ * --recover, the device a killed server left, quiesced: its queues on new
+ * threads, then END_USER_RECOVERY, and the requests it held (those the
+ * dead server had, reissued) flow again.
  */
-static int
-recover_disk (struct udisk *d)
-{
-  if (start_recovery (d, d->recover_id) == -1 || start_queues (d) == -1)
-    return -1;
-  int r = ctrl_cmd (UBLK_CMD_END_USER_RECOVERY, (uint32_t) d->dev_id, NULL, 0,
-                    (uint64_t) getpid ());
-  if (r < 0) {
-    fprintf (stderr, "blkemu-ublk: %s: END_USER_RECOVERY: %s\n", d->name,
-             strerror (-r));
-    return -1;
-  }
-  report_transport (d);
-  blkemu_disk_set_transport (d->emu, "ublk_recovered", "yes");
-  return 0;
-}
-
 static int
 start_disk (struct udisk *d)
 {
-  if (d->recover_id >= 0)
-    return recover_disk (d);
-  if (add_device (d) == -1)
-    return -1;
-  int r = set_params (d);
-  if (r < 0) {
-    fprintf (stderr, "blkemu-ublk: %s: setting the queue limits: %s\n",
-             d->name, strerror (-r));
-    return -1;
+  if (d->recover_id >= 0) {
+    if (start_recovery (d, d->recover_id) == -1)
+      return -1;
+  }
+  else {
+    if (add_device (d) == -1)
+      return -1;
+    int r = set_params (d);
+    if (r < 0) {
+      fprintf (stderr, "blkemu-ublk: %s: setting the queue limits: %s\n",
+               d->name, strerror (-r));
+      return -1;
+    }
   }
   if (start_queues (d) == -1)
     return -1;
   /* Returns once the driver has every tag's FETCH: the disk is live. */
-  r = ctrl_cmd (UBLK_CMD_START_DEV, (uint32_t) d->dev_id, NULL, 0,
-                (uint64_t) getpid ());
+  int r =
+    ctrl_cmd (d->recovering ? UBLK_CMD_END_USER_RECOVERY : UBLK_CMD_START_DEV,
+              (uint32_t) d->dev_id, NULL, 0, (uint64_t) getpid ());
   if (r < 0) {
-    fprintf (stderr, "blkemu-ublk: %s: starting the device: %s\n", d->name,
+    fprintf (stderr, "blkemu-ublk: %s: %s: %s\n", d->name,
+             d->recovering ? "END_USER_RECOVERY" : "starting the device",
              strerror (-r));
     return -1;
   }
   report_transport (d);
+  if (d->recovering)
+    blkemu_disk_set_transport (d->emu, "ublk_recovered", "yes");
   return 0;
 }
 
