@@ -25,6 +25,7 @@ else
 fi
 command -v "$records" > /dev/null ||
   { echo "SKIP: crash-records is built in the source tree only (build/tests)"; exit 77; }
+source "$top/tests/metadata-epoch.sh"
 mnt=$work/fs chk=$work/check
 mkdir -p "$mnt" "$chk"
 dev=$(ublk_disk_start fs size=128M write-cache=yes cache-size=64M \
@@ -50,20 +51,7 @@ power_cut () {
 # epoch OPTIONS: the metadata-heavy workload of tests/test-crashcheck.sh.
 epoch () {
   mkfs_mount "$1"
-  mkdir "$mnt/d"
-  for i in $(seq 20); do head -c $((i * 5000)) /dev/urandom > "$mnt/d/base$i"; done
-  sync -f "$mnt"                 # the checkpoint: all flushed
-  for i in $(seq 60); do
-    f=$mnt/d/f$i
-    head -c $((4096 + i * 700)) /dev/urandom > "$f.tmp"
-    [ $((i % 3)) = 0 ] && sync -d "$f.tmp"
-    mv "$f.tmp" "$f"
-    [ $((i % 4)) = 0 ] && rm -f "$mnt/d/base$((i / 4))"
-    [ $((i % 10)) = 0 ] && mkdir "$mnt/d/sub$i" && mv "$mnt/d/f$((i - 1))" "$mnt/d/sub$i/"
-  done
-  for i in $(seq 8); do
-    dd if=/dev/urandom of="$mnt/d/direct$i" bs=64K count=$i oflag=direct status=none
-  done
+  metadata_workload "$mnt"
   power_cut
 }
 fsck_check="mount -t ext4 {dev} $chk && umount $chk && fsck.ext4 -fn {dev}"

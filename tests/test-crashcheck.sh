@@ -8,6 +8,7 @@
 # order) must yield corrupt states: the check that the explorer finds
 # what it exists to find.  The disk itself is never changed by the views.
 source "$(dirname "$0")/functions.sh"
+source "$(dirname "$0")/metadata-epoch.sh"
 requires_fuse_loop
 requires mkfs.ext4 -V
 requires jq --version
@@ -31,23 +32,7 @@ epoch () {
   # workload would flush (or not) at its own pace.
   mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$dev"
   mount -o "$1" "$dev" "$tmp/fs"
-  mkdir "$tmp/fs/d"
-  for i in $(seq 20); do head -c $((i * 5000)) /dev/urandom > "$tmp/fs/d/base$i"; done
-  sync -f "$tmp/fs"              # the checkpoint: all flushed
-  for i in $(seq 60); do
-    f=$tmp/fs/d/f$i
-    head -c $((4096 + i * 700)) /dev/urandom > "$f.tmp"
-    [ $((i % 3)) = 0 ] && sync -d "$f.tmp"
-    mv "$f.tmp" "$f"
-    [ $((i % 4)) = 0 ] && rm -f "$tmp/fs/d/base$((i / 4))"
-    [ $((i % 10)) = 0 ] && mkdir "$tmp/fs/d/sub$i" && mv "$tmp/fs/d/f$((i - 1))" "$tmp/fs/d/sub$i/"
-  done
-  # Direct writes reach the disk at once, with no flush after them:
-  # unflushed data in the disk's cache, and their metadata in a journal
-  # transaction not yet committed.
-  for i in $(seq 8); do
-    dd if=/dev/urandom of="$tmp/fs/d/direct$i" bs=64K count=$i oflag=direct status=none
-  done
+  metadata_workload "$tmp/fs"
   ctl power-off > /dev/null || fail "power-off"
   umount "$tmp/fs" 2> /dev/null || umount -l "$tmp/fs"
   blockdev --flushbufs "$dev" 2> /dev/null || true
