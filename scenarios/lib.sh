@@ -95,13 +95,16 @@ server_ready () {
 
 # ublk_disk_start NAME KEY=VALUE...: the same disk as disk_start, served
 # by blkemu-ublk as a block device; prints its path (/dev/ublkbN).
+# UBLK_OPTS adds server options (--recoverable); the log of each server
+# of NAME is appended to $work/NAME.log.
 ublk_disk_start () {
   local name=$1 keys; shift
   keys=$(IFS=,; echo "$*")
   rm -f "$work/$name.ready"
-  "$UBLK" --ready-file "$work/$name.ready" --disk \
+  # shellcheck disable=SC2086
+  "$UBLK" ${UBLK_OPTS:-} --ready-file "$work/$name.ready" --disk \
     "name=$name,control=$work/$name.ctl,stats=$results/$name.json${keys:+,$keys}" \
-    > "$work/$name.log" 2>&1 &
+    >> "$work/$name.log" 2>&1 &
   echo $! > "$work/$name.pid"
   server_ready "$name" 300 "blkemu-ublk: disk $name"
   awk '{ print $2 }' "$work/$name.ready"

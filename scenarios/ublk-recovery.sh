@@ -27,13 +27,7 @@ modprobe raid1 2>/dev/null || true
 # prints /dev/ublkbN.
 rec_start () {
   local name=$1 spec=$2; shift 2
-  rm -f "$work/$name.ready"
-  "$UBLK" --recoverable "$@" --ready-file "$work/$name.ready" \
-    --disk "name=$name,control=$work/$name.ctl,stats=$results/$name.json,$spec" \
-    >> "$work/$name.log" 2>&1 &
-  echo $! > "$work/$name.pid"
-  server_ready "$name" 300 "blkemu-ublk: disk $name"
-  awk '{ print $2 }' "$work/$name.ready"
+  UBLK_OPTS="--recoverable $*" ublk_disk_start "$name" "$spec"
 }
 # rec_recover NAME SPEC DEV: a new server takes DEV over.
 rec_recover () { rec_start "$1" "$2" --recover "${3#/dev/ublkb}"; }
