@@ -34,6 +34,7 @@ ctrl_cmd_grace (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
   if (r < 0)
     return r;
   struct io_uring_cqe *cqe;
+  r = -ETIME; /* no answer yet */
   if (grace_ms && late) {
     struct __kernel_timespec ts = { .tv_sec = grace_ms / 1000,
                                     .tv_nsec = grace_ms % 1000 * 1000000L };
@@ -43,12 +44,8 @@ ctrl_cmd_grace (unsigned op, uint32_t dev_id, void *addr, uint16_t len,
     if (r == -ETIME)
       late (arg);
   }
-  else
-    r = -ETIME;
-  if (r == -ETIME)
-    do
-      r = io_uring_wait_cqe (&ctrl_ring, &cqe);
-    while (r == -EINTR);
+  while (r == -ETIME || r == -EINTR)
+    r = io_uring_wait_cqe (&ctrl_ring, &cqe);
   if (r < 0)
     return r;
   r = cqe->res;

@@ -55,8 +55,8 @@ complete (struct utag *t, int32_t result)
     (struct done){ .tag = t->tag, .result = result, .addr = addr };
   pthread_mutex_unlock (&q->lock);
   /* From the queue thread itself (a refusal, a request already due, a
-   * deadline its timeline ran) the
-   * commit goes out after this batch of completions: no wake-up needed.
+   * deadline its timeline ran) the commit goes out after this batch of
+   * completions: no wake-up needed.
    */
   if (pthread_equal (pthread_self (), q->self))
     return;
