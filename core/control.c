@@ -27,9 +27,12 @@
  *   help               -> ok COMMAND ...
  * Errors reply "error: MESSAGE".  Documented in docs/blkemu-ctl.1.md.
  *
- * One thread polls everything: the listening socket, every connection
- * (at most CONTROL_MAX_CLIENTS), the stop pipe and SIGUSR1's pipe.  It
- * never blocks on a client: sockets are non-blocking, replies wait in a
+ * One thread per process (the hub) polls everything, for every disk: the
+ * listening sockets, every connection (at most CONTROL_MAX_CLIENTS a
+ * disk), each disk's done pipe, its own wake pipe and SIGUSR1's pipe
+ * (64 disks: one thread, not 64 waking five times a second).  It starts
+ * with the first disk's service and ends with the last.  It never blocks
+ * on a client: sockets are non-blocking, replies wait in a
  * per-connection buffer, a client that stops reading is no longer read
  * from and is dropped when its buffer passes CONTROL_OUT_MAX, so a slow
  * or hostile client can delay neither other clients nor shutdown.  Idle
@@ -54,6 +57,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "control.h"
@@ -68,7 +72,6 @@
 #define CONTROL_OUT_MAX (16u << 20)    /* unread replies: drop beyond */
 #define CONTROL_OUT_PAUSE (256u << 10) /* stop reading commands beyond */
 #define CONTROL_LINES_TURN 8           /* commands per client per turn */
-#define CONTROL_POLL_MS 200            /* SIGUSR1 from another disk */
 
 struct client {
   int fd; /* -1: free slot */
@@ -82,21 +85,23 @@ struct client {
 };
 
 struct service {
-  pthread_t thread;
-  bool running;
-  int listen_fd;  /* -1: no control socket */
-  pid_t owner;    /* the process that bound it */
-  dev_t sock_dev; /* the bound socket, removed only if still ours */
+  struct blkemu_disk *disk;
+  struct service *next; /* on the hub's list */
+  bool running;         /* on the hub (service_start) */
+  bool linked;          /* the hub serves it; changed under hub.lock */
+  bool removing;        /* service_stop waits for the hub to let go */
+  int listen_fd;        /* -1: no control socket */
+  pid_t owner;          /* the process that bound it */
+  dev_t sock_dev;       /* the bound socket, removed only if still ours */
   ino_t sock_ino;
-  int stop_pipe[2]; /* written by service_stop */
   int done_pipe[2]; /* struct deferral pointers, from completions */
   uint64_t next_ticket;
   uint64_t usr1_seen; /* SIGUSR1 generation already handled */
   struct client clients[CONTROL_MAX_CLIENTS];
 };
 
-/* SIGUSR1 is process-wide; every disk's service thread compares this
- * generation with the last one it handled.
+/* SIGUSR1 is process-wide; the hub compares this generation with the
+ * last one it handled for each disk.
  */
 static uint64_t usr1_generation;
 static int usr1_pipe[2] = { -1, -1 };
@@ -823,81 +828,195 @@ accept_clients (struct service *sv)
   }
 }
 
-static void *
-service_main (void *arg)
+/* The hub: the one thread that serves every disk's control socket.
+ * Services join its list at service_start; service_stop marks one
+ * removing and waits until the hub has let go of it (the hub alone
+ * unlinks, at the top of a turn, so what it polls stays valid through
+ * the turn without the lock).  The last service_stop ends the thread.
+ */
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t changed; /* a service unlinked, or the thread ended */
+  struct service *list;
+  int wake[2]; /* a byte: look at the list again */
+  pthread_t thread;
+  bool live; /* the thread runs */
+  bool quit; /* ... and is told to end (the list is empty) */
+} hub = { .lock = PTHREAD_MUTEX_INITIALIZER,
+          .changed = PTHREAD_COND_INITIALIZER,
+          .wake = { -1, -1 } };
+
+static void
+hub_wake (void)
 {
-  struct blkemu_disk *disk = arg;
-  struct service *sv = disk->service;
+  if (write (hub.wake[1], "w", 1) < 0) {
+    /* Full: the hub will look anyway. */
+  }
+}
+
+/* One disk's part of a turn of the hub: SIGUSR1's dump, deferred
+ * replies, then its clients and new connections.  PFD[0] is its
+ * listening socket, PFD[1] its done pipe, then WHO's clients.
+ */
+static void
+service_turn (struct service *sv, const struct pollfd *pfd,
+              struct client *const *who, int n)
+{
+  struct blkemu_disk *disk = sv->disk;
   char err[BLKEMU_ERR_MAX];
-  struct pollfd pfd[4 + CONTROL_MAX_CLIENTS];
-  struct client *who[4 + CONTROL_MAX_CLIENTS];
+  uint64_t gen = __atomic_load_n (&usr1_generation, __ATOMIC_RELAXED);
+  if (gen != sv->usr1_seen) {
+    sv->usr1_seen = gen;
+    if (disk->cfg.str[K_STATS] &&
+        blkemu_disk_write_stats (disk, err, sizeof err) == -1)
+      fprintf (stderr, "blkemu: %s\n", err);
+  }
+  if (pfd[1].revents & POLLIN)
+    deliver_deferred (disk, sv);
+  for (int i = 2; i < n; i++) {
+    struct client *c = who[i];
+    if (pfd[i].revents & (POLLERR | POLLNVAL)) {
+      client_close (c);
+      continue;
+    }
+    if ((pfd[i].revents & POLLOUT) && !client_send (c)) {
+      client_close (c);
+      continue;
+    }
+    /* Its next turn of commands (some may have waited for room). */
+    if (client_ready (c) && !client_run_lines (disk, c)) {
+      client_close (c);
+      continue;
+    }
+    if (pfd[i].revents & (POLLIN | POLLHUP))
+      client_readable (disk, c);
+  }
+  if (pfd[0].revents & POLLIN)
+    accept_clients (sv);
+}
+
+/* Add SV's descriptors at PFD + *N; returns whether a client has a
+ * command waiting already (the hub must not sleep).
+ */
+static bool
+service_fds (struct service *sv, struct pollfd *pfd, struct client **who,
+             int *n)
+{
+  bool pending = false;
+  pfd[(*n)++] = (struct pollfd){ .fd = sv->listen_fd, .events = POLLIN };
+  pfd[(*n)++] = (struct pollfd){ .fd = sv->done_pipe[0], .events = POLLIN };
+  for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+    struct client *c = &sv->clients[i];
+    if (c->fd < 0 || (c->closing && c->out_sent == c->out_len))
+      continue; /* closing: its hang-up would spin us */
+    short ev = 0;
+    if (c->out_len - c->out_sent < CONTROL_OUT_PAUSE && !c->closing)
+      ev |= POLLIN;
+    if (c->out_sent < c->out_len)
+      ev |= POLLOUT;
+    who[*n] = c;
+    pfd[(*n)++] = (struct pollfd){ .fd = c->fd, .events = ev };
+    pending |= client_ready (c);
+  }
+  return pending;
+}
+
+#define HUB_SLOTS (2 + CONTROL_MAX_CLIENTS) /* per service */
+
+static void *
+hub_main (void *arg)
+{
+  (void) arg;
+  struct pollfd *pfd = NULL;
+  struct client **who = NULL;
+  struct service **turn = NULL; /* the services of this turn */
+  int *first = NULL;            /* where each one's descriptors start */
+  size_t cap = 0;
 
   for (;;) {
-    int n = 0;
-    pfd[n++] = (struct pollfd){ .fd = sv->stop_pipe[0], .events = POLLIN };
-    pfd[n++] = (struct pollfd){ .fd = usr1_pipe[0], .events = POLLIN };
-    pfd[n++] = (struct pollfd){ .fd = sv->listen_fd, .events = POLLIN };
-    pfd[n++] = (struct pollfd){ .fd = sv->done_pipe[0], .events = POLLIN };
-    for (int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
-      struct client *c = &sv->clients[i];
-      if (c->fd < 0 || (c->closing && c->out_sent == c->out_len))
-        continue; /* closing: its hang-up would spin us */
-      short ev = 0;
-      if (c->out_len - c->out_sent < CONTROL_OUT_PAUSE && !c->closing)
-        ev |= POLLIN;
-      if (c->out_sent < c->out_len)
-        ev |= POLLOUT;
-      who[n] = c;
-      pfd[n++] = (struct pollfd){ .fd = c->fd, .events = ev };
+    pthread_mutex_lock (&hub.lock);
+    size_t count = 0;
+    for (struct service **p = &hub.list; *p;) {
+      struct service *sv = *p;
+      if (sv->removing) {
+        *p = sv->next;
+        for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+          client_close (&sv->clients[i]);
+        sv->linked = false;
+        pthread_cond_broadcast (&hub.changed);
+      }
+      else {
+        p = &sv->next;
+        count++;
+      }
     }
-    /* Commands still queued from an earlier turn: do not sleep. */
+    if (hub.quit) {
+      pthread_mutex_unlock (&hub.lock);
+      break;
+    }
+    if (count > cap || cap == 0) {
+      size_t want = count > 2 ? count * 2 : 4;
+      struct pollfd *np = realloc (pfd, (2 + want * HUB_SLOTS) * sizeof *np);
+      if (np)
+        pfd = np;
+      struct client **nw = realloc (who, (2 + want * HUB_SLOTS) * sizeof *nw);
+      if (nw)
+        who = nw;
+      struct service **nt = realloc (turn, want * sizeof *nt);
+      if (nt)
+        turn = nt;
+      int *nf = realloc (first, (want + 1) * sizeof *nf);
+      if (nf)
+        first = nf;
+      if (np && nw && nt && nf)
+        cap = want;
+      else
+        count = cap; /* out of memory: serve those that fit */
+    }
+    if (!pfd || !who || !turn || !first) {
+      /* Not even room for the wake pipe: keep unlinking, try again. */
+      pthread_mutex_unlock (&hub.lock);
+      nanosleep (&(struct timespec){ .tv_nsec = 100000000 }, NULL);
+      continue;
+    }
+    int n = 0;
+    pfd[n++] = (struct pollfd){ .fd = hub.wake[0], .events = POLLIN };
+    pfd[n++] = (struct pollfd){ .fd = usr1_pipe[0], .events = POLLIN };
     bool pending = false;
-    for (int i = 0; i < CONTROL_MAX_CLIENTS && !pending; i++)
-      pending = client_ready (&sv->clients[i]);
-    int r = poll (pfd, (nfds_t) n, pending ? 0 : CONTROL_POLL_MS);
+    size_t k = 0;
+    for (struct service *sv = hub.list; sv && k < count; sv = sv->next) {
+      turn[k] = sv;
+      first[k++] = n;
+      pending |= service_fds (sv, pfd, who, &n);
+    }
+    first[k] = n;
+    pthread_mutex_unlock (&hub.lock);
+
+    /* Only quit ends the loop: a stopper waits for the hub to let go. */
+    int r = poll (pfd, (nfds_t) n, pending ? 0 : -1);
     if (r < 0 && errno != EINTR)
-      break;
-    if (r > 0 && pfd[0].revents)
-      break;
+      nanosleep (&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+    if (r > 0 && (pfd[0].revents & POLLIN)) {
+      char drain[64];
+      while (read (hub.wake[0], drain, sizeof drain) > 0)
+        ;
+    }
     if (r > 0 && (pfd[1].revents & POLLIN)) {
       char drain[64];
       while (read (usr1_pipe[0], drain, sizeof drain) > 0)
         ;
     }
-    uint64_t gen = __atomic_load_n (&usr1_generation, __ATOMIC_RELAXED);
-    if (gen != sv->usr1_seen) {
-      sv->usr1_seen = gen;
-      if (disk->cfg.str[K_STATS] &&
-          blkemu_disk_write_stats (disk, err, sizeof err) == -1)
-        fprintf (stderr, "blkemu: %s\n", err);
+    for (size_t i = 0; i < k; i++) {
+      if (r < 0)
+        break;
+      service_turn (turn[i], pfd + first[i], who + first[i],
+                    first[i + 1] - first[i]);
     }
-    if (r < 0)
-      continue;
-    if (r > 0 && (pfd[3].revents & POLLIN))
-      deliver_deferred (disk, sv);
-    for (int i = 4; i < n; i++) {
-      struct client *c = who[i];
-      if (pfd[i].revents & (POLLERR | POLLNVAL)) {
-        client_close (c);
-        continue;
-      }
-      if ((pfd[i].revents & POLLOUT) && !client_send (c)) {
-        client_close (c);
-        continue;
-      }
-      /* Its next turn of commands (some may have waited for room). */
-      if (client_ready (c) && !client_run_lines (disk, c)) {
-        client_close (c);
-        continue;
-      }
-      if (pfd[i].revents & (POLLIN | POLLHUP))
-        client_readable (disk, c);
-    }
-    if (pfd[2].revents & POLLIN)
-      accept_clients (sv);
   }
-  for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
-    client_close (&sv->clients[i]);
+  free (pfd);
+  free (who);
+  free (turn);
+  free (first);
   return NULL;
 }
 
@@ -1003,8 +1122,6 @@ service_free (struct blkemu_disk *disk, struct service *sv)
         st.st_dev == sv->sock_dev && st.st_ino == sv->sock_ino)
       unlink (disk->cfg.str[K_CONTROL]);
   }
-  close (sv->stop_pipe[0]);
-  close (sv->stop_pipe[1]);
   /* Deferred replies nobody took (the disk was cancelled before the
    * thread stopped: every one has come back).
    */
@@ -1039,11 +1156,7 @@ service_prepare (struct blkemu_disk *disk, char *err)
   for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
     sv->clients[i].fd = -1;
   sv->done_pipe[0] = sv->done_pipe[1] = -1;
-  if (pipe2 (sv->stop_pipe, O_CLOEXEC) == -1) {
-    set_err (err, "pipe: %s", strerrordesc_np (errno));
-    free (sv);
-    return -1;
-  }
+  sv->disk = disk;
   if (pipe2 (sv->done_pipe, O_CLOEXEC | O_NONBLOCK) == -1) {
     set_err (err, "pipe: %s", strerrordesc_np (errno));
     service_free (disk, sv);
@@ -1103,13 +1216,28 @@ service_start (struct blkemu_disk *disk, char *err)
   pthread_once (&usr1_once, usr1_setup);
   sv->owner = getpid (); /* the serving process, after any fork */
   sv->usr1_seen = __atomic_load_n (&usr1_generation, __ATOMIC_RELAXED);
-  int r = pthread_create (&sv->thread, NULL, service_main, disk);
-  if (r == 0)
-    pthread_setname_np (sv->thread, "blkemu-control"); /* for top -H */
-  if (r != 0) {
-    set_err (err, "pthread_create: %s", strerrordesc_np (r));
-    return -1;
+  pthread_mutex_lock (&hub.lock);
+  while (hub.quit) /* the last one's hub is ending */
+    pthread_cond_wait (&hub.changed, &hub.lock);
+  if (!hub.live) {
+    int r = 0;
+    if (hub.wake[0] < 0 && pipe2 (hub.wake, O_CLOEXEC | O_NONBLOCK) == -1)
+      r = errno;
+    if (r == 0 &&
+        (r = pthread_create (&hub.thread, NULL, hub_main, NULL)) == 0)
+      pthread_setname_np (hub.thread, "blkemu-control"); /* for top -H */
+    if (r != 0) {
+      pthread_mutex_unlock (&hub.lock);
+      set_err (err, "control thread: %s", strerrordesc_np (r));
+      return -1;
+    }
+    hub.live = true;
   }
+  sv->next = hub.list;
+  hub.list = sv;
+  sv->linked = true;
+  pthread_mutex_unlock (&hub.lock);
+  hub_wake ();
   sv->running = true;
   return 0;
 }
@@ -1120,8 +1248,25 @@ service_stop (struct blkemu_disk *disk)
   struct service *sv = disk->service;
   if (!sv)
     return;
-  if (sv->running && write (sv->stop_pipe[1], "x", 1) == 1)
-    pthread_join (sv->thread, NULL);
+  if (sv->running) {
+    pthread_mutex_lock (&hub.lock);
+    sv->removing = true;
+    hub_wake ();
+    while (sv->linked)
+      pthread_cond_wait (&hub.changed, &hub.lock);
+    /* The last one ends the thread (a start meanwhile waits for it). */
+    if (!hub.list && hub.live && !hub.quit) {
+      hub.quit = true;
+      hub_wake ();
+      pthread_t t = hub.thread;
+      pthread_mutex_unlock (&hub.lock);
+      pthread_join (t, NULL);
+      pthread_mutex_lock (&hub.lock);
+      hub.live = hub.quit = false;
+      pthread_cond_broadcast (&hub.changed);
+    }
+    pthread_mutex_unlock (&hub.lock);
+  }
   service_free (disk, sv);
   disk->service = NULL;
 }

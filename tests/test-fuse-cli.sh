@@ -37,3 +37,32 @@ kill -TERM "$fuse_pid"
 wait "$fuse_pid" || fail "blkemu-fuse exited non-zero on SIGTERM"
 mountpoint -q "$mnt" && fail "still mounted after SIGTERM"
 expect_eq "stats written at exit" "$(jq .ops.write.bytes "$tmp/d0.json")" 262144
+
+# Eight disks, a control socket each: one control thread serves them all
+# (it was one thread a disk, each waking five times a second), each
+# socket answers for its own disk, and SIGUSR1 dumps every disk's stats.
+mnt8=$tmp/mnt8
+specs=()
+for i in $(seq 8); do
+  specs+=(--disk "name=c$i,size=8M,latency-read=${i}ms,control=$tmp/c$i.ctl,stats=$tmp/c$i.json")
+done
+fuse_mount "$mnt8" "${specs[@]}"
+for i in $(seq 8); do
+  expect_eq "c$i answers for itself" "$("$BLKEMU_CTL" "$tmp/c$i.ctl" get latency-read)" "${i}ms"
+done
+expect_eq "control threads for 8 disks" \
+  "$(grep -lx blkemu-control /proc/$fuse_pid/task/*/comm | wc -l)" 1
+kill -USR1 "$fuse_pid"
+for i in $(seq 50); do
+  [ "$(ls "$tmp"/c*.json 2>/dev/null | wc -l)" -eq 8 ] && break
+  sleep 0.1
+done
+expect_eq "SIGUSR1: stats of every disk written" "$(ls "$tmp"/c*.json | wc -l)" 8
+# One disk's stop leaves the others served (blkemu-fuse stops them in
+# turn at exit: the last one ends the thread).
+kill -TERM "$fuse_pid"
+wait "$fuse_pid" || fail "blkemu-fuse with 8 controlled disks exited non-zero"
+for i in $(seq 8); do
+  [ -e "$tmp/c$i.ctl" ] && fail "c$i: control socket left behind"
+done
+echo "ok: sockets removed at exit"
