@@ -224,6 +224,25 @@ memory_trim (void *state, uint64_t len, uint64_t offset)
   return memory_zero (state, len, offset, true);
 }
 
+/* Every chunk of the range a hole (a read racing a write that allocates
+ * one is served as if it came first).
+ */
+static bool
+memory_reads_zero (void *state, uint64_t len, uint64_t offset)
+{
+  struct memory *m = state;
+  bool hole = true;
+  if (len == 0)
+    return true;
+  pthread_rwlock_rdlock (&m->lock);
+  for (uint64_t ci = offset >> CHUNK_SHIFT,
+                last = (offset + len - 1) >> CHUNK_SHIFT;
+       hole && ci <= last; ci++)
+    hole = chunk_get (m, ci, false) == NULL;
+  pthread_rwlock_unlock (&m->lock);
+  return hole;
+}
+
 static int
 memory_extents (void *state, uint64_t offset, uint64_t len,
                 blkemu_extent_cb cb, void *opaque)
@@ -257,6 +276,7 @@ const struct backend_ops backend_memory_ops = {
   .open = memory_open,
   .close = memory_close,
   .pread = memory_pread,
+  .reads_zero = memory_reads_zero,
   .pwrite = memory_pwrite,
   .flush = memory_flush,
   .trim = memory_trim,

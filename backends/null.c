@@ -67,6 +67,13 @@ null_zero (void *state, uint64_t len, uint64_t offset, bool may_trim)
   return 0;
 }
 
+static bool
+null_reads_zero (void *state, uint64_t len, uint64_t offset)
+{
+  (void) state, (void) len, (void) offset;
+  return true;
+}
+
 static int
 null_extents (void *state, uint64_t offset, uint64_t len, blkemu_extent_cb cb,
               void *opaque)
@@ -90,4 +97,5 @@ const struct backend_ops backend_null_ops = {
   .trim = null_trim,
   .zero = null_zero,
   .extents = null_extents,
+  .reads_zero = null_reads_zero,
 };

@@ -31,6 +31,10 @@ struct backend_ops {
    */
   int (*try_rw) (void *state, bool write, void *buf, uint64_t len,
                  uint64_t offset);
+  /* True when a read of the range returns only zeroes, so that its data
+   * need not be moved (null; memory's holes).  NULL: never known.
+   */
+  bool (*reads_zero) (void *state, uint64_t len, uint64_t offset);
 };
 
 /* An open backend: its ops and their state. */
@@ -49,6 +53,13 @@ int backend_io (const struct backend *b, enum blkemu_op op, void *buf,
  */
 int backend_try_io (const struct backend *b, enum blkemu_op op, void *buf,
                     uint64_t len, uint64_t offset, unsigned flags);
+
+/* What a read of the range would return is known to be all zeroes. */
+static inline bool
+backend_reads_zero (const struct backend *b, uint64_t len, uint64_t offset)
+{
+  return b->ops->reads_zero && b->ops->reads_zero (b->state, len, offset);
+}
 
 extern const struct backend_ops backend_memory_ops;
 extern const struct backend_ops backend_file_ops;

@@ -138,6 +138,8 @@ struct request {
   struct iowork_job job;
   void *buf;
   bool own_buf; /* buf is a copy of a write's data */
+  bool zero_ok; /* a read whose frontend takes BLKEMU_READ_ZEROES */
+  bool zeroes;  /* ... and its data was all zeroes: buf not written */
   bool cache;
   bool view; /* served by the open crash view */
   /* A write on the disk's in-flight list (interrupted crashes). */
@@ -452,6 +454,14 @@ request_transfer (struct request *req)
   /* A misdirected write's pieces land SHIFT bytes away (mod 2^64). */
   uint64_t shift =
     req->silent == SILENT_MISDIRECT ? req->silent_at - req->offset : 0;
+  /* Zeroes the frontend delivers itself: not written here (a bit flip
+   * needs the data, a crash view may hold some).
+   */
+  if (req->zero_ok && !req->err && !req->view && req->silent == SILENT_NONE &&
+      backend_reads_zero (&disk->backend, req->len, req->offset)) {
+    req->zeroes = true;
+    return;
+  }
   for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
     /* A trim frees only the whole discard units inside each piece. */
     uint64_t lo = model_max (req->cut[i], req->free_lo);
@@ -783,7 +793,8 @@ request_end (struct request *req, int cancel_err)
   /* A zoned disk reads zeroes past a write pointer, whatever the medium
    * still holds there (data a crash rolled back).
    */
-  if (req->op == BLKEMU_OP_READ && !err && zones_on (&disk->zones)) {
+  if (req->op == BLKEMU_OP_READ && !err && !req->zeroes &&
+      zones_on (&disk->zones)) {
     pthread_mutex_lock (&disk->lock);
     zones_mask_read (&disk->zones, req->buf, req->len, req->offset);
     pthread_mutex_unlock (&disk->lock);
@@ -865,7 +876,7 @@ request_complete (struct request *req, int cancel_err)
   int err = request_end (req, cancel_err);
   if (req->own_buf)
     free (req->buf);
-  req->done (req->cookie, err);
+  req->done (req->cookie, err == 0 && req->zeroes ? BLKEMU_READ_ZEROES : err);
   free (req);
 }
 
@@ -980,6 +991,8 @@ submit (struct blkemu_disk *disk, struct engine *engine, enum blkemu_op op,
     .done = done,
     .cookie = cookie,
     .append_at = append_at,
+    .zero_ok = op == BLKEMU_OP_READ && disk->frontend &&
+               (disk->frontend->ops & BLKEMU_FE_ZERO_READS),
   };
   bool defer = disk->backend.ops->blocking;
   int r = request_begin (req, buf, defer);

@@ -11,6 +11,9 @@
 #     no request reaching the disk crosses 64K; max-transfer=127K with 4K
 #     physical blocks is max_hw_sectors_kb 127, but the kernel aligns its
 #     splits to the physical block: requests top out at 124K.
+#  4. Reads of zeroes (a null disk, a memory disk's holes) come from the
+#     zero page, not the tag's buffer: after writes filled every tag's
+#     buffer with data, they still read back zeroes.
 #   blkemu-vm --kernel 6.12 scenarios/ublk-engine.sh
 # Skips (77) without ublk_drv.
 # blkemu-vm: needs ublk_drv
@@ -98,6 +101,26 @@ for p in "${readers[@]}"; do wait "$p" || failed=$((failed + 1)); done
 check "every reader got an error ($failed of 64)" "$failed" -eq 64
 cancelled=$(jq -r .cancelled "$results/stall.json" 2>/dev/null || echo none)
 check "stats written, 64 requests cancelled ($cancelled)" "$cancelled" = 64
+
+section "reads of zeroes after writes filled the tags' buffers"
+start_ublk zeroes --disk "name=nul,backend=null,size=64M,queue-depth=4" \
+  --disk "name=mem,backend=memory,size=64M,queue-depth=4"
+nul=$(awk '$1 == "nul" { print $2 }' "$work/ready")
+mem=$(awk '$1 == "mem" { print $2 }' "$work/ready")
+head -c 8M /dev/urandom > "$work/random"
+for d in $nul $mem; do
+  dd if="$work/random" of="$d" bs=128k oflag=direct status=none
+done
+# null: the writes were dropped; memory: 8M of data, then holes.
+check "null disk: 8M read back after 8M of writes is zeroes" \
+  "$(dd if="$nul" bs=128k count=64 iflag=direct status=none | cmp - <(head -c 8M /dev/zero) 2>&1 || echo differ)" = ""
+dd if="$mem" of="$work/back" bs=128k count=128 iflag=direct status=none
+check "memory disk: the 8M written read back" \
+  "$(head -c 8M "$work/back" | cmp - "$work/random" 2>&1 || echo differ)" = ""
+check "memory disk: the 8M of holes after it read as zeroes" \
+  "$(tail -c 8M "$work/back" | cmp - <(head -c 8M /dev/zero) 2>&1 || echo differ)" = ""
+kill -TERM $pid
+wait $pid || true
 
 section "limits the kernel splits on: boundary (chunk_sectors), 127K over 4K blocks"
 start_ublk limits \

@@ -34,6 +34,14 @@ static const struct blkemu_frontend zoned_multi = {
   .ops = BLKEMU_FE_ZONES | BLKEMU_FE_MULTI_DISCARD,
 };
 
+static const struct blkemu_frontend zero_reads = {
+  .name = "ZR",
+  .id = "zr",
+  .prog = "test-descriptor",
+  .carries = tiny_carries,
+  .ops = BLKEMU_FE_ZONES | BLKEMU_FE_ZERO_READS,
+};
+
 #define Z "size=64M,zoned=host-managed,zone-size=4M"
 
 /* Open SPEC for FE; expect it refused with WANT in the message, or
@@ -146,17 +154,107 @@ test_warning (void)
   blkemu_disk_close (d);
 }
 
+/* A read through blkemu_submit on a disk without latency: DONE comes
+ * before the call returns.  BUF is filled with 0xAA first; returns the
+ * result.
+ */
+static void
+record_result (void *cookie, int r)
+{
+  *(int *) cookie = r;
+}
+
+static int
+submit_read (struct blkemu_disk *d, char *buf, uint64_t len, uint64_t off)
+{
+  int r = -1;
+  memset (buf, 0xAA, len);
+  blkemu_submit (d, BLKEMU_OP_READ, buf, len, off, 0, record_result, &r);
+  CHECK (r != -1, "a read without latency did not complete in submit");
+  return r;
+}
+
+static bool
+all_bytes (const char *buf, size_t len, unsigned char c)
+{
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char) buf[i] != c)
+      return false;
+  return true;
+}
+
+/* BLKEMU_FE_ZERO_READS: reads of zeroes come back as BLKEMU_READ_ZEROES
+ * with the buffer untouched, only where the data is known to be zeroes;
+ * other frontends get the zeroes written.
+ */
+static void
+test_zero_reads (void)
+{
+  static char buf[256 << 10], data[4096];
+  struct blkemu_disk *d =
+    open_expect (&zero_reads, "size=16M,backend=null", NULL);
+  if (!d)
+    return;
+  int r = submit_read (d, buf, 128 << 10, 4096);
+  CHECK (r == BLKEMU_READ_ZEROES && all_bytes (buf, 128 << 10, 0xAA),
+         "null: result %d, buffer %s, want BLKEMU_READ_ZEROES, untouched", r,
+         all_bytes (buf, 128 << 10, 0xAA) ? "untouched" : "written");
+  /* A bit flip needs the data in the buffer: zeroes and one bit. */
+  char err[BLKEMU_ERR_MAX] = "";
+  CHECK (blkemu_disk_set (d, "bit-flip-probability", "1", err, sizeof err) ==
+           0,
+         "bit-flip-probability=1: %s", err);
+  r = submit_read (d, buf, 4096, 0);
+  unsigned bits = 0;
+  for (size_t i = 0; i < 4096; i++)
+    bits += (unsigned) __builtin_popcount ((unsigned char) buf[i]);
+  CHECK (r == 0 && bits == 1, "null with a flip: result %d, %u bits set", r,
+         bits);
+  blkemu_disk_close (d);
+
+  d = open_expect (&zero_reads, "size=16M,backend=memory", NULL);
+  if (!d)
+    return;
+  r = submit_read (d, buf, 256 << 10, 1 << 20);
+  CHECK (r == BLKEMU_READ_ZEROES && all_bytes (buf, 256 << 10, 0xAA),
+         "memory holes: result %d, want BLKEMU_READ_ZEROES, untouched", r);
+  memset (data, 0x5C, sizeof data);
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, data, sizeof data, (1 << 20) + 65536,
+                    0) == 0,
+         "memory: a write failed");
+  /* One chunk written among holes: the whole read moves, holes zeroed. */
+  r = submit_read (d, buf, 256 << 10, 1 << 20);
+  CHECK (r == 0 && all_bytes (buf, 65536, 0) &&
+           all_bytes (buf + 65536, 4096, 0x5C) &&
+           all_bytes (buf + 65536 + 4096, (192 << 10) - 4096, 0),
+         "memory, data among holes: result %d, data wrong", r);
+  r = submit_read (d, buf, 64 << 10, 2 << 20);
+  CHECK (r == BLKEMU_READ_ZEROES, "memory, a hole after the data: result %d",
+         r);
+  blkemu_disk_close (d);
+
+  /* The C API (no descriptor) gets its zeroes written. */
+  d = open_expect (NULL, "size=16M,backend=null", NULL);
+  if (!d)
+    return;
+  r = submit_read (d, buf, 8192, 0);
+  CHECK (r == 0 && all_bytes (buf, 8192, 0),
+         "null on the C API: result %d, want 0 and zeroes written", r);
+  blkemu_disk_close (d);
+}
+
 int
 main (void)
 {
   test_limits ();
   test_ops ();
   test_warning ();
+  test_zero_reads ();
   if (failures) {
     printf ("%d failure(s)\n", failures);
     return 1;
   }
   printf ("ok: descriptors: limits, ops, warnings and stats from the "
-          "frontend's own description\n");
+          "frontend's own description; reads of zeroes left to it\n");
   return 0;
 }

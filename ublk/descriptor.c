@@ -36,6 +36,6 @@ const struct blkemu_frontend blkemu_ublk_frontend = {
   .id = "ublk",
   .prog = "blkemu-ublk",
   .carries = ublk_carries,
-  .ops = BLKEMU_FE_ZONES,
+  .ops = BLKEMU_FE_ZONES | BLKEMU_FE_ZERO_READS,
   .max_transfer_bytes = 0,
 };

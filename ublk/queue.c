@@ -72,6 +72,9 @@ static void
 request_done (void *cookie, int r)
 {
   struct utag *t = cookie;
+  t->zeroes = r == BLKEMU_READ_ZEROES;
+  if (t->zeroes)
+    r = 0;
   r = frontend_errno (r);
   complete (t, r ? -r : t->data ? (int32_t) t->len : 0);
 }
@@ -88,8 +91,18 @@ finish_tag (struct uqueue *q, const struct done *dn)
   struct udisk *d = q->d;
   char *buf = q->bufs + (size_t) t->tag * d->buf_bytes;
   int32_t result = dn->result;
+  /* Zeroes the core did not write: from the zero page with user copy,
+   * else into the buffer the driver copies from.
+   */
+  const char *src = buf;
+  if (result > 0 && t->zeroes) {
+    if (d->user_copy)
+      src = q->zeros;
+    else
+      memset (buf, 0, t->len);
+  }
   if (result > 0 && t->read && d->user_copy &&
-      pwrite (d->cdev_fd, buf, t->len, user_copy_offset (q->id, t->tag)) !=
+      pwrite (d->cdev_fd, src, t->len, user_copy_offset (q->id, t->tag)) !=
         (ssize_t) t->len)
     result = -EIO;
   if (t->data && t->len > KEEP_BYTES)
@@ -277,7 +290,7 @@ serve (struct uqueue *q, uint16_t tag)
   enum blkemu_op eop;
   enum blkemu_zone_op zop;
 
-  t->read = t->append = t->data = false;
+  t->read = t->append = t->data = t->zeroes = false;
   switch (op) {
   case UBLK_IO_OP_READ:
     eop = BLKEMU_OP_READ;
@@ -366,11 +379,16 @@ start_queue (struct uqueue *q)
    */
   else
     madvise (q->bufs, d->depth * d->buf_bytes, MADV_NOHUGEPAGE);
+  /* Read, never written: every page maps the kernel's zero page. */
+  void *zeros = mmap (NULL, d->buf_bytes, PROT_READ,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  q->zeros = zeros == MAP_FAILED ? NULL : zeros;
   q->tags = calloc (d->depth, sizeof *q->tags);
   q->done = calloc (d->depth, sizeof *q->done);
   q->committing = calloc (d->depth, sizeof *q->committing);
   q->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (!q->bufs || !q->tags || !q->done || !q->committing || q->efd == -1) {
+  if (!q->bufs || !q->zeros || !q->tags || !q->done || !q->committing ||
+      q->efd == -1) {
     fprintf (stderr,
              "blkemu-ublk: %s: out of memory for %u x %zu-byte "
              "buffers\n",
@@ -427,6 +445,8 @@ stop_queue (struct uqueue *q)
     munmap ((void *) q->iods, q->iods_len);
   if (q->bufs)
     munmap (q->bufs, q->d->depth * q->d->buf_bytes);
+  if (q->zeros)
+    munmap ((void *) q->zeros, q->d->buf_bytes);
   if (q->efd > 0)
     close (q->efd);
   free (q->tags);

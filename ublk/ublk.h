@@ -83,6 +83,7 @@ struct utag {
   bool data;   /* read or write: the buffer was used */
   bool read;   /* user copy: pwrite the data back */
   bool append; /* commit carries the zone append's LBA */
+  bool zeroes; /* a read of zeroes: its buffer was not written */
   uint32_t len;
   uint64_t append_at; /* where the core put a zone append */
 };
@@ -97,6 +98,10 @@ struct uqueue {
   const struct ublksrv_io_desc *iods; /* mapped from /dev/ublkcN */
   size_t iods_len;
   char *bufs; /* depth * buf_bytes */
+  /* buf_bytes never written: the zero page, where a read of zeroes
+   * comes from (user copy).
+   */
+  const char *zeros;
   struct io_uring ring;
   bool ring_ok, thread_ok;
   int efd; /* completions -> queue thread */

@@ -318,6 +318,14 @@ struct blkemu_carry {
 /* What a frontend can express beyond read, write, flush, trim and zero. */
 #define BLKEMU_FE_ZONES (1u << 0)         /* zone commands, reports, append */
 #define BLKEMU_FE_MULTI_DISCARD (1u << 1) /* several ranges in one discard */
+/* Takes BLKEMU_READ_ZEROES for a read whose data is all zeroes (a
+ * backend=null disk, a memory disk's holes): blkemu_submit's and a
+ * timeline's DONE get it instead of 0, and the read's buffer was not
+ * written; the frontend delivers the zeroes (ublk from a zero page, one
+ * copy instead of two).
+ */
+#define BLKEMU_FE_ZERO_READS (1u << 2)
+#define BLKEMU_READ_ZEROES 0x20000
 struct blkemu_frontend {
   const char *name; /* in messages: "NBD" */
   const char *id;   /* in stats (transport.frontend), tables: "nbd" */
