@@ -34,6 +34,10 @@ modprobe nbd nbds_max=2
 modprobe loop
 
 section "modules from the kernel's whole tree ($(uname -r), $(nproc) CPUs)"
+# The suite boots this with --cpus N --env EXPECT_CPUS=N (blkemu-vm's
+# environment reaches the script).
+[ -z "${EXPECT_CPUS:-}" ] ||
+  check "$EXPECT_CPUS CPUs, as --cpus asked (--env EXPECT_CPUS)" "$(nproc)" -eq "$EXPECT_CPUS"
 # first_module A B: the first of the modules this kernel has.
 first_module () { local m; for m; do modprobe -n "$m" 2> /dev/null && { echo "$m"; return; }; done; echo "$1"; }
 dm_target=$(first_module dm_dust dm_flakey)
