@@ -92,15 +92,19 @@ finish_tag (struct uqueue *q, const struct done *dn)
   char *buf = q->bufs + (size_t) t->tag * d->buf_bytes;
   int32_t result = dn->result;
   /* Zeroes the core did not write: from the zero page with user copy,
-   * else into the buffer the driver copies from.
+   * else from the tag's buffer, zeroed as far as it is not already.
    */
   const char *src = buf;
   if (result > 0 && t->zeroes) {
     if (d->user_copy)
       src = q->zeros;
-    else
-      memset (buf, 0, t->len);
+    else if (t->len > t->zero_len) {
+      memset (buf + t->zero_len, 0, t->len - t->zero_len);
+      t->zero_len = t->len;
+    }
   }
+  else if (t->data)
+    t->zero_len = 0; /* data went through it (a write's, a read's) */
   if (result > 0 && t->read && d->user_copy &&
       pwrite (d->cdev_fd, src, t->len, user_copy_offset (q->id, t->tag)) !=
         (ssize_t) t->len)
@@ -258,6 +262,7 @@ report_zones (struct uqueue *q, struct utag *t, uint64_t offset, unsigned nr)
   unsigned n = blkemu_zone_report (d->emu, offset, zones, nr);
   struct blk_zone *out =
     (struct blk_zone *) (q->bufs + (size_t) t->tag * d->buf_bytes);
+  t->zero_len = 0;
   for (unsigned i = 0; i < n; i++)
     out[i] = (struct blk_zone){
       .start = zones[i].start >> 9,

@@ -84,6 +84,10 @@ struct utag {
   bool read;   /* user copy: pwrite the data back */
   bool append; /* commit carries the zone append's LBA */
   bool zeroes; /* a read of zeroes: its buffer was not written */
+  /* The buffer's first bytes known to be zeroes (without user copy a
+   * read of zeroes is copied from it: zeroed once, not every time).
+   */
+  uint32_t zero_len;
   uint32_t len;
   uint64_t append_at; /* where the core put a zone append */
 };
