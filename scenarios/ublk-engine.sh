@@ -108,7 +108,10 @@ start_ublk zeroes --disk "name=nul,backend=null,size=64M,queue-depth=4" \
 nul=$(awk '$1 == "nul" { print $2 }' "$work/ready")
 mem=$(awk '$1 == "mem" { print $2 }' "$work/ready")
 head -c 8M /dev/urandom > "$work/random"
+# Reads of zeroes first (the tags' buffers zeroed), then data through
+# the same buffers, then reads of zeroes again.
 for d in $nul $mem; do
+  dd if="$d" of=/dev/null bs=128k count=128 iflag=direct status=none
   dd if="$work/random" of="$d" bs=128k oflag=direct status=none
 done
 # null: the writes were dropped; memory: 8M of data, then holes.
