@@ -18,7 +18,9 @@ queue_io_cmd (struct uqueue *q, uint16_t tag, unsigned op, int32_t result,
   struct io_uring_sqe *sqe = get_sqe (&q->ring);
   memset (sqe, 0, sizeof *sqe);
   sqe->opcode = IORING_OP_URING_CMD;
-  sqe->fd = q->d->cdev_fd;
+  sqe->fd = q->fixed_cdev ? 0 : q->d->cdev_fd;
+  if (q->fixed_cdev)
+    sqe->flags = IOSQE_FIXED_FILE;
   sqe->cmd_op = op;
   sqe->user_data = tag;
   struct ublksrv_io_cmd *c = (struct ublksrv_io_cmd *) sqe->cmd;
@@ -50,16 +52,19 @@ complete (struct utag *t, int32_t result)
 {
   struct uqueue *q = t->q;
   uint64_t addr = t->append && result >= 0 ? t->append_at >> 9 : 0;
-  pthread_mutex_lock (&q->lock);
-  q->done[q->ndone++] =
-    (struct done){ .tag = t->tag, .result = result, .addr = addr };
-  pthread_mutex_unlock (&q->lock);
+  struct done dn = { .tag = t->tag, .result = result, .addr = addr };
   /* From the queue thread itself (a refusal, a request already due, a
    * deadline its timeline ran) the commit goes out after this batch of
-   * completions: no wake-up needed.
+   * completions: no lock, no wake-up.
    */
-  if (pthread_equal (pthread_self (), q->self))
+  if (pthread_equal (pthread_self (), q->self)) {
+    q->local[q->nlocal++] = dn;
     return;
+  }
+  pthread_mutex_lock (&q->lock);
+  q->done[q->ndone] = dn;
+  __atomic_store_n (&q->ndone, q->ndone + 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock (&q->lock);
   uint64_t one = 1;
   if (write (q->efd, &one, sizeof one) != sizeof one)
     abort (); /* an eventfd write of 1 cannot fail short of a bug */
@@ -147,13 +152,20 @@ arm_deadline (struct uqueue *q)
 static void
 commit_done (struct uqueue *q)
 {
-  /* Taken out under the lock, served outside it: the completion thread
-   * never waits for our copies.
+  for (unsigned i = 0; i < q->nlocal; i++)
+    queue_io_cmd (q, q->local[i].tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
+                  finish_tag (q, &q->local[i]), q->local[i].addr);
+  q->nlocal = 0;
+  /* Those from other threads: taken out under the lock, served outside
+   * it (the completion thread never waits for our copies); the lock is
+   * taken only when there are some.
    */
+  if (__atomic_load_n (&q->ndone, __ATOMIC_ACQUIRE) == 0)
+    return;
   pthread_mutex_lock (&q->lock);
   unsigned n = q->ndone;
   memcpy (q->committing, q->done, n * sizeof *q->done);
-  q->ndone = 0;
+  __atomic_store_n (&q->ndone, 0, __ATOMIC_RELEASE);
   pthread_mutex_unlock (&q->lock);
   for (unsigned i = 0; i < n; i++)
     queue_io_cmd (q, q->committing[i].tag, UBLK_IO_COMMIT_AND_FETCH_REQ,
@@ -391,22 +403,31 @@ start_queue (struct uqueue *q)
   q->tags = calloc (d->depth, sizeof *q->tags);
   q->done = calloc (d->depth, sizeof *q->done);
   q->committing = calloc (d->depth, sizeof *q->committing);
+  q->local = calloc (d->depth, sizeof *q->local);
   q->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (!q->bufs || !q->zeros || !q->tags || !q->done || !q->committing ||
-      q->efd == -1) {
+      !q->local || q->efd == -1) {
     fprintf (stderr,
              "blkemu-ublk: %s: out of memory for %u x %zu-byte "
              "buffers\n",
              d->name, d->depth, d->buf_bytes);
     return -1;
   }
-  int r = io_uring_queue_init (d->depth + 2, &q->ring, 0);
+  /* Task work run when the thread enters the ring, not by interrupting
+   * it (as ublksrv sets up its queues); kernels before 5.19 lack it.
+   */
+  int r =
+    io_uring_queue_init (d->depth + 2, &q->ring, IORING_SETUP_COOP_TASKRUN);
+  if (r == -EINVAL)
+    r = io_uring_queue_init (d->depth + 2, &q->ring, 0);
   if (r < 0) {
     fprintf (stderr, "blkemu-ublk: %s: io_uring: %s\n", d->name,
              strerror (-r));
     return -1;
   }
   q->ring_ok = true;
+  /* A registered file: no file lookup and reference per command. */
+  q->fixed_cdev = io_uring_register_files (&q->ring, &d->cdev_fd, 1) == 0;
   if (d->ring_deadlines && !(q->tl = blkemu_timeline_new (d->emu))) {
     fprintf (stderr, "blkemu-ublk: %s: out of memory\n", d->name);
     return -1;
@@ -457,6 +478,7 @@ stop_queue (struct uqueue *q)
   free (q->tags);
   free (q->done);
   free (q->committing);
+  free (q->local);
   pthread_cond_destroy (&q->fetched);
   pthread_mutex_destroy (&q->lock);
 }

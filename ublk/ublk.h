@@ -108,7 +108,8 @@ struct uqueue {
   const char *zeros;
   struct io_uring ring;
   bool ring_ok, thread_ok;
-  int efd; /* completions -> queue thread */
+  bool fixed_cdev; /* /dev/ublkcN is the ring's registered file 0 */
+  int efd;         /* completions -> queue thread */
   uint64_t efd_value;
   /* The deadlines of the requests, waited out on the ring (NULL: the
    * core's completion thread fires them, --completion-thread).
@@ -121,10 +122,12 @@ struct uqueue {
   struct utag *tags;
 
   pthread_mutex_t lock;
-  pthread_cond_t fetched; /* main waits for the first FETCH_REQs */
-  struct done *done;      /* completed, to commit (under LOCK) */
-  unsigned ndone;
+  pthread_cond_t fetched;  /* main waits for the first FETCH_REQs */
+  struct done *done;       /* completed elsewhere, to commit (under LOCK) */
+  unsigned ndone;          /* written under LOCK, atomically */
   struct done *committing; /* the queue thread's copy of DONE */
+  struct done *local;      /* completed on the queue thread: no lock */
+  unsigned nlocal;
   bool fetch_sent;
   int queue_err;
 };
