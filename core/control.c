@@ -923,100 +923,116 @@ service_fds (struct service *sv, struct pollfd *pfd, struct client **who,
 
 #define HUB_SLOTS (2 + CONTROL_MAX_CLIENTS) /* per service */
 
+/* hub.lock held: let go of the services being stopped (their clients
+ * closed, their stoppers told); returns how many stay.
+ */
+static size_t
+hub_unlink_removing (void)
+{
+  size_t count = 0;
+  for (struct service **p = &hub.list; *p;) {
+    struct service *sv = *p;
+    if (sv->removing) {
+      *p = sv->next;
+      for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+        client_close (&sv->clients[i]);
+      sv->linked = false;
+      pthread_cond_broadcast (&hub.changed);
+    }
+    else {
+      p = &sv->next;
+      count++;
+    }
+  }
+  return count;
+}
+
+/* The hub's arrays, for COUNT services: grown (doubled) when they have
+ * less room.  Returns how many services they have room for.
+ */
+struct hub_arrays {
+  struct pollfd *pfd;
+  struct client **who;
+  struct service **turn; /* the services of this turn */
+  int *first;            /* where each one's descriptors start */
+  size_t cap;
+};
+
+static size_t
+hub_room (struct hub_arrays *a, size_t count)
+{
+  if (count <= a->cap && a->cap)
+    return count;
+  size_t want = count > 2 ? count * 2 : 4;
+  struct pollfd *np = realloc (a->pfd, (2 + want * HUB_SLOTS) * sizeof *np);
+  if (np)
+    a->pfd = np;
+  struct client **nw = realloc (a->who, (2 + want * HUB_SLOTS) * sizeof *nw);
+  if (nw)
+    a->who = nw;
+  struct service **nt = realloc (a->turn, want * sizeof *nt);
+  if (nt)
+    a->turn = nt;
+  int *nf = realloc (a->first, (want + 1) * sizeof *nf);
+  if (nf)
+    a->first = nf;
+  if (np && nw && nt && nf)
+    a->cap = want;
+  return count < a->cap ? count : a->cap; /* out of memory: those that fit */
+}
+
 static void *
 hub_main (void *arg)
 {
   (void) arg;
-  struct pollfd *pfd = NULL;
-  struct client **who = NULL;
-  struct service **turn = NULL; /* the services of this turn */
-  int *first = NULL;            /* where each one's descriptors start */
-  size_t cap = 0;
+  struct hub_arrays a = { 0 };
 
   for (;;) {
     pthread_mutex_lock (&hub.lock);
-    size_t count = 0;
-    for (struct service **p = &hub.list; *p;) {
-      struct service *sv = *p;
-      if (sv->removing) {
-        *p = sv->next;
-        for (int i = 0; i < CONTROL_MAX_CLIENTS; i++)
-          client_close (&sv->clients[i]);
-        sv->linked = false;
-        pthread_cond_broadcast (&hub.changed);
-      }
-      else {
-        p = &sv->next;
-        count++;
-      }
-    }
+    size_t count = hub_unlink_removing ();
     if (hub.quit) {
       pthread_mutex_unlock (&hub.lock);
       break;
     }
-    if (count > cap || cap == 0) {
-      size_t want = count > 2 ? count * 2 : 4;
-      struct pollfd *np = realloc (pfd, (2 + want * HUB_SLOTS) * sizeof *np);
-      if (np)
-        pfd = np;
-      struct client **nw = realloc (who, (2 + want * HUB_SLOTS) * sizeof *nw);
-      if (nw)
-        who = nw;
-      struct service **nt = realloc (turn, want * sizeof *nt);
-      if (nt)
-        turn = nt;
-      int *nf = realloc (first, (want + 1) * sizeof *nf);
-      if (nf)
-        first = nf;
-      if (np && nw && nt && nf)
-        cap = want;
-      else
-        count = cap; /* out of memory: serve those that fit */
-    }
-    if (!pfd || !who || !turn || !first) {
+    count = hub_room (&a, count);
+    if (a.cap == 0) {
       /* Not even room for the wake pipe: keep unlinking, try again. */
       pthread_mutex_unlock (&hub.lock);
       nanosleep (&(struct timespec){ .tv_nsec = 100000000 }, NULL);
       continue;
     }
     int n = 0;
-    pfd[n++] = (struct pollfd){ .fd = hub.wake[0], .events = POLLIN };
-    pfd[n++] = (struct pollfd){ .fd = usr1_pipe[0], .events = POLLIN };
+    a.pfd[n++] = (struct pollfd){ .fd = hub.wake[0], .events = POLLIN };
+    a.pfd[n++] = (struct pollfd){ .fd = usr1_pipe[0], .events = POLLIN };
     bool pending = false;
     size_t k = 0;
     for (struct service *sv = hub.list; sv && k < count; sv = sv->next) {
-      turn[k] = sv;
-      first[k++] = n;
-      pending |= service_fds (sv, pfd, who, &n);
+      a.turn[k] = sv;
+      a.first[k++] = n;
+      pending |= service_fds (sv, a.pfd, a.who, &n);
     }
-    first[k] = n;
+    a.first[k] = n;
     pthread_mutex_unlock (&hub.lock);
 
     /* Only quit ends the loop: a stopper waits for the hub to let go. */
-    int r = poll (pfd, (nfds_t) n, pending ? 0 : -1);
+    int r = poll (a.pfd, (nfds_t) n, pending ? 0 : -1);
     if (r < 0 && errno != EINTR)
       nanosleep (&(struct timespec){ .tv_nsec = 10000000 }, NULL);
-    if (r > 0 && (pfd[0].revents & POLLIN)) {
-      char drain[64];
+    char drain[64];
+    if (r > 0 && (a.pfd[0].revents & POLLIN))
       while (read (hub.wake[0], drain, sizeof drain) > 0)
         ;
-    }
-    if (r > 0 && (pfd[1].revents & POLLIN)) {
-      char drain[64];
+    if (r > 0 && (a.pfd[1].revents & POLLIN))
       while (read (usr1_pipe[0], drain, sizeof drain) > 0)
         ;
-    }
-    for (size_t i = 0; i < k; i++) {
-      if (r < 0)
-        break;
-      service_turn (turn[i], pfd + first[i], who + first[i],
-                    first[i + 1] - first[i]);
-    }
+    for (size_t i = 0; i < k && r >= 0; i++)
+      service_turn (a.turn[i], a.pfd + a.first[i], a.who + a.first[i],
+                    a.first[i + 1] - a.first[i]);
   }
-  free (pfd);
-  free (who);
-  free (turn);
-  free (first);
+  free (a.pfd);
+  free (a.who);
+  free (a.turn);
+  free (a.first);
   return NULL;
 }
 

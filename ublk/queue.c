@@ -364,6 +364,31 @@ zone_command:
   blkemu_zone_submit (d->emu, zop, off, zone_done, t);
 }
 
+/* The queue's io_uring, set up as ublksrv sets up its own.  Returns 0
+ * or -1 (said on stderr).
+ */
+static int
+setup_ring (struct uqueue *q)
+{
+  struct udisk *d = q->d;
+  /* Task work run when the thread enters the ring, not by interrupting
+   * it; kernels before 5.19 lack it.
+   */
+  int r =
+    io_uring_queue_init (d->depth + 2, &q->ring, IORING_SETUP_COOP_TASKRUN);
+  if (r == -EINVAL)
+    r = io_uring_queue_init (d->depth + 2, &q->ring, 0);
+  if (r < 0) {
+    fprintf (stderr, "blkemu-ublk: %s: io_uring: %s\n", d->name,
+             strerror (-r));
+    return -1;
+  }
+  q->ring_ok = true;
+  /* A registered file: no file lookup and reference per command. */
+  q->fixed_cdev = io_uring_register_files (&q->ring, &d->cdev_fd, 1) == 0;
+  return 0;
+}
+
 /* Map the queue's request table, reserve its buffers, start its thread,
  * and wait until the thread has sent every FETCH.
  */
@@ -413,27 +438,15 @@ start_queue (struct uqueue *q)
              d->name, d->depth, d->buf_bytes);
     return -1;
   }
-  /* Task work run when the thread enters the ring, not by interrupting
-   * it (as ublksrv sets up its queues); kernels before 5.19 lack it.
-   */
-  int r =
-    io_uring_queue_init (d->depth + 2, &q->ring, IORING_SETUP_COOP_TASKRUN);
-  if (r == -EINVAL)
-    r = io_uring_queue_init (d->depth + 2, &q->ring, 0);
-  if (r < 0) {
-    fprintf (stderr, "blkemu-ublk: %s: io_uring: %s\n", d->name,
-             strerror (-r));
+  if (setup_ring (q) == -1)
     return -1;
-  }
-  q->ring_ok = true;
-  /* A registered file: no file lookup and reference per command. */
-  q->fixed_cdev = io_uring_register_files (&q->ring, &d->cdev_fd, 1) == 0;
   if (d->ring_deadlines && !(q->tl = blkemu_timeline_new (d->emu))) {
     fprintf (stderr, "blkemu-ublk: %s: out of memory\n", d->name);
     return -1;
   }
   for (unsigned tag = 0; tag < d->depth; tag++)
     q->tags[tag] = (struct utag){ .q = q, .tag = (uint16_t) tag };
+  int r;
   if ((r = pthread_create (&q->thread, NULL, queue_main, q)) == 0) {
     char name[16];
     snprintf (name, sizeof name, "ublk-q%u", q->id);
