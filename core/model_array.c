@@ -52,7 +52,8 @@ array_schedule (void *state, const struct blkemu_config *cfg,
                 const struct model_req *req)
 {
   struct array_state *s = state;
-  unsigned slot = model_earliest (s->slot_free_ns, model_service_slots (cfg));
+  unsigned slot =
+    model_slot (s->slot_free_ns, model_service_slots (cfg), req->arrival_ns);
   uint64_t t = model_add (model_max (req->arrival_ns, s->slot_free_ns[slot]),
                           req->latency_ns);
 

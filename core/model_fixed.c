@@ -18,7 +18,8 @@ fixed_schedule (void *state, const struct blkemu_config *cfg,
                 const struct model_req *req)
 {
   struct fixed_state *s = state;
-  unsigned slot = model_earliest (s->slot_free_ns, model_service_slots (cfg));
+  unsigned slot =
+    model_slot (s->slot_free_ns, model_service_slots (cfg), req->arrival_ns);
   uint64_t start = model_max (req->arrival_ns, s->slot_free_ns[slot]);
 
   uint64_t done = start;
