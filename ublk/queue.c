@@ -421,17 +421,21 @@ start_queue (struct uqueue *q)
    */
   else
     madvise (q->bufs, d->depth * d->buf_bytes, MADV_NOHUGEPAGE);
-  /* Read, never written: every page maps the kernel's zero page. */
-  void *zeros = mmap (NULL, d->buf_bytes, PROT_READ,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  /* With user copy, reads of zeroes are written from here: read, never
+   * written, every page maps the kernel's zero page.
+   */
+  void *zeros = d->user_copy
+                  ? mmap (NULL, d->buf_bytes, PROT_READ,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+                  : NULL;
   q->zeros = zeros == MAP_FAILED ? NULL : zeros;
   q->tags = calloc (d->depth, sizeof *q->tags);
   q->done = calloc (d->depth, sizeof *q->done);
   q->committing = calloc (d->depth, sizeof *q->committing);
   q->local = calloc (d->depth, sizeof *q->local);
   q->efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (!q->bufs || !q->zeros || !q->tags || !q->done || !q->committing ||
-      !q->local || q->efd == -1) {
+  if (!q->bufs || (d->user_copy && !q->zeros) || !q->tags || !q->done ||
+      !q->committing || !q->local || q->efd == -1) {
     fprintf (stderr,
              "blkemu-ublk: %s: out of memory for %u x %zu-byte "
              "buffers\n",

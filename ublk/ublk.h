@@ -102,8 +102,8 @@ struct uqueue {
   const struct ublksrv_io_desc *iods; /* mapped from /dev/ublkcN */
   size_t iods_len;
   char *bufs; /* depth * buf_bytes */
-  /* buf_bytes never written: the zero page, where a read of zeroes
-   * comes from (user copy).
+  /* With user copy, buf_bytes never written: the zero page, where a
+   * read of zeroes comes from (NULL without user copy).
    */
   const char *zeros;
   struct io_uring ring;
