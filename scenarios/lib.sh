@@ -29,7 +29,9 @@ checks=0
 # Kernel chatter (I/O errors a scenario provokes on purpose) stays in dmesg.
 dmesg -n 1 2>/dev/null || true
 
-section () { printf '\n=== %s\n' "$*"; }
+# section TITLE: a heading, with the seconds since the scenario began
+# (where a long run spends its time shows without another tool).
+section () { printf '\n=== %s  [t+%d s]\n' "$*" "$SECONDS"; }
 
 # check DESCRIPTION TEST-ARGS...: an invariant, counted and printed.
 check () {
