@@ -349,11 +349,15 @@ kill -KILL "$(cat "$work/k.pid")"
 wait "$(cat "$work/k.pid")" 2>/dev/null
 check "after SIGKILL the backstore is still in configfs" \
   "$(test -d /sys/kernel/config/target/core/user_2846/k && echo left)" = left
-# Commands to a ring nobody serves time out (TCMU's 30 s) while the
-# kernel lets go of the LUN.
+# The SCSI disk's removal sends commands (SYNCHRONIZE CACHE) to a ring
+# nobody serves: --delete-stale answers them while it removes, or each
+# would wait out TCMU's 30 s timeout and sd's retries (125 s measured).
+t0=$SECONDS
 timeout 180 "$SCSI" --delete-stale > "$work/stale.log" 2>&1
+took=$((SECONDS - t0))
 check "--delete-stale: $(cat "$work/stale.log")" \
   "$(test -d /sys/kernel/config/target/core/user_2846/k && echo left || echo gone)" = gone
+check "in ${took} s: the stale ring answered, no TCMU timeout (30 s) waited out" "$took" -lt 25
 check "a running server's disk stays (arr is still served)" \
   "$(test -d /sys/kernel/config/target/core/user_2846/arr && test -b "$dev" && echo kept)" = kept
 check "a second server for a served name is refused" \

@@ -146,6 +146,19 @@ count_tmr (struct sdisk *d, const struct tcmu_tmr_entry *t)
   }
 }
 
+/* A draining disk's answer to everything: fixed-format sense, NOT
+ * READY, MEDIUM NOT PRESENT (sd's SYNCHRONIZE CACHE on removal takes it
+ * as nothing left to flush, and retries nothing).
+ */
+static void
+answer_gone (struct sdisk *d, uint16_t cmd_id)
+{
+  uint8_t sense[SENSE_LEN] = { 0x70, 0, 0x02 };
+  sense[7] = SENSE_LEN - 8;
+  sense[12] = 0x3a;
+  answer (d, cmd_id, 0x02 /* CHECK CONDITION */, sense);
+}
+
 /* Every entry the kernel posted since the last look. */
 static void
 read_entries (struct sdisk *d)
@@ -156,14 +169,16 @@ read_entries (struct sdisk *d)
          (head = __atomic_load_n (&mb->cmd_head, __ATOMIC_ACQUIRE))) {
     struct tcmu_cmd_entry *e = entry_at (d, d->next);
     uint32_t len = entry_len (e);
-    if (tcmu_hdr_get_op (e->hdr.len_op) == TCMU_OP_CMD) {
+    if (tcmu_hdr_get_op (e->hdr.len_op) == TCMU_OP_CMD && d->drain)
+      answer_gone (d, e->hdr.cmd_id);
+    else if (tcmu_hdr_get_op (e->hdr.len_op) == TCMU_OP_CMD) {
       struct scmd *c = take_command (d, e);
       if (c)
         scsi_execute (c);
       else
         answer (d, e->hdr.cmd_id, 0x08 /* BUSY: no memory for it */, NULL);
     }
-    else if (tcmu_hdr_get_op (e->hdr.len_op) == TCMU_OP_TMR)
+    else if (tcmu_hdr_get_op (e->hdr.len_op) == TCMU_OP_TMR && !d->drain)
       count_tmr (d, (const struct tcmu_tmr_entry *) e);
     /* PAD and TMR entries need no answer: the tail passes them. */
     d->next = (d->next + len) % d->cmdr_size;
@@ -248,7 +263,9 @@ ring_start (struct sdisk *d)
   }
   d->cmdr_off = mb->cmdr_off;
   d->cmdr_size = mb->cmdr_size;
-  /* A predecessor's commands, if any, were failed when it let go. */
+  /* From the tail: what a killed predecessor left unanswered is read
+   * again (a server answers it, a drain fails it).
+   */
   d->next = __atomic_load_n (&mb->cmd_tail, __ATOMIC_ACQUIRE);
   d->stop_fd = eventfd (0, EFD_CLOEXEC);
   if (d->stop_fd == -1)

@@ -51,6 +51,11 @@ struct sdisk {
   int stop_fd;               /* an eventfd: the ring thread returns */
   pthread_t thread;
   bool thread_started;
+  /* A killed server's disk being removed: every command is answered
+   * NOT READY, MEDIUM NOT PRESENT at once (what sd takes as a gone
+   * disk), so the removal does not wait out TCMU's command timeouts.
+   */
+  bool drain;
   bool unit_attention; /* the next command gets POWER ON, RESET */
   uint64_t power_ons;  /* blkemu_disk_power_ons when last looked */
   /* Media commands with the core (atomic): past the disk's queue-depth

@@ -154,11 +154,27 @@ remove_exports_of (const char *core_dir)
   return r;
 }
 
-/* Remove a backstore a killed blkemu-scsi left. */
+static int find_uio (const char *name);
+
+/* Remove a backstore a killed blkemu-scsi left.  Its ring is drained
+ * while its exports go: the SCSI disk's removal sends commands
+ * (SYNCHRONIZE CACHE) that nobody would answer, and each would wait out
+ * TCMU's 30 s timeout and sd's retries (over 100 s measured).
+ */
 static int
 remove_backstore (const char *core_dir)
 {
+  struct sdisk drain = { .name = strrchr (core_dir, '/') + 1,
+                         .drain = true,
+                         .uio_fd = -1,
+                         .stop_fd = -1 };
+  drain.uio_index = find_uio (drain.name);
+  bool draining = drain.uio_index >= 0 && ring_start (&drain) == 0;
   remove_exports_of (core_dir);
+  if (drain.uio_index >= 0)
+    ring_stop (&drain);
+  if (draining)
+    pthread_mutex_destroy (&drain.tail_lock);
   if (rmdir (core_dir) == -1 && errno != ENOENT) {
     fprintf (stderr, "blkemu-scsi: removing %s: %s\n", core_dir,
              strerror (errno));
