@@ -11,10 +11,10 @@ apt-cache policy linux-image-amd64 2>/dev/null | grep Candidate >/dev/null ||
   { echo "SKIP: no Debian kernel packages reachable through apt"; exit 77; }
 
 kernels=${BLKEMU_VM_KERNELS:-"6.1 6.12"}
-# crashcheck-ublk's torn states: 100 here (about two minutes under TCG);
+# crashcheck-ublk's torn states: 50 here (about a minute under TCG);
 # the scenario's own default, 200, or thousands on a long run by hand
 # (blkemu-vm --env STATES=N).
-crash_states=${BLKEMU_VM_CRASH_STATES:-100}
+crash_states=${BLKEMU_VM_CRASH_STATES:-50}
 # Every scenario in scenarios/ (lib.sh is their library): a new one runs
 # here by being there.
 all=$(cd "$top/scenarios" && ls *.sh | grep -vx lib.sh | sed 's/\.sh$//' | sort)
