@@ -14,6 +14,12 @@
  *     whatever it is: nothing is acknowledged that the crash undid; in
  *     mode interrupted a struck write's blocks, and only those, read EIO
  *     until healed;
+ *   - silent faults keep their contract: a read counted as bit-flipped
+ *     differs from a clean re-read of the same range in exactly one bit
+ *     (the medium kept the right data), one not counted is exact; a
+ *     write counted as lost changed nothing, before or after a crash
+ *     (misdirected writes are not drawn: where they land is the core's
+ *     secret);
  *   - stats count exactly the bytes of the requests that succeeded, and
  *     no latency exceeds the time that passed.
  * The clock is virtual (virtual-clock.h defines clock.h's functions, so
@@ -133,6 +139,67 @@ may_hold (const struct shadow *s, uint32_t v)
   return false;
 }
 
+/* ---- silent faults ---------------------------------------------------- */
+
+static uint64_t
+silent_count (struct blkemu_disk *disk, bool lost)
+{
+  pthread_mutex_lock (&disk->stats.lock);
+  uint64_t n =
+    lost ? disk->stats.faults.silently_lost : disk->stats.faults.bit_flips;
+  pthread_mutex_unlock (&disk->stats.lock);
+  return n;
+}
+
+static unsigned NO_COVERAGE
+bits_differ (const unsigned char *a, const unsigned char *b, uint64_t len)
+{
+  unsigned n = 0;
+  for (uint64_t i = 0; i < len; i++)
+    n += (unsigned) __builtin_popcount (a[i] ^ b[i]);
+  return n;
+}
+
+/* Read LEN bytes at OFF into BUF; a read the disk counts as bit-flipped
+ * is read again until clean, must differ from the clean copy in exactly
+ * one bit, and leaves the clean copy in BUF.  Returns the first read's
+ * result, or -1 when no clean copy could be had to check BUF against
+ * (every re-read flipped too, or a crash still waits for a request).
+ */
+static int
+read_checked (struct blkemu_disk *disk, unsigned char *buf, uint64_t len,
+              uint64_t off, uint64_t *read_bytes)
+{
+  static unsigned char clean[BLOCKS * 4096];
+  uint64_t flips = silent_count (disk, false);
+  int r = blkemu_io (disk, BLKEMU_OP_READ, buf, len, off, 0);
+  if (r != 0)
+    return r;
+  *read_bytes += len;
+  uint64_t after = silent_count (disk, false);
+  if (after == flips)
+    return 0;
+  if (after != flips + 1)
+    abort (); /* one read, at most one bit */
+  for (int tries = 0; tries < 16 && !during_next_wait; tries++) {
+    flips = silent_count (disk, false);
+    if (blkemu_io (disk, BLKEMU_OP_READ, clean, len, off, 0) != 0)
+      return -1;
+    *read_bytes += len;
+    if (silent_count (disk, false) != flips)
+      continue;
+    unsigned d = bits_differ (buf, clean, len);
+    if (d != 1) {
+      fprintf (stderr, "a read counted as bit-flipped differs in %u bits\n",
+               d);
+      abort ();
+    }
+    memcpy (buf, clean, len);
+    return 0;
+  }
+  return -1;
+}
+
 /* ---- crashes in flight ---------------------------------------------- */
 
 static struct blkemu_disk *crash_disk;
@@ -243,6 +310,16 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
               (unsigned long long) (take (&in, 16) * lbs), take (&in, 101),
               take (&in, 4));
   }
+  unsigned silent = take (&in, 6); /* 1: flips, 2: lost, 3: both */
+  if (silent >= 1 && silent <= 3) {
+    size_t n = strlen (spec);
+    snprintf (spec + n, sizeof spec - n,
+              ",bit-flip-probability=%u%%,lost-write-probability=%u%%",
+              silent & 1 ? 1 + take (&in, 20) : 0,
+              silent & 2 ? 1 + take (&in, 20) : 0);
+  }
+  if (getenv ("FUZZ_DEBUG")) /* which disk an artifact runs on */
+    fprintf (stderr, "spec: %s\n", spec);
   struct blkemu_disk *disk =
     blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   if (!disk) {
@@ -294,24 +371,29 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       uint32_t v = next_version++;
       for (uint64_t i = 0; i < nb; i++)
         fill (buf + i * lbs, lbs, b + i, v);
+      uint64_t lost = silent_count (disk, true);
       r = blkemu_io (disk, BLKEMU_OP_WRITE, buf, len, off,
                      fua ? BLKEMU_FLAG_FUA : 0);
-      if (r == 0) {
+      /* Acknowledged and lost: the blocks keep what they held. */
+      if (r == 0 && silent_count (disk, true) != lost)
+        ok_bytes[BLKEMU_OP_WRITE] += len;
+      else if (r == 0) {
         ok_bytes[BLKEMU_OP_WRITE] += len;
         for (uint64_t i = 0; i < nb; i++)
           written (b + i, v, cache && written_through (disk, len, fua));
       }
-      else if (strike && !during_next_wait)
-        struck (b, nb, v, cache, faults);
+      else if (strike && !during_next_wait) /* lost, maybe, too */
+        struck (b, nb, v, cache, faults || silent & 2);
       else if (r != EINVAL && r != EIO && !faults)
         abort ();
       break;
     }
     case 3:
     case 4: /* read and compare */
-      r = blkemu_io (disk, BLKEMU_OP_READ, buf, len, off, 0);
-      if (r == 0) {
-        ok_bytes[BLKEMU_OP_READ] += len;
+      r = read_checked (disk, buf, len, off, &ok_bytes[BLKEMU_OP_READ]);
+      if (r == -1)
+        r = 0; /* served, not checkable */
+      else if (r == 0) {
         for (uint64_t i = 0; check_data && i < nb; i++)
           if (version_of (buf + i * lbs, lbs, b + i) != sh[b + i].latest) {
             fprintf (stderr, "block %llu: read version %u, wrote %u\n",
@@ -426,7 +508,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     checking = true;
     for (uint64_t i = 0; check_data && i < BLOCKS; i++) {
       /* Read block by block: every length passes max-transfer. */
-      int rr = blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, i * lbs, 0);
+      int rr =
+        read_checked (disk, buf, lbs, i * lbs, &ok_bytes[BLKEMU_OP_READ]);
+      if (rr == -1)
+        abort (); /* no crash waits here; 16 flips in a row: > 20%^16 */
       bool unreadable = i >= unreadable_lo && i < unreadable_hi;
       if (unreadable && unreadable_maybe && rr == 0)
         unreadable = false;
@@ -442,12 +527,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (unreadable) {
         /* Healed without writing: the block holds what the medium has. */
         if (blkemu_disk_bad_clear (disk, i * lbs, lbs, err, sizeof err) ||
-            blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, i * lbs, 0))
+            read_checked (disk, buf, lbs, i * lbs, &ok_bytes[BLKEMU_OP_READ]))
           abort ();
       }
       else if (rr != 0)
         abort ();
-      ok_bytes[BLKEMU_OP_READ] += lbs;
       uint32_t v = version_of (buf, lbs, i);
       bool legal = cache
                      ? may_hold (&sh[i], v)
