@@ -27,23 +27,43 @@ queue_of () {
 }
 
 section "limits of every shipped profile, read and served again"
+# Every profile's disk in one blkemu-ublk, their copies in another: a
+# server per disk spent more time starting than the tool reading.
+serve () {
+  local name=$1; shift
+  rm -f "$work/$name.ready"
+  # shellcheck disable=SC2086
+  "$UBLK" ${UBLK_OPTS:-} --ready-file "$work/$name.ready" "$@" >> "$work/$name.log" 2>&1 &
+  echo $! > "$work/$name.pid"
+  server_ready "$name" 600 "blkemu-ublk: $name"
+}
+declare -A dev
+profiles=() disks=() copies=()
 for conf in "$profiles_dir"/*.conf; do
   p=$(basename "$conf" .conf)
-  sized=()
-  grep -q '^size' "$conf" || sized=(size=4G)   # a profile of a disk of any size
-  d=$(ublk_disk_start "$p" profile="$p" "${sized[@]}") || { check "$p: serves" 1 -eq 0; continue; }
-  "$CAL" "$d" -o "$work/$p.conf" --limits-only -q
-  c=$(ublk_disk_start "$p-copy" "profile=$work/$p.conf") ||
-    { cat "$work/$p-copy.log"; check "$p: a disk from its calibrated limits serves" 1 -eq 0;
-      ublk_disk_stop "$p"; continue; }
-  queue_of "$d" > "$work/$p.queue"
-  queue_of "$c" > "$work/$p-copy.queue"
+  sized=
+  grep -q '^size' "$conf" || sized=,size=4G   # a profile of a disk of any size
+  profiles+=("$p")
+  disks+=(--disk "name=$p,profile=$p$sized")
+  copies+=(--disk "name=$p-copy,profile=$work/$p.conf")
+done
+serve originals "${disks[@]}"
+while read -r n d; do dev[$n]=$d; done < "$work/originals.ready"
+for p in "${profiles[@]}"; do
+  "$CAL" "${dev[$p]}" -o "$work/$p.conf" --limits-only -q
+done
+serve copies "${copies[@]}"
+while read -r n d; do dev[$n]=$d; done < "$work/copies.ready"
+for p in "${profiles[@]}"; do
+  queue_of "${dev[$p]}" > "$work/$p.queue"
+  queue_of "${dev[$p-copy]}" > "$work/$p-copy.queue"
   if ! diff "$work/$p.queue" "$work/$p-copy.queue" > "$work/$p.diff"; then sed 's/^/    /' "$work/$p.diff"; fi
   check "$p: $(wc -l < "$work/$p.queue") queue limits identical ($(grep -E '^(max_hw_sectors_kb|logical_block_size|zoned) ' "$work/$p.queue" | tr '\n' ' '))" \
     -z "$(cat "$work/$p.diff")"
-  ublk_disk_stop "$p-copy"
-  ublk_disk_stop "$p"
 done
+check "all ${#profiles[@]} shipped profiles compared" "${#profiles[@]}" -ge 10
+disk_stop copies
+disk_stop originals
 
 section "timing round trip: wd-red-1t (hdd, 5400 rpm)"
 d=$(ublk_disk_start wd profile=wd-red-1t)
