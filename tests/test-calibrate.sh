@@ -135,7 +135,7 @@ echo "ok: latency-read ${lat}us (under 1 ms)"
 
 section "from a blktrace capture"
 fuse_mount "$tmp/mnt4" --disk \
-  name=traced,size=1G,latency-read=1500us,bandwidth=200M,channels=2,trace=$tmp/traced.blktrace,trace-format=blktrace
+  name=traced,size=1G,latency-read=1500us,bandwidth=200M,channels=2,latency-write=800us,write-bandwidth=100M,trace=$tmp/traced.blktrace,trace-format=blktrace
 traced=$(loop_attach "$tmp/mnt4/traced" --direct-io=on)
 # sizes the loop device passes whole (a 1M read reaches the disk as
 # two overlapping pieces)
@@ -145,10 +145,20 @@ for bs in 4k 64k 256k; do
 done
 fio --name=t --filename="$traced" --direct=1 --ioengine=libaio --iodepth=8 \
   --rw=randread --bs=4k --runtime=1 --time_based --readonly --output=/dev/null
+# writes one at a time (their D-to-C times are the write latencies),
+# then eight at once, which queue in the disk and must not count
+for bs in 4k 256k; do
+  fio --name=t --filename="$traced" --direct=1 --rw=randwrite --bs=$bs \
+    --runtime=1 --time_based --output=/dev/null
+done
+fio --name=t --filename="$traced" --direct=1 --ioengine=libaio --iodepth=8 \
+  --rw=randwrite --bs=4k --runtime=1 --time_based --output=/dev/null
 fuse_umount "$tmp/mnt4" "$fuse_pid"   # the trace is complete at exit
 "$cal" --from-blktrace "$tmp/traced.blktrace" -o "$tmp/traced.conf" -q
 sed -n '1,/^$/p' "$tmp/traced.conf"
 within "latency-read from D-to-C times (us)" "$(us "$(key latency-read "$tmp/traced.conf")")" 1500 5
 within "bandwidth" "$(key bandwidth "$tmp/traced.conf")" 209715200 10
 expect_eq "channels: completions while reads overlap x service time" "$(key channels "$tmp/traced.conf")" 2
+within "latency-write from the writes' D-to-C times (us)" "$(us "$(key latency-write "$tmp/traced.conf")")" 800 10
+within "write-bandwidth from 4K against 256K writes" "$(key write-bandwidth "$tmp/traced.conf")" 104857600 10
 echo "PASS"
