@@ -29,14 +29,6 @@ queue_of () {
 section "limits of every shipped profile, read and served again"
 # Every profile's disk in one blkemu-ublk, their copies in another: a
 # server per disk spent more time starting than the tool reading.
-serve () {
-  local name=$1; shift
-  rm -f "$work/$name.ready"
-  # shellcheck disable=SC2086
-  "$UBLK" ${UBLK_OPTS:-} --ready-file "$work/$name.ready" "$@" >> "$work/$name.log" 2>&1 &
-  echo $! > "$work/$name.pid"
-  server_ready "$name" 600 "blkemu-ublk: $name"
-}
 declare -A dev
 profiles=() disks=() copies=()
 for conf in "$profiles_dir"/*.conf; do
@@ -47,12 +39,12 @@ for conf in "$profiles_dir"/*.conf; do
   disks+=(--disk "name=$p,profile=$p$sized")
   copies+=(--disk "name=$p-copy,profile=$work/$p.conf")
 done
-serve originals "${disks[@]}"
+ublk_serve originals "${disks[@]}"
 while read -r n d; do dev[$n]=$d; done < "$work/originals.ready"
 for p in "${profiles[@]}"; do
   "$CAL" "${dev[$p]}" -o "$work/$p.conf" --limits-only -q
 done
-serve copies "${copies[@]}"
+ublk_serve copies "${copies[@]}"
 while read -r n d; do dev[$n]=$d; done < "$work/copies.ready"
 for p in "${profiles[@]}"; do
   queue_of "${dev[$p]}" > "$work/$p.queue"

@@ -102,14 +102,22 @@ server_ready () {
 ublk_disk_start () {
   local name=$1 keys; shift
   keys=$(IFS=,; echo "$*")
+  ublk_serve "$name" --disk \
+    "name=$name,control=$work/$name.ctl,stats=$results/$name.json${keys:+,$keys}"
+  awk '{ print $2 }' "$work/$name.ready"
+}
+# ublk_serve NAME ARGS...: one blkemu-ublk with ARGS (several --disk),
+# log in $work/NAME.log, pid in $work/NAME.pid, its ready file
+# $work/NAME.ready ("DISK /dev/ublkbN" lines) there once every disk is
+# (up to 30 s a disk).
+ublk_serve () {
+  local name=$1 a disks=0; shift
+  for a; do [ "$a" = --disk ] && disks=$((disks + 1)); done
   rm -f "$work/$name.ready"
   # shellcheck disable=SC2086
-  "$UBLK" ${UBLK_OPTS:-} --ready-file "$work/$name.ready" --disk \
-    "name=$name,control=$work/$name.ctl,stats=$results/$name.json${keys:+,$keys}" \
-    >> "$work/$name.log" 2>&1 &
+  "$UBLK" ${UBLK_OPTS:-} --ready-file "$work/$name.ready" "$@" >> "$work/$name.log" 2>&1 &
   echo $! > "$work/$name.pid"
-  server_ready "$name" 300 "blkemu-ublk: disk $name"
-  awk '{ print $2 }' "$work/$name.ready"
+  server_ready "$name" $((300 * disks)) "blkemu-ublk: $name"
 }
 # ublk_disk_stop NAME: the server removes the device and writes stats=.
 ublk_disk_stop () { disk_stop "$1"; }
