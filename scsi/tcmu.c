@@ -154,35 +154,6 @@ remove_exports_of (const char *core_dir)
   return r;
 }
 
-static int find_uio (const char *name);
-
-/* Remove a backstore a killed blkemu-scsi left.  Its ring is drained
- * while its exports go: the SCSI disk's removal sends commands
- * (SYNCHRONIZE CACHE) that nobody would answer, and each would wait out
- * TCMU's 30 s timeout and sd's retries (over 100 s measured).
- */
-static int
-remove_backstore (const char *core_dir)
-{
-  struct sdisk drain = { .name = strrchr (core_dir, '/') + 1,
-                         .drain = true,
-                         .uio_fd = -1,
-                         .stop_fd = -1 };
-  drain.uio_index = find_uio (drain.name);
-  bool draining = drain.uio_index >= 0 && ring_start (&drain) == 0;
-  remove_exports_of (core_dir);
-  if (drain.uio_index >= 0)
-    ring_stop (&drain);
-  if (draining)
-    pthread_mutex_destroy (&drain.tail_lock);
-  if (rmdir (core_dir) == -1 && errno != ENOENT) {
-    fprintf (stderr, "blkemu-scsi: removing %s: %s\n", core_dir,
-             strerror (errno));
-    return -1;
-  }
-  return 0;
-}
-
 /* The uio device the kernel made for disk NAME's backstore, or -1. */
 static int
 find_uio (const char *name)
@@ -201,6 +172,32 @@ find_uio (const char *name)
   if (dir)
     closedir (dir);
   return found;
+}
+
+/* Remove a backstore a killed blkemu-scsi left.  Its ring is drained
+ * while its exports go: the SCSI disk's removal sends commands
+ * (SYNCHRONIZE CACHE) that nobody would answer, and each would wait out
+ * TCMU's 30 s timeout and sd's retries (over 100 s measured).
+ */
+static int
+remove_backstore (const char *core_dir)
+{
+  struct sdisk drain = { .name = strrchr (core_dir, '/') + 1,
+                         .drain = true,
+                         .uio_fd = -1,
+                         .stop_fd = -1 };
+  drain.uio_index = find_uio (drain.name);
+  if (drain.uio_index >= 0)
+    ring_start (&drain); /* or removed as before: slowly */
+  remove_exports_of (core_dir);
+  if (drain.uio_index >= 0)
+    ring_stop (&drain);
+  if (rmdir (core_dir) == -1 && errno != ENOENT) {
+    fprintf (stderr, "blkemu-scsi: removing %s: %s\n", core_dir,
+             strerror (errno));
+    return -1;
+  }
+  return 0;
 }
 
 /* Whether a running blkemu-scsi serves disk NAME: some process holds
