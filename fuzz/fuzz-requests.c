@@ -374,12 +374,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       uint64_t lost = silent_count (disk, true);
       r = blkemu_io (disk, BLKEMU_OP_WRITE, buf, len, off,
                      fua ? BLKEMU_FLAG_FUA : 0);
-      /* Acknowledged and lost: the blocks keep what they held. */
-      if (r == 0 && silent_count (disk, true) != lost)
+      if (r == 0) {
         ok_bytes[BLKEMU_OP_WRITE] += len;
-      else if (r == 0) {
-        ok_bytes[BLKEMU_OP_WRITE] += len;
-        for (uint64_t i = 0; i < nb; i++)
+        /* Acknowledged and lost: the blocks keep what they held. */
+        bool kept = silent_count (disk, true) == lost;
+        for (uint64_t i = 0; kept && i < nb; i++)
           written (b + i, v, cache && written_through (disk, len, fua));
       }
       else if (strike && !during_next_wait) /* lost, maybe, too */

@@ -119,9 +119,9 @@ main (void)
   /* Nothing completes before its deadline; a slow submitter (a loaded
    * machine, TSan on CI) may see the first ones due and completed inline.
    * The wake-up is for the earliest pending deadline, or 0 ("run now")
-   * once that is within the longest spin (200 us).
+   * once that is within the longest spin (200 us).  The core stamps each
+   * deadline between SUBMITTED and RETURNED.
    */
-  /* The core stamps each deadline between SUBMITTED and RETURNED. */
   uint64_t asked = now_ns ();
   uint64_t at = blkemu_timeline_wake_at (tl);
   uint64_t answered = now_ns ();
