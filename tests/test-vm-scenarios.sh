@@ -48,7 +48,7 @@ done
 # laid out as arch/x86/boot/bzImage plus a modules_install directory,
 # booted with more vCPUs than the host has cores: the CPUs, the whole
 # module tree from --modules (null_blk is not in the initramfs), module
-# autoload and --env reach the guest.  Piped into cat: nothing blkemu-vm
+# autoload, --env and --udev reach the guest.  Piped into cat: nothing blkemu-vm
 # leaves behind may hold its output open (a forgotten watchdog held it
 # for its 120 s boot deadline), so the pipe ends with the guest.
 cache=${XDG_CACHE_HOME:-${HOME:-/var/tmp}/.cache}/blkemu-vm
@@ -62,17 +62,19 @@ if [ -n "$kd" ] && [ -d "$kd/boot" ]; then
 echo "cpus $(nproc) of $EXPECT_CPUS"
 modprobe null_blk && [ -b /dev/nullb0 ] && echo "null_blk from the module tree"
 dmsetup create bt-zero --table "0 2048 zero" && [ -b /dev/mapper/bt-zero ] && echo "dm_mod loaded on demand"
+pidof systemd-udevd > /dev/null && [ -z "${DM_DISABLE_UDEV:-}" ] && echo "udevd running (--udev)"
 [ "$(nproc)" -eq "$EXPECT_CPUS" ]
 SCRIPT
   echo "=== a build tree ($tmp/kdir, --modules $kd), $cpus vCPUs on $(nproc) cores, piped"
   t0=$SECONDS
   "$top/tools/blkemu-vm" -q --kernel "$tmp/kdir" --modules "$kd" --cpus $cpus --env "EXPECT_CPUS=$cpus" \
-    --results "$tmp/kdir-results" "$tmp/build-tree.sh" 2>&1 | cat > "$tmp/out"
+    --udev --results "$tmp/kdir-results" "$tmp/build-tree.sh" 2>&1 | cat > "$tmp/out"
   rc=${PIPESTATUS[0]} took=$((SECONDS - t0))
   sed 's/^/  /' "$tmp/out"
   if grep -q "^cpus $cpus of $cpus" "$tmp/out" && grep -q "null_blk from the module tree" "$tmp/out" &&
-     grep -q "dm_mod loaded on demand" "$tmp/out" && [ "$rc" -eq 0 ]; then
-    echo "ok: a build tree with --modules boots, $cpus vCPUs, modules from its tree"
+     grep -q "dm_mod loaded on demand" "$tmp/out" && grep -q "udevd running (--udev)" "$tmp/out" &&
+     [ "$rc" -eq 0 ]; then
+    echo "ok: a build tree with --modules boots, $cpus vCPUs, modules from its tree, --udev"
   else
     failed+=("build tree with --modules")
   fi
