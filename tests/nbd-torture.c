@@ -37,17 +37,52 @@ struct block {
   uint32_t cand[CAND]; /* written since the last flush/crash */
   int ncand;           /* -1: too many, anything since durable goes */
   bool uncertain;      /* a failed write may or may not have landed */
-  unsigned epoch;      /* the power epoch LATEST's write completed in */
+  unsigned epoch;      /* the power epoch LATEST's write was sent in */
 };
 
 /* A crash that strikes requests in flight opens a window (until the
  * controller has checked every block): reads are not held to the latest
- * write, and a flush promises only what was written after the power came
- * back (the power epoch the write completed in).  An acknowledged write
- * that the crash had already undone, then flushed, fails the next check.
+ * write.  A flush promises only the writes of the power epoch it
+ * completed in.  The epoch moves on once a crash has rolled the cache
+ * back, before the power returns; a client reads it before it sends a
+ * write and after a flush completes, so that a client stalled anywhere
+ * (CI's loaded machine stalled one between reading the epoch and sending
+ * its flush) cannot promise what the crash undid.  A write that spans
+ * the move is promised only when it was in flight when the power went
+ * (sent after the long latencies were set, too late to complete before
+ * the crash): acknowledging one of those is the bug this hunts, as the
+ * crash had undone it, and the controller's flush and check then catch it.
  */
 static volatile int crash_window;
 static volatile unsigned power_epoch;
+/* CLOCK_MONOTONIC ns: when the long write latency was in force, and when
+ * the crash was sent.
+ */
+static volatile uint64_t slow_since_ns, crash_sent_ns;
+#define INFLIGHT_WRITE_MIN_NS                                                 \
+  100000000ull /* latency-write=120ms, less jitter */
+
+static uint64_t
+now_ns (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+/* The epoch an acknowledged write belongs to: sent at SENT_NS in epoch
+ * BEFORE, its reply seen in epoch AFTER.
+ */
+static unsigned
+write_epoch (unsigned before, unsigned after, uint64_t sent_ns)
+{
+  uint64_t slow = __atomic_load_n (&slow_since_ns, __ATOMIC_ACQUIRE);
+  uint64_t crash = __atomic_load_n (&crash_sent_ns, __ATOMIC_ACQUIRE);
+  if (before != after && slow && sent_ns >= slow && sent_ns < crash &&
+      sent_ns + INFLIGHT_WRITE_MIN_NS > crash)
+    return after; /* in flight at the crash: served after it, or a bug */
+  return before;
+}
 
 static const char *uri, *control;
 static unsigned run_seed;
@@ -99,6 +134,38 @@ version_in (const unsigned char *p, uint64_t b, const struct block *k)
   return UINT32_MAX;
 }
 
+/* What P holds, for a failure message: a version of some block (fill's
+ * pattern decoded), zeros, or pieces of several (a torn block).
+ */
+static void
+describe (const unsigned char *p, char *out, size_t outlen)
+{
+  uint64_t inv = 0x9e3779b97f4a7c15ull; /* odd: Newton finds its inverse */
+  for (int i = 0; i < 5; i++)
+    inv *= 2 - 0x9e3779b97f4a7c15ull * inv;
+  size_t used = 0;
+  int pieces = 0;
+  for (int i = 0; i < BLOCK && used + 1 < outlen; i += 16) {
+    if (i > 0 && memcmp (p + i, p + i - 16, 16) == 0)
+      continue;
+    uint64_t w[2];
+    memcpy (w, p + i, 16);
+    if (++pieces > 4) {
+      snprintf (out + used, outlen - used, " ...");
+      return;
+    }
+    int n;
+    if (w[0] == 0 && w[1] == 0)
+      n = snprintf (out + used, outlen - used, "%sfrom byte %d: zeros",
+                    i ? "; " : "", i);
+    else
+      n = snprintf (out + used, outlen - used,
+                    "%sfrom byte %d: block %" PRIu64 " version %" PRIu64,
+                    i ? "; " : "", i, w[0], (w[1] ^ w[0]) * inv);
+    used += n > 0 ? (size_t) n : 0;
+  }
+}
+
 static struct nbd_handle *
 connect_disk (void)
 {
@@ -115,7 +182,7 @@ connect_disk (void)
 }
 
 static void
-written (uint64_t b, uint32_t v, bool fua, bool ok)
+written (uint64_t b, uint32_t v, bool fua, bool ok, unsigned epoch)
 {
   struct block *k = &blocks[b];
   if (k->ncand >= 0 && k->ncand < CAND)
@@ -128,7 +195,7 @@ written (uint64_t b, uint32_t v, bool fua, bool ok)
   }
   k->latest = v;
   k->uncertain = false;
-  k->epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
+  k->epoch = epoch;
   if (fua) {
     k->durable = v;
     k->ncand = 0;
@@ -155,12 +222,18 @@ client (void *arg)
       uint32_t v = ++version;
       for (uint64_t i = 0; i < n; i++)
         fill (buf + i * BLOCK, b + i, v);
+      unsigned before = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
+      uint64_t sent = now_ns ();
       r = nbd_pwrite (h, buf, n * BLOCK, (b) *BLOCK,
                       fua ? LIBNBD_CMD_FLAG_FUA : 0);
+      unsigned epoch =
+        write_epoch (before, __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE),
+                     sent);
       for (uint64_t i = 0; i < n; i++)
-        written (b + i, v, fua, r == 0);
+        written (b + i, v, fua, r == 0, epoch);
     }
     else if (what < 9) { /* read and verify */
+      unsigned epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
       r = nbd_pread (h, buf, n * BLOCK, b * BLOCK, 0);
       for (uint64_t i = 0; r == 0 && i < n; i++) {
         struct block *k = &blocks[b + i];
@@ -172,21 +245,25 @@ client (void *arg)
           FAIL ("block %" PRIu64 ": read version %" PRIu32 ", last written "
                 "%" PRIu32,
                 b + i, got, k->latest);
-        else if (k->uncertain && got == UINT32_MAX && k->ncand >= 0)
-          FAIL ("block %" PRIu64 ": holds data never written there", b + i);
+        else if (k->uncertain && got == UINT32_MAX && k->ncand >= 0) {
+          char holds[256];
+          describe (buf + i * BLOCK, holds, sizeof holds);
+          FAIL ("block %" PRIu64 ": holds data never written there: %s", b + i,
+                holds);
+        }
         else if (k->uncertain && got != UINT32_MAX) {
           k->latest = got;
           k->uncertain = false;
+          k->epoch = epoch; /* on the medium since before the read */
         }
       }
     }
     else { /* flush this client's blocks */
-      unsigned epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
-      bool window = __atomic_load_n (&crash_window, __ATOMIC_ACQUIRE);
       r = nbd_flush (h, 0);
       if (r == 0) {
+        unsigned epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
         for (uint64_t i = first; i < first + per_client; i++)
-          if (!blocks[i].uncertain && (!window || blocks[i].epoch == epoch)) {
+          if (!blocks[i].uncertain && blocks[i].epoch == epoch) {
             blocks[i].durable = blocks[i].latest;
             blocks[i].ncand = 0;
           }
@@ -255,12 +332,15 @@ check_after_crash (void)
                                      k->uncertain || got == k->latest);
     for (int i = 0; !may && i < k->ncand; i++)
       may = got == k->cand[i];
-    if (!may && k->ncand >= 0 && got == UINT32_MAX)
+    char holds[256];
+    if (!may && k->ncand >= 0 && got == UINT32_MAX) {
+      describe (buf, holds, sizeof holds);
       FAIL ("block %" PRIu64
             " after crash: neither its durable version %" PRIu32
             " nor one written since (latest %" PRIu32 "): promised "
-            "data lost",
-            b, k->durable, k->latest);
+            "data lost; it holds %s",
+            b, k->durable, k->latest, holds);
+    }
     else if (!may && k->ncand >= 0)
       FAIL ("block %" PRIu64 " after crash: version %" PRIu32
             " (durable %" PRIu32 ", latest %" PRIu32 ")",
@@ -315,21 +395,25 @@ controller (void *arg)
       /* Writes and reads in flight, with long latencies, when the power
        * goes; it comes back within 40 ms, while some still are.
        */
-      ctl ("set latency-write=120ms latency-read=40ms", out, sizeof out);
+      __atomic_store_n (&slow_since_ns, 0, __ATOMIC_RELEASE);
+      if (ctl ("set latency-write=120ms latency-read=40ms", out, sizeof out) ==
+          0)
+        __atomic_store_n (&slow_since_ns, now_ns (), __ATOMIC_RELEASE);
       usleep (60000);
       __atomic_store_n (&crash_window, 1, __ATOMIC_RELEASE);
+      __atomic_store_n (&crash_sent_ns, now_ns (), __ATOMIC_RELEASE);
       if (ctl ("crash", out, sizeof out) != 0)
         FAIL ("crash in flight: %s", out);
+      __atomic_add_fetch (&power_epoch, 1, __ATOMIC_ACQ_REL);
       usleep ((useconds_t) (rand_r (&seed) % 40000));
       if (ctl ("power-on", out, sizeof out) != 0)
         FAIL ("power-on: %s", out);
-      __atomic_add_fetch (&power_epoch, 1, __ATOMIC_ACQ_REL);
       ctl ("set latency-write=0 latency-read=0 error-mode=off", out,
            sizeof out);
       pthread_rwlock_wrlock (&world);
-      /* A flush first: every write acknowledged since power came back
-       * is then promised, so one the crash had undone before its reply
-       * (the bug this hunts) cannot pass for a legal loss.
+      /* A flush first: every write of the new epoch is then promised,
+       * so one the crash had undone before its reply (the bug this
+       * hunts) cannot pass for a legal loss.
        */
       struct nbd_handle *fh = connect_disk ();
       unsigned epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
@@ -351,6 +435,7 @@ controller (void *arg)
       pthread_rwlock_wrlock (&world);
       if (ctl ("crash", out, sizeof out) != 0)
         FAIL ("crash: %s", out);
+      __atomic_add_fetch (&power_epoch, 1, __ATOMIC_ACQ_REL);
       if (ctl ("power-on", out, sizeof out) != 0)
         FAIL ("power-on: %s", out);
       ctl ("set error-mode=off", out, sizeof out);
