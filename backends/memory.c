@@ -155,6 +155,34 @@ memory_pread (void *state, void *buf, uint64_t len, uint64_t offset)
 }
 
 static int
+memory_read_to (void *state, uint64_t len, uint64_t offset,
+                int (*sink) (void *arg, uint64_t offset, const void *data,
+                             uint64_t len),
+                void *arg)
+{
+  struct memory *m = state;
+  int r = 0;
+  pthread_rwlock_rdlock (&m->lock);
+  while (len > 0 && r == 0) {
+    uint64_t in = offset & (CHUNK_SIZE - 1);
+    uint64_t n = CHUNK_SIZE - in < len ? CHUNK_SIZE - in : len;
+    uint64_t ci = offset >> CHUNK_SHIFT;
+    unsigned char *chunk = chunk_get (m, ci, false);
+    if (chunk) {
+      pthread_mutex_lock (&m->stripe[ci % STRIPES]);
+      r = sink (arg, offset, chunk + in, n);
+      pthread_mutex_unlock (&m->stripe[ci % STRIPES]);
+    }
+    else
+      r = sink (arg, offset, NULL, n);
+    offset += n;
+    len -= n;
+  }
+  pthread_rwlock_unlock (&m->lock);
+  return r;
+}
+
+static int
 memory_pwrite (void *state, const void *buf, uint64_t len, uint64_t offset,
                bool fua)
 {
@@ -277,6 +305,7 @@ const struct backend_ops backend_memory_ops = {
   .close = memory_close,
   .pread = memory_pread,
   .reads_zero = memory_reads_zero,
+  .read_to = memory_read_to,
   .pwrite = memory_pwrite,
   .flush = memory_flush,
   .trim = memory_trim,

@@ -35,6 +35,15 @@ struct backend_ops {
    * need not be moved (null; memory's holes).  NULL: never known.
    */
   bool (*reads_zero) (void *state, uint64_t len, uint64_t offset);
+  /* Lend a read's data instead of copying it: SINK(ARG, OFFSET, DATA,
+   * LEN) for each piece in order, under the lock that keeps the piece
+   * whole (DATA NULL: zeroes).  Stops at the first non-zero return and
+   * returns it.  NULL: the backend copies (pread) only.
+   */
+  int (*read_to) (void *state, uint64_t len, uint64_t offset,
+                  int (*sink) (void *arg, uint64_t offset, const void *data,
+                               uint64_t len),
+                  void *arg);
 };
 
 /* An open backend: its ops and their state. */

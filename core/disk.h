@@ -81,8 +81,9 @@ struct blkemu_disk {
   /* Set at open, then only read. */
   const struct model_ops *model;          /* the link, wrapping model= */
   const struct blkemu_frontend *frontend; /* NULL: the C API itself */
-  struct service *service; /* control.c's, owned by open.c's layer;
-                              its fields are its thread's */
+  blkemu_read_sink read_sink; /* reads lent to the frontend (lends_reads) */
+  struct service *service;    /* control.c's, owned by open.c's layer;
+                                 its fields are its thread's */
 };
 
 /* The disk without its service (open.c adds it): validate, open the

@@ -140,6 +140,8 @@ struct request {
   bool own_buf; /* buf is a copy of a write's data */
   bool zero_ok; /* a read whose frontend takes BLKEMU_READ_ZEROES */
   bool zeroes;  /* ... and its data was all zeroes: buf not written */
+  bool sink_ok; /* a read whose frontend takes BLKEMU_READ_SENT */
+  bool sent;    /* ... and its data went to the frontend's sink */
   bool cache;
   bool view; /* served by the open crash view */
   /* A write on the disk's in-flight list (interrupted crashes). */
@@ -443,6 +445,14 @@ flip_read (struct request *req)
   b[req->silent_at / 8] ^= (unsigned char) (1u << (req->silent_at % 8));
 }
 
+/* A piece of a read at OFFSET, to the frontend's sink. */
+static int
+send_piece (void *arg, uint64_t offset, const void *data, uint64_t len)
+{
+  struct request *req = arg;
+  return req->disk->read_sink (req->cookie, offset - req->offset, data, len);
+}
+
 static void
 request_transfer (struct request *req)
 {
@@ -460,6 +470,15 @@ request_transfer (struct request *req)
   if (req->zero_ok && !req->err && !req->view && req->silent == SILENT_NONE &&
       backend_reads_zero (&disk->backend, req->len, req->offset)) {
     req->zeroes = true;
+    return;
+  }
+  /* The store's bytes lent to the frontend (one copy fewer), where
+   * nothing here needs them after (a bit flip, a zoned disk's mask).
+   */
+  if (req->sink_ok && !req->err && !req->view && req->silent == SILENT_NONE) {
+    req->sent = true;
+    req->err = disk->backend.ops->read_to (disk->backend.state, req->len,
+                                           req->offset, send_piece, req);
     return;
   }
   for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
@@ -876,7 +895,10 @@ request_complete (struct request *req, int cancel_err)
   int err = request_end (req, cancel_err);
   if (req->own_buf)
     free (req->buf);
-  req->done (req->cookie, err == 0 && req->zeroes ? BLKEMU_READ_ZEROES : err);
+  req->done (req->cookie, err           ? err
+                          : req->zeroes ? BLKEMU_READ_ZEROES
+                          : req->sent   ? BLKEMU_READ_SENT
+                                        : 0);
   free (req);
 }
 
@@ -993,6 +1015,7 @@ submit (struct blkemu_disk *disk, struct engine *engine, enum blkemu_op op,
     .append_at = append_at,
     .zero_ok = op == BLKEMU_OP_READ && disk->frontend &&
                (disk->frontend->ops & BLKEMU_FE_ZERO_READS),
+    .sink_ok = op == BLKEMU_OP_READ && disk->read_sink,
   };
   bool defer = disk->backend.ops->blocking;
   int r = request_begin (req, buf, defer);

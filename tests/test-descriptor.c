@@ -243,6 +243,134 @@ test_zero_reads (void)
   blkemu_disk_close (d);
 }
 
+/* blkemu_disk_set_read_sink: a memory disk lends a read's pieces, in
+ * order, holes as NULL, and the buffer stays untouched; what needs the
+ * data afterwards (a bit flip) and what cannot lend (null, zoned) keep
+ * the buffer.
+ */
+struct sink_log {
+  char out[512 << 10]; /* where the pieces land, by AT */
+  uint64_t next;       /* the AT the next piece must start at */
+  unsigned pieces, holes;
+  int fail_at; /* the piece number that returns EIO; -1: none */
+  int result;  /* DONE's: the cookie is the sink's and DONE's alike */
+};
+
+static void
+sink_done (void *cookie, int r)
+{
+  ((struct sink_log *) cookie)->result = r;
+}
+
+/* A read of LEN at OFF with LOG as the cookie; BUF filled with 0xAA. */
+static int
+sink_submit (struct blkemu_disk *d, struct sink_log *log, char *buf,
+             uint64_t len, uint64_t off)
+{
+  log->next = log->pieces = log->holes = 0;
+  log->result = -1;
+  memset (buf, 0xAA, len);
+  blkemu_submit (d, BLKEMU_OP_READ, buf, len, off, 0, sink_done, log);
+  CHECK (log->result != -1, "a read without latency did not complete");
+  return log->result;
+}
+
+static int
+sink_piece (void *cookie, uint64_t at, const void *data, uint64_t len)
+{
+  struct sink_log *l = cookie;
+  CHECK (at == l->next && at + len <= sizeof l->out,
+         "piece at %llu+%llu, want at %llu", (unsigned long long) at,
+         (unsigned long long) len, (unsigned long long) l->next);
+  if (at != l->next || at + len > sizeof l->out)
+    return EINVAL;
+  if ((int) l->pieces++ == l->fail_at)
+    return EIO;
+  if (data)
+    memcpy (l->out + at, data, len);
+  else {
+    memset (l->out + at, 0, len);
+    l->holes++;
+  }
+  l->next = at + len;
+  return 0;
+}
+
+static void
+test_read_sink (void)
+{
+  static char buf[512 << 10], data[8192];
+  static struct sink_log log = { .fail_at = -1 };
+  struct blkemu_disk *d =
+    open_expect (&zero_reads, "size=16M,backend=memory", NULL);
+  if (!d)
+    return;
+  CHECK (blkemu_disk_lends_reads (d), "a memory disk does not lend reads");
+  blkemu_disk_set_read_sink (d, sink_piece);
+  memset (data, 0x5C, 4096);
+  memset (data + 4096, 0x3A, 4096);
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, data, 8192, (1 << 20) + 65536 - 4096,
+                    0) == 0,
+         "memory: a write failed");
+  /* 256K from 1M: a hole, 4K of 0x5C at the end of the first chunk, 4K
+   * of 0x3A at the start of the second, then holes.
+   */
+  int r = sink_submit (d, &log, buf, 256 << 10, 1 << 20);
+  CHECK (r == BLKEMU_READ_SENT && all_bytes (buf, 256 << 10, 0xAA),
+         "memory with a sink: result %d, buffer %s, want BLKEMU_READ_SENT, "
+         "untouched",
+         r, all_bytes (buf, 256 << 10, 0xAA) ? "untouched" : "written");
+  CHECK (log.next == 256 << 10 && log.pieces == 4 && log.holes == 2,
+         "sink saw %llu bytes in %u pieces, %u holes; want 256K in 4, 2",
+         (unsigned long long) log.next, log.pieces, log.holes);
+  CHECK (all_bytes (log.out, 65536 - 4096, 0) &&
+           all_bytes (log.out + 65536 - 4096, 4096, 0x5C) &&
+           all_bytes (log.out + 65536, 4096, 0x3A) &&
+           all_bytes (log.out + 65536 + 4096, (192 << 10) - 4096, 0),
+         "the sink's data is wrong");
+  /* A sink's error fails the read. */
+  log.fail_at = 1;
+  r = sink_submit (d, &log, buf, 256 << 10, 1 << 20);
+  CHECK (r == EIO, "a sink's EIO: result %d", r);
+  log.fail_at = -1;
+  /* All holes: the zeroes are the frontend's, as before. */
+  r = sink_submit (d, &log, buf, 64 << 10, 4 << 20);
+  CHECK (r == BLKEMU_READ_ZEROES, "a hole with a sink: result %d", r);
+  /* A bit flip needs the data: the buffer, one bit off. */
+  char err[BLKEMU_ERR_MAX] = "";
+  CHECK (blkemu_disk_set (d, "bit-flip-probability", "1", err, sizeof err) ==
+           0,
+         "bit-flip-probability=1: %s", err);
+  r = sink_submit (d, &log, buf, 8192, (1 << 20) + 65536 - 4096);
+  unsigned diff = 0;
+  for (size_t i = 0; i < 8192; i++)
+    diff += (unsigned) __builtin_popcount ((unsigned char) (buf[i] ^ data[i]));
+  CHECK (r == 0 && diff == 1 && log.pieces == 0,
+         "a flip with a sink: result %d, %u bits off, %u pieces sent", r, diff,
+         log.pieces);
+  blkemu_disk_close (d);
+
+  /* Backends that cannot lend, and a zoned disk (its read mask needs the
+   * buffer), take no sink.
+   */
+  d = open_expect (&zero_reads, "size=16M,backend=null", NULL);
+  if (d) {
+    CHECK (!blkemu_disk_lends_reads (d), "a null disk lends reads");
+    blkemu_disk_close (d);
+  }
+  d = open_expect (&zero_reads,
+                   "size=64M,backend=memory,zoned=host-managed,zone-size=4M",
+                   NULL);
+  if (d) {
+    CHECK (!blkemu_disk_lends_reads (d), "a zoned disk lends reads");
+    blkemu_disk_set_read_sink (d, sink_piece);
+    r = sink_submit (d, &log, buf, 4096, 0);
+    CHECK (r != BLKEMU_READ_SENT && log.pieces == 0,
+           "a zoned disk sent a read to the sink (result %d)", r);
+    blkemu_disk_close (d);
+  }
+}
+
 int
 main (void)
 {
@@ -250,11 +378,13 @@ main (void)
   test_ops ();
   test_warning ();
   test_zero_reads ();
+  test_read_sink ();
   if (failures) {
     printf ("%d failure(s)\n", failures);
     return 1;
   }
   printf ("ok: descriptors: limits, ops, warnings and stats from the "
-          "frontend's own description; reads of zeroes left to it\n");
+          "frontend's own description; reads of zeroes left to it, reads "
+          "lent to a sink\n");
   return 0;
 }

@@ -35,8 +35,13 @@ add_device (struct udisk *d)
     .max_io_buf_bytes = (uint32_t) d->buf_bytes,
     .dev_id = (uint32_t) -1,
     .ublksrv_pid = getpid (),
-    /* ublk_drv takes zoned devices only with the user-copy data path. */
+    /* ublk_drv takes zoned devices only with the user-copy data path;
+     * a disk that lends its reads (backend=memory) asks for it too: a
+     * read then moves once, from the store into the request's pages
+     * (a driver without it clears the flag: the tag buffers serve).
+     */
     .flags = (d->zoned.nr_zones ? F_ZONED | F_USER_COPY : 0) |
+             (d->lend_reads ? F_USER_COPY : 0) |
              (d->recoverable ? F_RECOVERY : 0),
   };
   int r = ctrl_cmd (UBLK_CMD_ADD_DEV, (uint32_t) -1, &info, sizeof info, 0);
@@ -171,6 +176,8 @@ start_disk (struct udisk *d)
       return -1;
     }
   }
+  if (d->user_copy && d->lend_reads)
+    blkemu_disk_set_read_sink (d->emu, queue_read_sink);
   if (start_queues (d) == -1)
     return -1;
   /* Returns once the driver has every tag's FETCH: the disk is live. */
@@ -275,6 +282,10 @@ usage (FILE *fp)
     "                       thread (one per disk), not on the queue\n"
     "                       threads' rings (for comparison: a thread hop\n"
     "                       per request)\n"
+    "  --copy-reads         move a memory disk's reads through the tag\n"
+    "                       buffers (two copies), not straight from the\n"
+    "                       store into the request's pages with user copy\n"
+    "                       (Linux 6.5+; for comparison)\n"
     "  --delete-stale       delete the ublk devices left by servers that "
     "were\n"
     "                       killed (SIGKILL), recoverable ones included,\n"
@@ -304,11 +315,12 @@ enum {
   OPT_RECOVERABLE = 0x100,
   OPT_RECOVER,
   OPT_DRAIN_TIMEOUT,
-  OPT_COMPLETION_THREAD
+  OPT_COMPLETION_THREAD,
+  OPT_COPY_READS
 };
 
 static unsigned nqueues = 1;
-static bool want_features, recoverable, completion_thread;
+static bool want_features, recoverable, completion_thread, copy_reads;
 static int recover_ids[MAX_DISKS];
 static size_t nrecover;
 static unsigned drain_ms = DRAIN_SECONDS * 1000;
@@ -322,6 +334,7 @@ take_option (int opt, const char *arg)
   case 'F': want_features = true; return -1;
   case OPT_RECOVERABLE: recoverable = true; return -1;
   case OPT_COMPLETION_THREAD: completion_thread = true; return -1;
+  case OPT_COPY_READS: copy_reads = true; return -1;
   case OPT_RECOVER: {
     long id = strtol (arg, &end, 10);
     if (*end || end == arg || id < 0 || id > INT_MAX) {
@@ -384,6 +397,7 @@ prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
     d->recoverable = recoverable || d->recover_id >= 0;
     blkemu_disk_geometry (d->emu, &d->geo);
     blkemu_disk_zoned (d->emu, &d->zoned);
+    d->lend_reads = !copy_reads && blkemu_disk_lends_reads (d->emu);
     /* A new server finds the data only where the old one left it. */
     const char *opt = d->recover_id >= 0 ? "--recover" : "--recoverable";
     if (d->recoverable && !d->geo.persistent) {
@@ -469,6 +483,7 @@ main (int argc, char **argv)
     { "recover", required_argument, NULL, OPT_RECOVER },
     { "drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT },
     { "completion-thread", no_argument, NULL, OPT_COMPLETION_THREAD },
+    { "copy-reads", no_argument, NULL, OPT_COPY_READS },
     { NULL, 0, NULL, 0 },
   };
   const struct frontend_cli cli = {

@@ -70,6 +70,19 @@ complete (struct utag *t, int32_t result)
     abort (); /* an eventfd write of 1 cannot fail short of a bug */
 }
 
+/* With user copy, a read's data lent by the core: into the request's
+ * pages at once (on the queue thread, inside blkemu_submit).
+ */
+int
+queue_read_sink (void *cookie, uint64_t at, const void *data, uint64_t len)
+{
+  struct utag *t = cookie;
+  struct uqueue *q = t->q;
+  ssize_t n = pwrite (q->d->cdev_fd, data ? data : q->zeros, len,
+                      user_copy_offset (q->id, t->tag) + (off_t) at);
+  return n == (ssize_t) len ? 0 : n == -1 ? errno : EIO;
+}
+
 /* From the core's completion thread: no I/O here (a completion callback
  * must not block); the queue thread moves a read's data in commit_done.
  */
@@ -78,7 +91,8 @@ request_done (void *cookie, int r)
 {
   struct utag *t = cookie;
   t->zeroes = r == BLKEMU_READ_ZEROES;
-  if (t->zeroes)
+  t->sent = r == BLKEMU_READ_SENT;
+  if (t->zeroes || t->sent)
     r = 0;
   r = frontend_errno (r);
   complete (t, r ? -r : t->data ? (int32_t) t->len : 0);
@@ -108,13 +122,13 @@ finish_tag (struct uqueue *q, const struct done *dn)
       t->zero_len = t->len;
     }
   }
-  else if (t->data)
+  else if (t->data && !t->sent)
     t->zero_len = 0; /* data went through it (a write's, a read's) */
-  if (result > 0 && t->read && d->user_copy &&
+  if (result > 0 && t->read && d->user_copy && !t->sent &&
       pwrite (d->cdev_fd, src, t->len, user_copy_offset (q->id, t->tag)) !=
         (ssize_t) t->len)
     result = -EIO;
-  if (t->data && t->len > KEEP_BYTES)
+  if (t->data && !t->sent && t->len > KEEP_BYTES)
     madvise (buf + KEEP_BYTES, t->len - KEEP_BYTES, MADV_FREE);
   return result;
 }
@@ -307,7 +321,7 @@ serve (struct uqueue *q, uint16_t tag)
   enum blkemu_op eop;
   enum blkemu_zone_op zop;
 
-  t->read = t->append = t->data = t->zeroes = false;
+  t->read = t->append = t->data = t->zeroes = t->sent = false;
   switch (op) {
   case UBLK_IO_OP_READ:
     eop = BLKEMU_OP_READ;

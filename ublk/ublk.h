@@ -84,6 +84,7 @@ struct utag {
   bool read;   /* user copy: pwrite the data back */
   bool append; /* commit carries the zone append's LBA */
   bool zeroes; /* a read of zeroes: its buffer was not written */
+  bool sent;   /* a read the core wrote into the request's pages */
   /* The buffer's first bytes known to be zeroes (without user copy a
    * read of zeroes is copied from it: zeroed once, not every time).
    */
@@ -139,6 +140,7 @@ struct udisk {
   int dev_id; /* N of /dev/ublkbN, -1 before ADD_DEV */
   bool added, started;
   bool recoverable;    /* UBLK_F_USER_RECOVERY(_REISSUE): outlives a kill */
+  bool lend_reads;     /* reads from the store to the pages (user copy) */
   bool recovering;     /* --recover: taken over from a killed server */
   int recover_id;      /* --recover ID for this disk, else -1 */
   unsigned drain_ms;   /* at stop, requests get this long to finish */
@@ -196,5 +198,8 @@ void feature_names (uint64_t flags, char *out, size_t len);
  */
 int start_queue (struct uqueue *q);
 void stop_queue (struct uqueue *q);
+/* blkemu_read_sink for a disk with user copy: COOKIE is the tag. */
+int queue_read_sink (void *cookie, uint64_t at, const void *data,
+                     uint64_t len);
 
 #endif

@@ -142,6 +142,25 @@ void blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                     uint64_t len, uint64_t offset, unsigned flags,
                     blkemu_done_cb done, void *cookie);
 
+/* Reads lent instead of copied.  A disk whose backend can lend its store
+ * (backend=memory, not zoned: blkemu_disk_lends_reads) hands a submitted
+ * read's data to SINK(COOKIE, AT, DATA, LEN), piece by piece in order, AT
+ * bytes into the read (DATA NULL: LEN bytes of zeroes), from inside
+ * blkemu_submit or blkemu_timeline_submit, while the piece is held whole
+ * against writes.  The read's buffer is then not written and DONE gets
+ * BLKEMU_READ_SENT instead of 0.  SINK returns 0 or an errno, which fails
+ * the read.  A read that needs its data afterwards (a bit flip) uses the
+ * buffer as before.  Set it before the first request (NULL: none).  ublk
+ * with user copy writes the store into the request's pages: one copy
+ * instead of two.
+ */
+#define BLKEMU_READ_SENT 0x40000
+typedef int (*blkemu_read_sink) (void *cookie, uint64_t at, const void *data,
+                                 uint64_t len);
+bool blkemu_disk_lends_reads (const struct blkemu_disk *disk);
+void blkemu_disk_set_read_sink (struct blkemu_disk *disk,
+                                blkemu_read_sink sink);
+
 /* Deadlines on a frontend's own loop.  blkemu_submit's requests are
  * completed by the disk's completion thread, so a frontend with an event
  * loop of its own (ublk's io_uring) pays a hop between threads for each
