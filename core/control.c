@@ -25,6 +25,8 @@
  *   dump               -> ok PATH       (stats= written now)
  *   keys               -> ok KEY ...    (the runtime-changeable keys)
  *   help               -> ok COMMAND ...
+ *   NAME ARG...        -> a frontend's own (blkemu_disk_add_command:
+ *                         blkemu-scsi's path I down|up), its reply
  * Errors reply "error: MESSAGE".  Documented in docs/blkemu-ctl.1.md.
  *
  * One thread per process (the hub) polls everything, for every disk: the
@@ -566,18 +568,90 @@ static const struct {
   { "help", cmd_help, 0, "help" },
 };
 
-/* The usages, from the table: one list of commands, not two. */
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+/* The usages, from the table (and the frontend's): one list, not two. */
 static void
 cmd_help (struct blkemu_disk *disk, char **save, struct strbuf *sb,
           struct deferral *later)
 {
   (void) later;
-  (void) disk;
   (void) save;
   sb_printf (sb, "ok");
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+  for (size_t i = 0; i < NCOMMANDS; i++)
     sb_printf (sb, "%s %s", i ? " |" : "", commands[i].usage);
+  unsigned n = __atomic_load_n (&disk->ncommands, __ATOMIC_ACQUIRE);
+  for (unsigned i = 0; i < n; i++)
+    sb_printf (sb, " | %s", disk->commands[i].usage);
   sb_printf (sb, "\n");
+}
+
+int
+blkemu_disk_add_command (struct blkemu_disk *disk, const char *name,
+                         int max_args, const char *usage,
+                         blkemu_command_fn run, void *arg, char *err,
+                         size_t errlen)
+{
+  char e[BLKEMU_ERR_MAX];
+  unsigned n = disk->ncommands;
+  bool taken = false;
+  for (size_t i = 0; i < NCOMMANDS; i++)
+    taken |= !strcmp (name, commands[i].name);
+  for (unsigned i = 0; i < n; i++)
+    taken |= !strcmp (name, disk->commands[i].name);
+  if (taken)
+    set_err (e, "control command %s: the name is taken", name);
+  else if (n == BLKEMU_COMMANDS_MAX)
+    set_err (e,
+             "control command %s: a disk takes at most %d of a "
+             "frontend's own",
+             name, BLKEMU_COMMANDS_MAX);
+  else if (max_args > BLKEMU_COMMAND_ARGS)
+    set_err (e, "control command %s: at most %d arguments", name,
+             BLKEMU_COMMAND_ARGS);
+  else {
+    disk->commands[n] = (struct frontend_command){
+      .name = name,
+      .usage = usage,
+      .max_args = max_args < 0 ? BLKEMU_COMMAND_ARGS : max_args,
+      .run = run,
+      .arg = arg,
+    };
+    __atomic_store_n (&disk->ncommands, n + 1, __ATOMIC_RELEASE);
+    return 0;
+  }
+  return err_result (-1, e, err, errlen);
+}
+
+/* A frontend's command: its words, its reply. */
+static bool
+run_frontend_command (struct blkemu_disk *disk, const char *cmd, char **save,
+                      struct strbuf *sb)
+{
+  unsigned n = __atomic_load_n (&disk->ncommands, __ATOMIC_ACQUIRE);
+  for (unsigned i = 0; i < n; i++) {
+    const struct frontend_command *c = &disk->commands[i];
+    if (strcmp (cmd, c->name))
+      continue;
+    char *argv[BLKEMU_COMMAND_ARGS + 1];
+    int argc = 0;
+    char *word;
+    while ((word = strtok_r (NULL, " \t", save))) {
+      if (argc == c->max_args) {
+        sb_printf (sb, "error: %s: takes at most %d argument%s (usage: %s)\n",
+                   cmd, c->max_args, c->max_args == 1 ? "" : "s", c->usage);
+        return true;
+      }
+      argv[argc++] = word;
+    }
+    argv[argc] = NULL;
+    char reply[BLKEMU_ERR_MAX] = "";
+    c->run (c->arg, argc, argv, reply, sizeof reply);
+    sb_printf (sb, "%s\n",
+               reply[0] ? reply : "error: the command gave no answer");
+    return true;
+  }
+  return false;
 }
 
 /* Words left in S (blank-separated), not modifying it. */
@@ -604,7 +678,7 @@ run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb,
     sb_printf (sb, "error: empty command (try 'help')\n");
     return;
   }
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+  for (size_t i = 0; i < NCOMMANDS; i++)
     if (!strcmp (cmd, commands[i].name)) {
       int args = count_words (save);
       if (commands[i].max_args >= 0 && args > commands[i].max_args) {
@@ -619,7 +693,8 @@ run_command (struct blkemu_disk *disk, char *line, struct strbuf *sb,
       commands[i].run (disk, &save, sb, later);
       return;
     }
-  sb_printf (sb, "error: unknown command '%s' (try 'help')\n", cmd);
+  if (!run_frontend_command (disk, cmd, &save, sb))
+    sb_printf (sb, "error: unknown command '%s' (try 'help')\n", cmd);
 }
 
 void

@@ -82,8 +82,15 @@ struct blkemu_disk {
   const struct model_ops *model;          /* the link, wrapping model= */
   const struct blkemu_frontend *frontend; /* NULL: the C API itself */
   blkemu_read_sink read_sink; /* reads lent to the frontend (lends_reads) */
-  struct service *service;    /* control.c's, owned by open.c's layer;
-                                 its fields are its thread's */
+  struct frontend_command {
+    const char *name, *usage;
+    int max_args;
+    blkemu_command_fn run;
+    void *arg;
+  } commands[BLKEMU_COMMANDS_MAX];
+  unsigned ncommands; /* stored after its entry (release): the hub reads */
+  struct service *service; /* control.c's, owned by open.c's layer;
+                              its fields are its thread's */
 };
 
 /* The disk without its service (open.c adds it): validate, open the

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "control.h"
+#include "strbuf.h"
 #include "keys.h"
 #include "model.h"
 #include "overlay.h"
@@ -364,6 +366,95 @@ test_atomic_never_torn (void)
   blkemu_disk_close (d);
 }
 
+/* blkemu_disk_add_command: a frontend's own control command, its
+ * words, its reply, its usage in 'help'; names taken and extra words
+ * refused.
+ */
+static void
+echo_command (void *arg, int argc, char *const *argv, char *reply, size_t len)
+{
+  int *calls = arg;
+  (*calls)++;
+  size_t used = (size_t) snprintf (reply, len, "ok %d", argc);
+  for (int i = 0; i < argc && used < len; i++)
+    used += (size_t) snprintf (reply + used, len - used, " [%s]", argv[i]);
+}
+
+static void
+silent_command (void *arg, int argc, char *const *argv, char *reply,
+                size_t len)
+{
+  (void) arg, (void) argc, (void) argv, (void) reply, (void) len;
+}
+
+static char *
+control (struct blkemu_disk *d, const char *cmd)
+{
+  char line[256];
+  snprintf (line, sizeof line, "%s", cmd);
+  struct strbuf sb = { 0 };
+  control_run_command (d, line, &sb);
+  char *r = sb_take (&sb);
+  return r ? r : strdup ("(null)");
+}
+
+static void
+test_frontend_commands (void)
+{
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_disk *d =
+    blkemu_disk_open_spec ("size=1M", 0, NULL, err, sizeof err);
+  CHECK (d, "open: %s", err);
+  if (!d)
+    return;
+  int calls = 0;
+  CHECK (blkemu_disk_add_command (d, "path", 2, "path [I down|up]",
+                                  echo_command, &calls, err, sizeof err) == 0,
+         "add path: %s", err);
+  char *r = control (d, "path 1   down");
+  CHECK (!strcmp (r, "ok 2 [1] [down]\n") && calls == 1, "path 1 down: %s", r);
+  free (r);
+  r = control (d, "path");
+  CHECK (!strcmp (r, "ok 0\n"), "path: %s", r);
+  free (r);
+  r = control (d, "path 1 down now");
+  CHECK (strstr (r, "error: path: takes at most 2 arguments (usage: path [I "
+                    "down|up])") &&
+           calls == 2,
+         "three words: %s", r);
+  free (r);
+  r = control (d, "help");
+  CHECK (strstr (r, "| help | path [I down|up]\n"), "help: %s", r);
+  free (r);
+  CHECK (blkemu_disk_add_command (d, "crash", 0, "crash", echo_command, &calls,
+                                  err, sizeof err) == -1 &&
+           strstr (err, "control command crash: the name is taken"),
+         "a core command's name: %s", err);
+  CHECK (blkemu_disk_add_command (d, "path", 0, "path", echo_command, &calls,
+                                  err, sizeof err) == -1 &&
+           strstr (err, "control command path: the name is taken"),
+         "a name twice: %s", err);
+  CHECK (blkemu_disk_add_command (d, "quiet", -1, "quiet", silent_command,
+                                  NULL, err, sizeof err) == 0,
+         "add quiet: %s", err);
+  r = control (d, "quiet");
+  CHECK (!strcmp (r, "error: the command gave no answer\n"), "quiet: %s", r);
+  free (r);
+  CHECK (blkemu_disk_add_command (d, "c3", 0, "c3", silent_command, NULL, err,
+                                  sizeof err) == 0 &&
+           blkemu_disk_add_command (d, "c4", 0, "c4", silent_command, NULL,
+                                    err, sizeof err) == 0,
+         "add c3, c4: %s", err);
+  CHECK (blkemu_disk_add_command (d, "c5", 0, "c5", silent_command, NULL, err,
+                                  sizeof err) == -1 &&
+           strstr (err, "at most 4"),
+         "a fifth: %s", err);
+  r = control (d, "c5");
+  CHECK (strstr (r, "error: unknown command 'c5'"), "c5: %s", r);
+  free (r);
+  blkemu_disk_close (d);
+}
+
 int
 main (void)
 {
@@ -374,6 +465,7 @@ main (void)
   test_overlay ();
   test_percentiles ();
   test_fixed_model ();
+  test_frontend_commands ();
   if (failures) {
     printf ("%d check(s) failed\n", failures);
     return 1;

@@ -380,6 +380,26 @@ void blkemu_carriage_print (FILE *fp, const struct blkemu_frontend *const *fes,
 void blkemu_disk_set_transport (struct blkemu_disk *disk, const char *key,
                                 const char *value);
 
+/* A command of the frontend's own on the disk's control socket (and so
+ * blkemu-ctl): a line "NAME ARG..." with at most MAX_ARGS arguments
+ * (at most BLKEMU_COMMAND_ARGS) runs RUN(ARG, ARGC, ARGV, REPLY,
+ * REPLY_LEN) on the control thread, which writes its one-line answer
+ * into REPLY, without the newline: "ok ..." or "error: ..." naming what
+ * it refused.  USAGE ("path N up|down") joins 'help'.  RUN must not block
+ * for long: the control thread serves every disk.  NAME and USAGE are
+ * not copied.  At most BLKEMU_COMMANDS_MAX per disk, added before it
+ * serves.  Returns 0, or -1 with ERR (a name the core or an earlier call
+ * took, too many).
+ */
+#define BLKEMU_COMMANDS_MAX 4
+#define BLKEMU_COMMAND_ARGS 8
+typedef void (*blkemu_command_fn) (void *arg, int argc, char *const *argv,
+                                   char *reply, size_t reply_len);
+int blkemu_disk_add_command (struct blkemu_disk *disk, const char *name,
+                             int max_args, const char *usage,
+                             blkemu_command_fn run, void *arg, char *err,
+                             size_t errlen);
+
 /* Runtime control, the same for the control socket and FUSE attribute
  * files.  Each returns 0 or -1 with ERR filled.
  */
