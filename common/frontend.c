@@ -226,7 +226,7 @@ frontend_serve (const struct frontend_server *s, const char *ready_file,
                 const sigset_t *stop)
 {
   int status = 1;
-  char device[64];
+  char device[160]; /* one or more names: "/dev/sdb /dev/sdc" */
   const char *name;
   struct frontend_ready ready = { 0 };
   for (size_t i = 0; i < s->ndisks; i++)

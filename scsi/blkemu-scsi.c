@@ -24,6 +24,7 @@
 
 static struct sdisk disks[MAX_DISKS];
 static size_t ndisks;
+static unsigned npaths = 1;
 
 static void
 usage (FILE *fp)
@@ -46,13 +47,72 @@ usage (FILE *fp)
     "Options:\n"
     "  --disk SPEC          add a disk (repeatable, at most %d)\n"
     "  --ready-file PATH    when every disk is live, write one line per\n"
-    "                       disk, 'NAME /dev/sdX', to PATH (atomically)\n"
+    "                       disk, 'NAME /dev/sdX', to PATH (atomically;\n"
+    "                       with --paths, every path's disk: 'NAME /dev/sdX\n"
+    "                       /dev/sdY ...')\n"
+    "  --paths N            export each disk through N tcm_loop targets\n"
+    "                       (1 to %d, default 1): N SCSI disks with one\n"
+    "                       WWID, for dm-multipath; the control command\n"
+    "                       'path I down|up' cuts path I (0..N-1) and\n"
+    "                       restores it\n"
     "  --delete-stale       remove the backstores and exports a killed\n"
     "                       blkemu-scsi left in configfs, and exit\n",
-    MAX_DISKS);
+    MAX_DISKS, MAX_PATHS);
   frontend_print_common_options (fp);
   fputs ("\nDisk keys:\n", fp);
   blkemu_spec_print_help (fp, "  ");
+}
+
+/* Stats' transport.scsi_paths: "sdb up, sdc down". */
+static void
+report_paths (struct sdisk *d)
+{
+  char v[MAX_PATHS * 40] = "";
+  size_t used = 0;
+  for (unsigned i = 0; i < d->npaths && used < sizeof v; i++)
+    used +=
+      (size_t) snprintf (v + used, sizeof v - used, "%s%s %s", i ? ", " : "",
+                         d->device[i], d->path_down[i] ? "down" : "up");
+  blkemu_disk_set_transport (d->emu, "scsi_paths", v);
+}
+
+/* The control command 'path': the paths and their states, or 'path I
+ * down|up' (on the control thread).
+ */
+static void
+path_command (void *arg, int argc, char *const *argv, char *reply, size_t len)
+{
+  struct sdisk *d = arg;
+  if (argc == 0) {
+    size_t used = (size_t) snprintf (reply, len, "ok");
+    for (unsigned i = 0; i < d->npaths && used < len; i++)
+      used +=
+        (size_t) snprintf (reply + used, len - used, " %u:%s:%s", i,
+                           d->device[i], d->path_down[i] ? "down" : "up");
+    return;
+  }
+  char *end;
+  unsigned long i = strtoul (argv[0], &end, 10);
+  bool up = argc == 2 && !strcmp (argv[1], "up");
+  if (argc != 2 || (!up && strcmp (argv[1], "down"))) {
+    snprintf (reply, len, "error: path: usage: path [I down|up]");
+    return;
+  }
+  if (*end || end == argv[0] || argv[0][0] == '-' || i >= d->npaths) {
+    snprintf (reply, len,
+              "error: path %s: I must be a path of this disk, 0 to %u "
+              "(--paths %u)",
+              argv[0], d->npaths - 1, d->npaths);
+    return;
+  }
+  int r = tcmu_set_path (d, (unsigned) i, up);
+  if (r) {
+    snprintf (reply, len, "error: path %lu %s: %s", i, argv[1], strerror (r));
+    return;
+  }
+  d->path_down[i] = !up;
+  report_paths (d);
+  snprintf (reply, len, "ok %s %s", d->device[i], up ? "up" : "down");
 }
 
 static int
@@ -61,8 +121,10 @@ start_disk (struct sdisk *d)
   if (tcmu_create (d) == -1 || ring_start (d) == -1 || tcmu_export (d) == -1)
     return -1;
   char v[48];
-  snprintf (v, sizeof v, "/dev/%s", d->device);
+  snprintf (v, sizeof v, "/dev/%s", d->device[0]);
   blkemu_disk_set_transport (d->emu, "device", v);
+  if (d->npaths > 1)
+    report_paths (d);
   snprintf (v, sizeof v, "naa.%016llx", (unsigned long long) d->naa);
   blkemu_disk_set_transport (d->emu, "scsi_naa", v);
   if (d->tmr_notify) { /* counted from here on (ring.c) */
@@ -111,10 +173,17 @@ serve_start (void *ctx, size_t i, const char **name, char *device,
   fprintf (stderr,
            "blkemu-scsi: %s: /dev/%s, %llu bytes, %u-byte blocks, "
            "transfers up to %u bytes\n",
-           d->name, d->device, (unsigned long long) d->geo.size_bytes,
+           d->name, d->device[0], (unsigned long long) d->geo.size_bytes,
            d->geo.logical_block_size, d->geo.max_transfer_bytes);
+  size_t used = 0;
+  for (unsigned p = 0; p < d->npaths && used < device_len; p++) {
+    if (p > 0)
+      fprintf (stderr, "blkemu-scsi: %s: path %u: /dev/%s\n", d->name, p,
+               d->device[p]);
+    used += (size_t) snprintf (device + used, device_len - used, "%s/dev/%s",
+                               p ? " " : "", d->device[p]);
+  }
   *name = d->name;
-  snprintf (device, device_len, "/dev/%s", d->device);
   return 0;
 }
 
@@ -126,13 +195,40 @@ serve_stop (void *ctx, size_t i)
   return 0;
 }
 
+enum { OPT_PATHS = 0x100 };
+
+/* --paths N */
+static int
+take_option (int opt, const char *arg)
+{
+  if (opt != OPT_PATHS)
+    return 1;
+  char *end;
+  unsigned long n = strtoul (arg, &end, 10);
+  if (*end || end == arg || arg[0] == '-' || n < 1 || n > MAX_PATHS) {
+    fprintf (stderr,
+             "blkemu-scsi: --paths %s: the number of paths per disk, 1 to "
+             "%d\n",
+             arg, MAX_PATHS);
+    return 1;
+  }
+  npaths = (unsigned) n;
+  return -1;
+}
+
 int
 main (int argc, char **argv)
 {
+  static const struct option options[] = {
+    { "paths", required_argument, NULL, OPT_PATHS },
+    { NULL, 0, NULL, 0 },
+  };
   const struct frontend_cli cli = {
     .prog = "blkemu-scsi",
     .max_disks = MAX_DISKS,
     .usage = usage,
+    .extra = options,
+    .take_extra = take_option,
   };
   struct frontend_args o;
   int r = frontend_parse_args (&cli, argc, argv, &o);
@@ -155,8 +251,17 @@ main (int argc, char **argv)
     d->name = blkemu_disk_name (d->emu);
     d->uio_fd = d->stop_fd = -1;
     d->unit_attention = true; /* as a disk just powered on */
+    d->npaths = npaths;
     blkemu_disk_geometry (d->emu, &d->geo);
     scsi_identity (d);
+    char err[BLKEMU_ERR_MAX];
+    if (npaths > 1 &&
+        blkemu_disk_add_command (d->emu, "path", 2, "path [I down|up]",
+                                 path_command, d, err, sizeof err) == -1) {
+      fprintf (stderr, "blkemu-scsi: %s: %s\n", d->name, err);
+      frontend_close_disks (emu, n);
+      return 1;
+    }
   }
 
   sigset_t stop;

@@ -14,6 +14,7 @@
 #include "blkemu/blkemu.h"
 
 #define MAX_DISKS 16
+#define MAX_PATHS 8  /* --paths: tcm_loop targets per disk */
 #define SENSE_LEN 18 /* fixed-format sense data */
 
 /* One emulated disk: a TCMU backstore in configfs, exported as a SCSI
@@ -37,9 +38,19 @@ struct sdisk {
    */
   struct blkemu_zoned zg;
   char core_dir[160]; /* configfs: target/core/user_N/NAME */
-  char tpg_dir[160];  /* configfs: target/loopback/naa.X/tpgt_1 */
-  char device[32];    /* the kernel's name for it: "sdb" */
-  bool core_made, lun_linked;
+  bool core_made;
+  /* Its paths: NPATHS tcm_loop targets exporting the one backstore, each
+   * its own SCSI host with one sd disk, all with the disk's identifiers
+   * (one WWID: what multipath groups by).  Per path: its configfs group
+   * (target/loopback/naa.X/tpgt_1), the kernel's name for its disk
+   * ("sdb"), its LUN's link, and whether 'path N down' took it offline
+   * (the control thread's).
+   */
+  unsigned npaths;
+  char tpg_dir[MAX_PATHS][160];
+  char device[MAX_PATHS][32];
+  bool lun_linked[MAX_PATHS];
+  bool path_down[MAX_PATHS];
   /* The ring (uio), mapped whole. */
   int uio_index; /* /dev/uioN */
   int uio_fd;
@@ -131,6 +142,11 @@ put_be (uint8_t *p, uint64_t v, int n)
 int tcmu_create (struct sdisk *d);
 int tcmu_export (struct sdisk *d);
 void tcmu_unexport (struct sdisk *d);
+/* Path I of D online (UP) or offline: tcm_loop fails what the offline
+ * path is given with DID_TRANSPORT_DISRUPTED, as a cut link.  Returns 0
+ * or an errno.
+ */
+int tcmu_set_path (struct sdisk *d, unsigned i, bool up);
 void tcmu_destroy (struct sdisk *d);
 int tcmu_delete_stale (void);
 

@@ -333,9 +333,9 @@ tcmu_create (struct sdisk *d)
   return 0;
 }
 
-/* The SCSI disk tcm_loop made of host HOST's target 1, LUN 0. */
+/* The SCSI disk tcm_loop made of host HOST's target 1, LUN 0: path I. */
 static int
-find_disk (struct sdisk *d, const char *address)
+find_disk (struct sdisk *d, unsigned i, const char *address)
 {
   unsigned host, tgt;
   if (sscanf (address, "%u:%*u:%u", &host, &tgt) != 2)
@@ -346,7 +346,7 @@ find_disk (struct sdisk *d, const char *address)
   glob_t g;
   int r = -1;
   if (glob (pattern, 0, NULL, &g) == 0) {
-    snprintf (d->device, sizeof d->device, "%s",
+    snprintf (d->device[i], sizeof d->device[i], "%s",
               strrchr (g.gl_pathv[0], '/') + 1);
     r = 0;
     globfree (&g);
@@ -354,22 +354,27 @@ find_disk (struct sdisk *d, const char *address)
   return r;
 }
 
-int
-tcmu_export (struct sdisk *d)
+/* Path I: a tcm_loop target of its own (its wwn differs from path 0's
+ * in bits 32-34; path 0's is the disk's NAA's low 36 bits), LUN 0 linked
+ * to the backstore.
+ */
+static int
+export_path (struct sdisk *d, unsigned i)
 {
   char path[PATH_MAX], text[64];
-  uint64_t wwn = d->naa & 0xfffffffffull;
-  snprintf (d->tpg_dir, sizeof d->tpg_dir,
+  uint64_t wwn = ((d->naa ^ (uint64_t) i << 32)) & 0xfffffffffull;
+  char *tpg_dir = d->tpg_dir[i];
+  snprintf (tpg_dir, sizeof d->tpg_dir[i],
             LOOPBACK "/naa.5001405%09llx/tpgt_1", (unsigned long long) wwn);
-  snprintf (path, sizeof path, "%s", d->tpg_dir);
+  snprintf (path, sizeof path, "%s", tpg_dir);
   *strrchr (path, '/') = 0;
-  if (mkdir (path, 0755) == -1 || mkdir (d->tpg_dir, 0755) == -1) {
-    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, d->tpg_dir,
+  if (mkdir (path, 0755) == -1 || mkdir (tpg_dir, 0755) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, tpg_dir,
              strerror (errno));
     return -1;
   }
   /* The nexus first: tcm_loop fails commands to a LUN without one. */
-  snprintf (path, sizeof path, "%s/nexus", d->tpg_dir);
+  snprintf (path, sizeof path, "%s/nexus", tpg_dir);
   snprintf (text, sizeof text, "naa.5001405%09llx",
             (unsigned long long) (wwn ^ 0xfffffffffull));
   if (write_text (path, text) == -1) {
@@ -377,50 +382,69 @@ tcmu_export (struct sdisk *d)
              strerror (errno));
     return -1;
   }
-  snprintf (path, sizeof path, "%s/lun/lun_0", d->tpg_dir);
+  snprintf (path, sizeof path, "%s/lun/lun_0", tpg_dir);
   if (mkdir (path, 0755) == -1) {
     fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, path,
              strerror (errno));
     return -1;
   }
-  snprintf (path, sizeof path, "%s/lun/lun_0/blkemu", d->tpg_dir);
+  snprintf (path, sizeof path, "%s/lun/lun_0/blkemu", tpg_dir);
   if (symlink (d->core_dir, path) == -1) {
     fprintf (stderr, "blkemu-scsi: %s: linking LUN 0 to %s: %s\n", d->name,
              d->core_dir, strerror (errno));
     return -1;
   }
-  d->lun_linked = true;
+  d->lun_linked[i] = true;
   /* The midlayer adds the disk when the LUN appears; sd may probe it
    * asynchronously.
    */
-  snprintf (path, sizeof path, "%s/address", d->tpg_dir);
+  snprintf (path, sizeof path, "%s/address", tpg_dir);
   char address[64];
-  for (int i = 0; i < 600; i++) {
+  for (int tries = 0; tries < 600; tries++) {
     if (read_text (path, address, sizeof address) == 0 &&
-        find_disk (d, address) == 0)
+        find_disk (d, i, address) == 0)
       return 0;
     nanosleep (&(struct timespec){ .tv_nsec = 100000000 }, NULL);
   }
   fprintf (stderr, "blkemu-scsi: %s: no SCSI disk appeared for %s in 60 s\n",
-           d->name, d->tpg_dir);
+           d->name, tpg_dir);
   return -1;
+}
+
+int
+tcmu_export (struct sdisk *d)
+{
+  for (unsigned i = 0; i < d->npaths; i++)
+    if (export_path (d, i) == -1)
+      return -1;
+  return 0;
 }
 
 void
 tcmu_unexport (struct sdisk *d)
 {
   char path[PATH_MAX];
-  if (d->lun_linked) {
-    snprintf (path, sizeof path, "%s/lun/lun_0/blkemu", d->tpg_dir);
-    if (unlink (path) == -1)
-      fprintf (stderr, "blkemu-scsi: %s: unlink %s: %s\n", d->name, path,
-               strerror (errno));
-    d->lun_linked = false;
+  for (unsigned i = 0; i < d->npaths; i++) {
+    if (d->lun_linked[i]) {
+      snprintf (path, sizeof path, "%s/lun/lun_0/blkemu", d->tpg_dir[i]);
+      if (unlink (path) == -1)
+        fprintf (stderr, "blkemu-scsi: %s: unlink %s: %s\n", d->name, path,
+                 strerror (errno));
+      d->lun_linked[i] = false;
+    }
+    if (!d->tpg_dir[i][0])
+      continue;
+    remove_tpg (d->tpg_dir[i]);
+    d->tpg_dir[i][0] = 0;
   }
-  if (!d->tpg_dir[0])
-    return;
-  remove_tpg (d->tpg_dir);
-  d->tpg_dir[0] = 0;
+}
+
+int
+tcmu_set_path (struct sdisk *d, unsigned i, bool up)
+{
+  char path[PATH_MAX];
+  snprintf (path, sizeof path, "%s/transport_status", d->tpg_dir[i]);
+  return write_text (path, up ? "online" : "offline") == -1 ? errno : 0;
 }
 
 void

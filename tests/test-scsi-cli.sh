@@ -14,12 +14,15 @@ bad "logical-block-size=3000: must be a power of two" --disk size=1M,logical-blo
 bad "unknown key 'speed'" --disk size=1M,speed=9
 bad "unexpected argument 'extra'" --disk size=1M extra
 bad "--delete-stale takes no --disk" --delete-stale --disk size=1M
+bad "--paths 0: the number of paths per disk, 1 to 8" --paths 0 --disk size=1M
+bad "--paths 9: the number of paths per disk, 1 to 8" --paths 9 --disk size=1M
+bad "--paths 2x: the number of paths per disk, 1 to 8" --paths 2x --disk size=1M
 # A zoned disk is served (as ZBC), and its keys are checked first.
 bad "zone-size=3K: must be a power of two of at least 4K" \
   --disk size=1M,zoned=host-managed,zone-size=3K
 
 "$SCSI" --help > "$tmp/help"
-for want in "--disk SPEC" "--delete-stale" "--ready-file PATH" "--list-profiles" "max-transfer=SIZE" "tcm_loop"; do
+for want in "--disk SPEC" "--delete-stale" "--ready-file PATH" "--paths N" "path I down|up" "--list-profiles" "max-transfer=SIZE" "tcm_loop"; do
   grep -q -- "$want" "$tmp/help" || fail "--help lacks $want"
 done
 echo "ok: --help lists options, keys and what it needs"
