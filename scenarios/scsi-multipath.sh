@@ -44,8 +44,10 @@ wwid1=$(cat "/sys/block/${p1#/dev/}/device/wwid")
 echo "  wwid: $wwid0"
 check "one WWID on both paths (what multipath groups by)" \
   -n "$wwid0" -a "$wwid0" = "$wwid1"
+# path_commands I: what path I carried, by LIO's count of its port.
+path_commands () { ctl mp path | tr ' ' '\n' | awk -F: -v i="$1" '$1 == i { print $4 }'; }
 check "the control socket lists the paths: $(ctl mp path)" \
-  "$(ctl mp path)" = "0:${p0#/dev/}:up 1:${p1#/dev/}:up"
+  -n "$(ctl mp path | grep -E "^0:${p0#/dev/}:up:[0-9]+ 1:${p1#/dev/}:up:[0-9]+$")"
 
 section "dm-multipath over both (round-robin, one path group)"
 sectors=$(blockdev --getsz "$p0")
@@ -79,11 +81,15 @@ check "dm-multipath failed path 1: $(path_state mpt "$p1")" \
   "$(path_state mpt "$p1")" = F
 check "path 0 stays active" "$(path_state mpt "$p0")" = A
 dmesg | grep -E "multipath: .*Failing path|DID_TRANSPORT|rejecting I/O" | tail -3 | sed 's/^/  dmesg: /'
-w0=$(writes "$p0") w1=$(writes "$p1")
+w0=$(writes "$p0") w1=$(writes "$p1") c0=$(path_commands 0) c1=$(path_commands 1)
 dd if="$work/a" of=/dev/mapper/mpt bs=64k oflag=direct seek=512 status=none
 echo "  16M more: $(( $(writes "$p0") - w0 )) writes on $p0, $(( $(writes "$p1") - w1 )) on $p1"
 check "with path 1 down every write goes down path 0" \
   $(( $(writes "$p1") - w1 )) -eq 0 -a $(( $(writes "$p0") - w0 )) -gt 0
+c0=$(( $(path_commands 0) - c0 )) c1=$(( $(path_commands 1) - c1 ))
+check "the target's own count agrees: path 0 carried $c0 commands, path 1 $c1" \
+  $c1 -eq 0 -a $c0 -ge 256
+echo "  scsi_path_commands: $(disk_stat mp .transport.scsi_path_commands)"
 dd if=/dev/mapper/mpt of="$work/b.back" bs=1M count=32 iflag=direct status=none
 check "the 32M written across the cut read back whole" \
   "$(cmp -s "$work/b" "$work/b.back" && echo same)" = same

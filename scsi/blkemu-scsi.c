@@ -63,17 +63,26 @@ usage (FILE *fp)
   blkemu_spec_print_help (fp, "  ");
 }
 
-/* Stats' transport.scsi_paths: "sdb up, sdc down". */
+/* Stats' transport.scsi_paths, "sdb up, sdc down", and
+ * scsi_path_commands, "sdb 1200, sdc 310" (what each path carried, by
+ * LIO's count), as of now: at each 'path' command and at the end.
+ */
 static void
 report_paths (struct sdisk *d)
 {
-  char v[MAX_PATHS * 40] = "";
-  size_t used = 0;
-  for (unsigned i = 0; i < d->npaths && used < sizeof v; i++)
+  char v[MAX_PATHS * 40] = "", c[MAX_PATHS * 40] = "";
+  size_t used = 0, cused = 0;
+  for (unsigned i = 0; i < d->npaths && used < sizeof v && cused < sizeof c;
+       i++) {
     used +=
       (size_t) snprintf (v + used, sizeof v - used, "%s%s %s", i ? ", " : "",
                          d->device[i], d->path_down[i] ? "down" : "up");
+    cused += (size_t) snprintf (c + cused, sizeof c - cused, "%s%s %lld",
+                                i ? ", " : "", d->device[i],
+                                tcmu_path_commands (d, i));
+  }
   blkemu_disk_set_transport (d->emu, "scsi_paths", v);
+  blkemu_disk_set_transport (d->emu, "scsi_path_commands", c);
 }
 
 /* The control command 'path': the paths and their states, or 'path I
@@ -86,9 +95,10 @@ path_command (void *arg, int argc, char *const *argv, char *reply, size_t len)
   if (argc == 0) {
     size_t used = (size_t) snprintf (reply, len, "ok");
     for (unsigned i = 0; i < d->npaths && used < len; i++)
-      used +=
-        (size_t) snprintf (reply + used, len - used, " %u:%s:%s", i,
-                           d->device[i], d->path_down[i] ? "down" : "up");
+      used += (size_t) snprintf (reply + used, len - used, " %u:%s:%s:%lld", i,
+                                 d->device[i], d->path_down[i] ? "down" : "up",
+                                 tcmu_path_commands (d, i));
+    report_paths (d);
     return;
   }
   char *end;
@@ -150,6 +160,8 @@ stop_disk (struct sdisk *d)
             (unsigned long long) __atomic_load_n (&d->atomic_writes,
                                                   __ATOMIC_RELAXED));
   blkemu_disk_set_transport (d->emu, "scsi_atomic_writes", v);
+  if (d->npaths > 1)
+    report_paths (d); /* the paths' last counts, before they go */
   tcmu_unexport (d);
   ring_stop (d);
   tcmu_destroy (d);

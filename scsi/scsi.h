@@ -147,6 +147,10 @@ void tcmu_unexport (struct sdisk *d);
  * or an errno.
  */
 int tcmu_set_path (struct sdisk *d, unsigned i, bool up);
+/* The commands path I carried, from LIO's statistics of its target port
+ * (in_cmds), or -1 when unknown.
+ */
+long long tcmu_path_commands (struct sdisk *d, unsigned i);
 void tcmu_destroy (struct sdisk *d);
 int tcmu_delete_stale (void);
 

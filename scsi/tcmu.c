@@ -439,6 +439,15 @@ tcmu_unexport (struct sdisk *d)
   }
 }
 
+long long
+tcmu_path_commands (struct sdisk *d, unsigned i)
+{
+  char path[PATH_MAX], text[32];
+  snprintf (path, sizeof path, "%s/lun/lun_0/statistics/scsi_tgt_port/in_cmds",
+            d->tpg_dir[i]);
+  return read_text (path, text, sizeof text) == 0 ? atoll (text) : -1;
+}
+
 int
 tcmu_set_path (struct sdisk *d, unsigned i, bool up)
 {
