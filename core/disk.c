@@ -141,13 +141,10 @@ blkemu_disk_name (const struct blkemu_disk *disk)
   return disk->cfg.str[K_NAME] ? disk->cfg.str[K_NAME] : "disk0";
 }
 
-/* A zoned disk masks what lies past a write pointer in the read's
- * buffer, after the data moved: it needs the buffer.
- */
 bool
 blkemu_disk_lends_reads (const struct blkemu_disk *disk)
 {
-  return disk->backend.ops->read_to && !zones_on (&disk->zones);
+  return disk->backend.ops->read_to != NULL;
 }
 
 void

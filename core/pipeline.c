@@ -104,6 +104,7 @@ count_faults (struct stats *st, unsigned marks, int injected, bool slowed,
  * the completion engine fires it.
  */
 #define INLINE_PIECES 4
+#define LEND_ZONES 4 /* a lent read spans at most this many zones */
 
 struct request {
   struct engine_entry entry; /* entry.deadline_ns: the last piece's */
@@ -142,6 +143,12 @@ struct request {
   bool zeroes;  /* ... and its data was all zeroes: buf not written */
   bool sink_ok; /* a read whose frontend takes BLKEMU_READ_SENT */
   bool sent;    /* ... and its data went to the frontend's sink */
+  /* A zoned disk's read lent to the sink: the zones it touches, where
+   * each ends and where its data ends (zeroes are sent past a write
+   * pointer, as zones_mask_read writes them into a buffer).
+   */
+  unsigned lend_zones;
+  uint64_t lend_zone_end[LEND_ZONES], lend_data_end[LEND_ZONES];
   bool cache;
   bool view; /* served by the open crash view */
   /* A write on the disk's in-flight list (interrupted crashes). */
@@ -445,12 +452,37 @@ flip_read (struct request *req)
   b[req->silent_at / 8] ^= (unsigned char) (1u << (req->silent_at % 8));
 }
 
-/* A piece of a read at OFFSET, to the frontend's sink. */
+/* A piece of a read at OFFSET, to the frontend's sink; on a zoned disk
+ * what lies past a write pointer goes as zeroes, whatever the medium
+ * holds there (data a crash rolled back).
+ */
 static int
 send_piece (void *arg, uint64_t offset, const void *data, uint64_t len)
 {
   struct request *req = arg;
-  return req->disk->read_sink (req->cookie, offset - req->offset, data, len);
+  blkemu_read_sink sink = req->disk->read_sink;
+  if (!req->lend_zones)
+    return sink (req->cookie, offset - req->offset, data, len);
+  const char *p = data;
+  unsigned k = 0;
+  while (len > 0) {
+    while (k + 1 < req->lend_zones && offset >= req->lend_zone_end[k])
+      k++;
+    uint64_t stop = req->lend_zone_end[k] < offset + len
+                      ? req->lend_zone_end[k]
+                      : offset + len;
+    bool has_data = offset < req->lend_data_end[k];
+    if (has_data && req->lend_data_end[k] < stop)
+      stop = req->lend_data_end[k];
+    uint64_t n = stop - offset;
+    int r = sink (req->cookie, offset - req->offset, has_data ? p : NULL, n);
+    if (r)
+      return r;
+    offset += n;
+    len -= n;
+    p = p ? p + n : NULL;
+  }
+  return 0;
 }
 
 static void
@@ -658,6 +690,15 @@ request_admit (struct request *req)
    * after this point fails a flush that has not finished.
    */
   req->crash_gen = wcache_generation (&disk->wcache);
+  /* A zoned read lent: its write pointers now, or the buffer and its
+   * mask when it spans more zones than the request has room for.
+   */
+  if (req->sink_ok && zones_on (&disk->zones)) {
+    req->lend_zones =
+      zones_read_limits (&disk->zones, req->offset, req->len,
+                         req->lend_zone_end, req->lend_data_end, LEND_ZONES);
+    req->sink_ok = req->lend_zones != 0;
+  }
 }
 
 /* Checks and schedule, then the data transfer unless DEFER (the caller
@@ -812,7 +853,7 @@ request_end (struct request *req, int cancel_err)
   /* A zoned disk reads zeroes past a write pointer, whatever the medium
    * still holds there (data a crash rolled back).
    */
-  if (req->op == BLKEMU_OP_READ && !err && !req->zeroes &&
+  if (req->op == BLKEMU_OP_READ && !err && !req->zeroes && !req->sent &&
       zones_on (&disk->zones)) {
     pthread_mutex_lock (&disk->lock);
     zones_mask_read (&disk->zones, req->buf, req->len, req->offset);

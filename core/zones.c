@@ -626,6 +626,22 @@ zones_command (struct zones *z, enum blkemu_zone_op op, uint64_t offset,
   return r;
 }
 
+unsigned
+zones_read_limits (const struct zones *z, uint64_t offset, uint64_t len,
+                   uint64_t *zone_end, uint64_t *data_end, unsigned max)
+{
+  uint64_t end = offset + len;
+  unsigned n = 0;
+  for (uint64_t i = offset / z->zone_size;
+       i < z->nr && zone_start (z, i) < end; i++, n++) {
+    if (n == max)
+      return 0;
+    zone_end[n] = zone_start (z, i) + z->zone_size;
+    data_end[n] = i < z->nr_conv ? zone_end[n] : z->z[i].wp;
+  }
+  return n;
+}
+
 void
 zones_mask_read (const struct zones *z, void *buf, uint64_t len,
                  uint64_t offset)

@@ -101,6 +101,14 @@ int zones_read (struct zones *z, uint64_t offset, uint64_t len);
  * (COND empty) bring it back empty.  Returns 0 or EINVAL.
  */
 int zones_set_condition (struct zones *z, uint64_t offset, uint8_t cond);
+/* The zones a read of LEN bytes at OFFSET touches, in order: where each
+ * ends (ZONE_END) and where its data ends (DATA_END: the write pointer
+ * of a sequential zone, past which it reads zeroes; a conventional
+ * zone's end).  Returns how many, or 0 when more than MAX.
+ */
+unsigned zones_read_limits (const struct zones *z, uint64_t offset,
+                            uint64_t len, uint64_t *zone_end,
+                            uint64_t *data_end, unsigned max);
 /* Zero what BUF (LEN bytes read at OFFSET) holds past write pointers. */
 void zones_mask_read (const struct zones *z, void *buf, uint64_t len,
                       uint64_t offset);

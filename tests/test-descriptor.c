@@ -350,23 +350,47 @@ test_read_sink (void)
          log.pieces);
   blkemu_disk_close (d);
 
-  /* Backends that cannot lend, and a zoned disk (its read mask needs the
-   * buffer), take no sink.
-   */
+  /* A backend that cannot lend takes no sink. */
   d = open_expect (&zero_reads, "size=16M,backend=null", NULL);
   if (d) {
     CHECK (!blkemu_disk_lends_reads (d), "a null disk lends reads");
     blkemu_disk_close (d);
   }
+  /* A zoned disk lends what lies below a write pointer and sends zeroes
+   * past it: sequential zone 1 holds 8K of 0x3A, then its write
+   * pointer; conventional zone 0 ends with 4K of 0x5C.  (A read may not
+   * cross a zone's end: boundary is the zone size.)
+   */
   d = open_expect (&zero_reads,
-                   "size=64M,backend=memory,zoned=host-managed,zone-size=4M",
+                   "size=64M,backend=memory,zoned=host-managed,zone-size=4M,"
+                   "conventional-zones=1",
                    NULL);
   if (d) {
-    CHECK (!blkemu_disk_lends_reads (d), "a zoned disk lends reads");
+    CHECK (blkemu_disk_lends_reads (d), "a zoned memory disk does not lend");
     blkemu_disk_set_read_sink (d, sink_piece);
-    r = sink_submit (d, &log, buf, 4096, 0);
-    CHECK (r != BLKEMU_READ_SENT && log.pieces == 0,
-           "a zoned disk sent a read to the sink (result %d)", r);
+    CHECK (blkemu_io (d, BLKEMU_OP_WRITE, data, 4096, (4 << 20) - 4096, 0) ==
+               0 &&
+             blkemu_io (d, BLKEMU_OP_WRITE, data + 4096, 4096, 4 << 20, 0) ==
+               0 &&
+             blkemu_io (d, BLKEMU_OP_WRITE, data + 4096, 4096,
+                        (4 << 20) + 4096, 0) == 0,
+           "zoned: the writes failed");
+    r = sink_submit (d, &log, buf, 16 << 10, 4 << 20);
+    CHECK (r == BLKEMU_READ_SENT && all_bytes (buf, 16 << 10, 0xAA),
+           "zoned with a sink: result %d, want BLKEMU_READ_SENT", r);
+    CHECK (log.next == 16 << 10 && log.pieces == 2 && log.holes == 1,
+           "zoned: %llu bytes in %u pieces, %u of zeroes; want 16K in 2, 1",
+           (unsigned long long) log.next, log.pieces, log.holes);
+    CHECK (all_bytes (log.out, 8192, 0x3A) &&
+             all_bytes (log.out + 8192, 8192, 0),
+           "zoned: past the write pointer the sink's data is wrong");
+    r = sink_submit (d, &log, buf, 8192, (4 << 20) - 8192);
+    CHECK (r == BLKEMU_READ_SENT && log.pieces == 1 && log.holes == 0 &&
+             all_bytes (log.out, 4096, 0) &&
+             all_bytes (log.out + 4096, 4096, 0x5C),
+           "zoned, conventional zone: result %d, %u pieces, data %s", r,
+           log.pieces,
+           all_bytes (log.out + 4096, 4096, 0x5C) ? "ok" : "wrong");
     blkemu_disk_close (d);
   }
 }

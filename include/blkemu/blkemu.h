@@ -143,13 +143,14 @@ void blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                     blkemu_done_cb done, void *cookie);
 
 /* Reads lent instead of copied.  A disk whose backend can lend its store
- * (backend=memory, not zoned: blkemu_disk_lends_reads) hands a submitted
+ * (backend=memory: blkemu_disk_lends_reads) hands a submitted
  * read's data to SINK(COOKIE, AT, DATA, LEN), piece by piece in order, AT
  * bytes into the read (DATA NULL: LEN bytes of zeroes), from inside
  * blkemu_submit or blkemu_timeline_submit, while the piece is held whole
  * against writes.  The read's buffer is then not written and DONE gets
  * BLKEMU_READ_SENT instead of 0.  SINK returns 0 or an errno, which fails
- * the read.  A read that needs its data afterwards (a bit flip) uses the
+ * the read.  A zoned disk's zeroes past a write pointer come as DATA
+ * NULL.  A read that needs its data afterwards (a bit flip) uses the
  * buffer as before.  Set it before the first request (NULL: none).  ublk
  * with user copy writes the store into the request's pages: one copy
  * instead of two.
