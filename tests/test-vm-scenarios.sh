@@ -44,6 +44,49 @@ for k in $kernels; do
   done
 done
 
+# The hand-off to the suites people run (blkemu-vm --disk ... --
+# COMMAND): on 6.12 blkemu-ublk serves the disks, on 6.1 (no ublk_drv)
+# blkemu-scsi; COMMAND sees them in its environment with the disks' own
+# limits, the blktests config holds them as an array, what COMMAND wrote
+# reaches the disk and its stats file, and COMMAND's status is
+# blkemu-vm's (3 on purpose).
+cat > "$tmp/handoff.sh" <<'SCRIPT'
+set -u
+n=0
+ok () { n=$((n + 1)); echo "handoff check $n: $*"; }
+[ "$(echo $BLKEMU_DEVS | wc -w)" -eq 2 ] && [ "$TEST_DEVS" = "$BLKEMU_DEVS" ] && ok "two devices"
+[ "$TEST_DEV" = "$BLKEMU_DEV_LIM" ] && [ "$SCRATCH_DEV" = "$BLKEMU_DEV_D1" ] && ok "TEST_DEV, SCRATCH_DEV in --disk order"
+[ "$(cat /sys/block/${TEST_DEV#/dev/}/queue/max_sectors_kb)" -eq 64 ] && ok "max-transfer=64K caps max_sectors_kb at 64"
+[ "$(cat /sys/block/${SCRATCH_DEV#/dev/}/queue/logical_block_size)" -eq 4096 ] && ok "logical-block-size=4096"
+source "$BLKTESTS_CONFIG" && [ ${#TEST_DEVS[@]} -eq 2 ] && ok "the blktests config holds an array of two"
+dd if=/dev/urandom of=$BLKEMU_RESULTS/pattern bs=64K count=16 status=none
+dd if=$BLKEMU_RESULTS/pattern of=$BLKEMU_DEV_LIM bs=1M oflag=direct status=none &&
+  cmp <(dd if=$BLKEMU_DEV_LIM bs=1M count=1 iflag=direct status=none) $BLKEMU_RESULTS/pattern && ok "1M written and read back"
+[ "$("$CTL" "$BLKEMU_CTL_LIM" stats | jq '.ops.write.sizes["65536"]')" -eq 16 ] && ok "the disk saw 16 writes of 64K"
+exit $((n == 7 ? EXPECT_RC : 1))
+SCRIPT
+for k in $kernels; do
+  case $k in 6.1) want=scsi rc_want=3 ;; *) want=ublk rc_want=0 ;; esac
+  echo "=== blkemu-vm --disk ... -- COMMAND on $k (blkemu-$want)"
+  rc=0
+  "$top/tools/blkemu-vm" -q --kernel "$k" --results "$tmp/handoff-$k" \
+    --env "CTL=$top/build/tools/blkemu-ctl" --env "EXPECT_RC=$rc_want" \
+    --disk name=lim,size=64M,max-transfer=64K --disk size=32M,logical-block-size=4096 \
+    -- bash "$tmp/handoff.sh" > "$tmp/out" 2>&1 || rc=$?
+  sed 's/^/  /' "$tmp/out"
+  if [ $rc -eq $rc_want ] && grep -q "^handoff check 7:" "$tmp/out" &&
+     grep -q "disk(s) on blkemu-$want" "$tmp/out" && grep -q "the command exited $rc_want" "$tmp/out" &&
+     [ "$(jq '.ops.write.sizes["65536"]' "$tmp/handoff-$k/lim.json")" -eq 16 ]; then
+    echo "ok: the hand-off on $k: 7 checks in the guest, status $rc, stats in the results"
+  else
+    failed+=("hand-off on $k (status $rc, wanted $rc_want)")
+  fi
+done
+"$top/tools/blkemu-vm" --frontend ublk true > "$tmp/out" 2>&1 && failed+=("--frontend without --disk accepted")
+grep -q "\-\-frontend goes with --disk" "$tmp/out" || failed+=("--frontend without --disk: $(cat "$tmp/out")")
+"$top/tools/blkemu-vm" --disk size=1M --frontend nvme true > "$tmp/out" 2>&1 && failed+=("--frontend nvme accepted")
+grep -q "must be auto, ublk or scsi" "$tmp/out" || failed+=("--frontend nvme: $(cat "$tmp/out")")
+
 # A kernel build tree, the way a kernel developer has one: Debian's 6.12
 # laid out as arch/x86/boot/bzImage plus a modules_install directory,
 # booted with more vCPUs than the host has cores: the CPUs, the whole
