@@ -67,15 +67,26 @@ check "both paths active: $(path_state mpt "$p0") $(path_state mpt "$p1")" \
 
 section "path 1 cut while a write runs"
 dd if=/dev/urandom of="$work/b" bs=1M count=32 status=none
+# The cut must land inside the write on any host: capped at 8 MiB/s the
+# 32M take 4 s however fast the machine, and the cut comes once the
+# write is under way (a quarter of it through the paths), not after a
+# guessed sleep.
+ctl mp set write-bandwidth=8M > /dev/null
+w=$(( $(writes "$p0") + $(writes "$p1") ))
 dd if="$work/b" of=/dev/mapper/mpt bs=64k oflag=direct status=none &
 dd_pid=$!
-sleep 1
+for _ in $(seq 100); do
+  [ $(( $(writes "$p0") + $(writes "$p1") - w )) -ge 32 ] && break
+  sleep 0.1
+done
 reply=$(ctl mp path 1 down)
-echo "  path 1 down -> $reply"
+echo "  path 1 down -> $reply after $(( $(writes "$p0") + $(writes "$p1") - w )) of 512 writes"
+check "the cut came while the write ran" -d "/proc/$dd_pid"
 check "path 1 down answered: $reply" "$reply" = "${p1#/dev/} down"
 dd_rc=0
 wait $dd_pid || dd_rc=$?
 check "the write through the map completed (dd exit $dd_rc)" $dd_rc -eq 0
+ctl mp set write-bandwidth=0 > /dev/null
 dmsetup status mpt | sed 's/^/  /'
 check "dm-multipath failed path 1: $(path_state mpt "$p1")" \
   "$(path_state mpt "$p1")" = F

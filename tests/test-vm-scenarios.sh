@@ -21,7 +21,7 @@ all=$(cd "$top/scenarios" && ls *.sh | grep -vx lib.sh | sed 's/\.sh$//' | sort)
 [ -n "$all" ] || fail "no scenarios in $top/scenarios"
 scenarios=${BLKEMU_VM_SCENARIOS:-$all}
 echo "scenarios: $(echo $scenarios | wc -w) on kernels $kernels"
-failed=()
+failed=() why=()
 for k in $kernels; do
   for s in $scenarios; do
     echo "=== $s on $k"
@@ -40,6 +40,8 @@ for k in $kernels; do
       cat "$tmp/out"
       echo "FAILED: $s on $k ($took)"
       failed+=("$s@$k")
+      # what failed, again at the end where a truncated log still shows it
+      why+=("$s@$k: $({ grep -E "^ *FAIL  " "$tmp/out" || tail -3 "$tmp/out"; } | head -5 | sed 's/^ *//' | paste -sd'|')")
     fi
   done
 done
@@ -131,4 +133,5 @@ SCRIPT
   fi
   grep -q "give --modules DIR" "$tmp/out" || failed+=("build tree without --modules: $(cat "$tmp/out")")
 fi
+[ ${#why[@]} -eq 0 ] || printf 'why: %s\n' "${why[@]}" >&2
 [ ${#failed[@]} -eq 0 ] || fail "scenarios failed: ${failed[*]}"
