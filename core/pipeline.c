@@ -561,6 +561,18 @@ request_try_transfer (struct request *req)
   return true;
 }
 
+/* Where a write meets the medium: its own offset, a misdirected write's
+ * landing place, or nowhere (a lost write; returns false).
+ */
+static bool
+medium_target (const struct request *req, uint64_t *at)
+{
+  if (req->silent == SILENT_LOST)
+    return false;
+  *at = req->silent == SILENT_MISDIRECT ? req->silent_at : req->offset;
+  return true;
+}
+
 /* The medium's side of an admitted request: a read of an unreadable
  * sector fails with a medium error (EIO), and a write joins the list of
  * writes in flight, which a crash in mode interrupted leaves unreadable.
@@ -605,10 +617,12 @@ medium_written (struct request *req, int err)
     req->wnext->wprev = req->wprev;
   req->listed = false;
   pthread_mutex_unlock (&disk->inflight_lock);
-  /* A lost or misdirected write left its own sectors as they were. */
-  if (err == 0 && req->silent != SILENT_LOST &&
-      req->silent != SILENT_MISDIRECT)
-    badranges_clear (&disk->bad, req->offset, req->len);
+  /* It healed the sectors it wrote: a misdirected write the ones it
+   * landed on, not its own; a lost write none.
+   */
+  uint64_t at;
+  if (err == 0 && medium_target (req, &at))
+    badranges_clear (&disk->bad, at, req->len);
 }
 
 void
@@ -616,10 +630,15 @@ disk_interrupt_writes (struct blkemu_disk *disk, uint64_t *ranges)
 {
   *ranges = 0;
   pthread_mutex_lock (&disk->inflight_lock);
-  for (struct request *r = disk->inflight_writes; r; r = r->wnext)
-    if (!(r->flags & BLKEMU_FLAG_ATOMIC) && /* old data or new, not torn */
-        badranges_add (&disk->bad, r->offset, r->len) == 0)
+  for (struct request *r = disk->inflight_writes; r; r = r->wnext) {
+    /* Unreadable where the head was writing: for a misdirected write
+     * the wrong place; an atomic write leaves old data or new, not torn.
+     */
+    uint64_t at;
+    if (!(r->flags & BLKEMU_FLAG_ATOMIC) && medium_target (r, &at) &&
+        badranges_add (&disk->bad, at, r->len) == 0)
       (*ranges)++;
+  }
   pthread_mutex_unlock (&disk->inflight_lock);
 }
 

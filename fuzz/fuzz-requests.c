@@ -17,9 +17,13 @@
  *   - silent faults keep their contract: a read counted as bit-flipped
  *     differs from a clean re-read of the same range in exactly one bit
  *     (the medium kept the right data), one not counted is exact; a
- *     write counted as lost changed nothing, before or after a crash
- *     (misdirected writes are not drawn: where they land is the core's
- *     secret);
+ *     write counted as lost changed nothing, before or after a crash; a
+ *     write counted as misdirected changed exactly one run of blocks as
+ *     long as itself, elsewhere, to its data in its order (found by
+ *     reading the whole disk: every block carries the block it was
+ *     meant for), and its landing place is then what a crash may keep
+ *     or undo (drawn only in steps no crash strikes: where a struck one
+ *     landed is not seen);
  *   - stats count exactly the bytes of the requests that succeeded, and
  *     no latency exceeds the time that passed.
  * The clock is virtual (virtual-clock.h defines clock.h's functions, so
@@ -85,6 +89,16 @@ struct shadow {
 static struct shadow sh[BLOCKS];
 static uint32_t next_version;
 
+/* What a block holds, as the shadow names it: version V of the data
+ * meant for block SRC (a misdirected write puts it elsewhere), or 0 for
+ * zeroes.
+ */
+static uint32_t
+token (uint64_t src, uint32_t v)
+{
+  return v ? v * BLOCKS + (uint32_t) src : 0;
+}
+
 /* The data helpers are plain loops: keep coverage (and its cost) for the
  * code under test.
  */
@@ -101,17 +115,17 @@ fill (unsigned char *p, uint64_t lbs, uint64_t block, uint32_t version)
     memset (p, 0, lbs);
 }
 
+/* The token of the block at P, or UINT32_MAX for data no write made. */
 static uint32_t NO_COVERAGE
-version_of (const unsigned char *p, uint64_t lbs, uint64_t block)
+token_of (const unsigned char *p, uint64_t lbs)
 {
   static unsigned char want[65536];
   uint32_t w[2];
   memcpy (w, p, 8);
-  uint32_t v = w[1];
-  if (w[0] != block)
-    v = 0;
-  fill (want, lbs, block, v);
-  return memcmp (want, p, lbs) == 0 ? v : UINT32_MAX;
+  if (w[0] >= BLOCKS)
+    return UINT32_MAX;
+  fill (want, lbs, w[0], w[1]);
+  return memcmp (want, p, lbs) == 0 ? token (w[0], w[1]) : UINT32_MAX;
 }
 
 static void
@@ -141,12 +155,16 @@ may_hold (const struct shadow *s, uint32_t v)
 
 /* ---- silent faults ---------------------------------------------------- */
 
+enum silent_kind { FLIPS, LOST, MISDIRECTED };
+
 static uint64_t
-silent_count (struct blkemu_disk *disk, bool lost)
+silent_count (struct blkemu_disk *disk, enum silent_kind kind)
 {
   pthread_mutex_lock (&disk->stats.lock);
-  uint64_t n =
-    lost ? disk->stats.faults.silently_lost : disk->stats.faults.bit_flips;
+  const struct fault_counts *f = &disk->stats.faults;
+  uint64_t n = kind == LOST          ? f->silently_lost
+               : kind == MISDIRECTED ? f->misdirected
+                                     : f->bit_flips;
   pthread_mutex_unlock (&disk->stats.lock);
   return n;
 }
@@ -171,22 +189,22 @@ read_checked (struct blkemu_disk *disk, unsigned char *buf, uint64_t len,
               uint64_t off, uint64_t *read_bytes)
 {
   static unsigned char clean[BLOCKS * 4096];
-  uint64_t flips = silent_count (disk, false);
+  uint64_t flips = silent_count (disk, FLIPS);
   int r = blkemu_io (disk, BLKEMU_OP_READ, buf, len, off, 0);
   if (r != 0)
     return r;
   *read_bytes += len;
-  uint64_t after = silent_count (disk, false);
+  uint64_t after = silent_count (disk, FLIPS);
   if (after == flips)
     return 0;
   if (after != flips + 1)
     abort (); /* one read, at most one bit */
   for (int tries = 0; tries < 16 && !during_next_wait; tries++) {
-    flips = silent_count (disk, false);
+    flips = silent_count (disk, FLIPS);
     if (blkemu_io (disk, BLKEMU_OP_READ, clean, len, off, 0) != 0)
       return -1;
     *read_bytes += len;
-    if (silent_count (disk, false) != flips)
+    if (silent_count (disk, FLIPS) != flips)
       continue;
     unsigned d = bits_differ (buf, clean, len);
     if (d != 1) {
@@ -247,14 +265,15 @@ struck (uint64_t b, uint64_t nb, uint32_t v, bool cache, bool faults)
 {
   for (uint64_t i = 0; i < nb; i++) {
     struct shadow *s = &sh[b + i];
+    uint32_t t = token (b + i, v);
     if (!cache && !faults)
-      s->latest = v;
+      s->latest = t;
     else if (!cache) { /* an injected error may have kept it out */
-      s->alt = v;
+      s->alt = t;
       s->has_alt = true;
     }
     else if (s->ncand >= 0 && s->ncand < CAND)
-      s->cand[s->ncand++] = v;
+      s->cand[s->ncand++] = t;
     else
       s->ncand = -1;
   }
@@ -268,6 +287,60 @@ written_through (const struct blkemu_disk *disk, uint64_t len, bool fua)
                      ? disk->cfg.num[K_CACHE_SIZE]
                      : disk->cfg.num[K_SIZE];
   return fua || len > cache;
+}
+
+/* A write of version V to NB blocks from B was counted as misdirected:
+ * read the whole disk and find where it went.  Exactly one run of NB
+ * blocks, not at B, holds its data for B, B + 1, ... in order; every
+ * other block holds what it held.  The landing blocks were written
+ * there as any write (DURABLE: through the cache to the medium).
+ */
+static void
+landed (struct blkemu_disk *disk, uint64_t lbs, uint64_t b, uint64_t nb,
+        uint32_t v, bool durable, uint64_t *read_bytes)
+{
+  static unsigned char blk[65536];
+  uint64_t at = UINT64_MAX, n = 0;
+  for (uint64_t j = 0; j < BLOCKS; j++) {
+    if (read_checked (disk, blk, lbs, j * lbs, read_bytes) != 0)
+      abort (); /* no flips, errors or crashes while these are drawn */
+    uint32_t t = token_of (blk, lbs);
+    if (t != 0 && t != UINT32_MAX && t / BLOCKS == v) {
+      if (at == UINT64_MAX)
+        at = j;
+      if (j != at + n || t % BLOCKS != b + n) {
+        fprintf (stderr,
+                 "misdirected write of blocks %llu..%llu: block %llu holds "
+                 "the data for %u\n",
+                 (unsigned long long) b, (unsigned long long) (b + nb),
+                 (unsigned long long) j, t % BLOCKS);
+        abort ();
+      }
+      n++;
+    }
+    else if (t != sh[j].latest) {
+      fprintf (stderr,
+               "misdirected write of blocks %llu..%llu changed block %llu "
+               "(token %u, was %u)\n",
+               (unsigned long long) b, (unsigned long long) (b + nb),
+               (unsigned long long) j, t, sh[j].latest);
+      abort ();
+    }
+  }
+  if (n != nb || at == b) {
+    fprintf (stderr,
+             "misdirected write of blocks %llu..%llu: %llu blocks of it "
+             "at %llu\n",
+             (unsigned long long) b, (unsigned long long) (b + nb),
+             (unsigned long long) n, (unsigned long long) at);
+    abort ();
+  }
+  if (getenv ("FUZZ_DEBUG"))
+    fprintf (stderr, "misdirected: blocks %llu..%llu landed at %llu\n",
+             (unsigned long long) b, (unsigned long long) (b + nb),
+             (unsigned long long) at);
+  for (uint64_t i = 0; i < nb; i++)
+    written (at + i, token (b + i, v), durable);
 }
 
 /* ---- one run -------------------------------------------------------- */
@@ -310,7 +383,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
               (unsigned long long) (take (&in, 16) * lbs), take (&in, 101),
               take (&in, 4));
   }
-  unsigned silent = take (&in, 6); /* 1: flips, 2: lost, 3: both */
+  /* 1: flips, 2: lost, 3: both, 4: misdirected (the harness finds
+   * where one went by reading every block: not with injected errors).
+   */
+  unsigned silent = take (&in, 6);
+  unsigned misdirect = 0; /* percent */
+  if (silent == 4 && !faults)
+    misdirect = 1 + take (&in, 30);
   if (silent >= 1 && silent <= 3) {
     size_t n = strlen (spec);
     snprintf (spec + n, sizeof spec - n,
@@ -358,6 +437,14 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         (enum blkemu_crash_mode) take (&in, BLKEMU_CRASH_MODE_COUNT);
       crash_seed = take (&in, 256);
     }
+    /* Misdirected writes only where no crash strikes (above). */
+    if (misdirect) {
+      char pct[16];
+      snprintf (pct, sizeof pct, "%u%%", strike || faults ? 0 : misdirect);
+      if (blkemu_disk_set (disk, "misdirected-write-probability", pct, err,
+                           sizeof err) != 0)
+        abort ();
+    }
     if (strike) {
       crash_disk = disk;
       crash_then_power_on = take (&in, 2);
@@ -371,15 +458,22 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       uint32_t v = next_version++;
       for (uint64_t i = 0; i < nb; i++)
         fill (buf + i * lbs, lbs, b + i, v);
-      uint64_t lost = silent_count (disk, true);
+      uint64_t lost = silent_count (disk, LOST);
+      uint64_t mis = silent_count (disk, MISDIRECTED);
       r = blkemu_io (disk, BLKEMU_OP_WRITE, buf, len, off,
                      fua ? BLKEMU_FLAG_FUA : 0);
       if (r == 0) {
         ok_bytes[BLKEMU_OP_WRITE] += len;
+        bool durable = cache && written_through (disk, len, fua);
         /* Acknowledged and lost: the blocks keep what they held. */
-        bool kept = silent_count (disk, true) == lost;
-        for (uint64_t i = 0; kept && i < nb; i++)
-          written (b + i, v, cache && written_through (disk, len, fua));
+        bool kept = silent_count (disk, LOST) == lost;
+        if (silent_count (disk, MISDIRECTED) != mis) {
+          if (check_data)
+            landed (disk, lbs, b, nb, v, durable, &ok_bytes[BLKEMU_OP_READ]);
+        }
+        else
+          for (uint64_t i = 0; kept && i < nb; i++)
+            written (b + i, token (b + i, v), durable);
       }
       else if (strike && !during_next_wait) /* lost, maybe, too */
         struck (b, nb, v, cache, faults || silent & 2);
@@ -394,10 +488,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         r = 0; /* served, not checkable */
       else if (r == 0) {
         for (uint64_t i = 0; check_data && i < nb; i++)
-          if (version_of (buf + i * lbs, lbs, b + i) != sh[b + i].latest) {
-            fprintf (stderr, "block %llu: read version %u, wrote %u\n",
+          if (token_of (buf + i * lbs, lbs) != sh[b + i].latest) {
+            fprintf (stderr, "block %llu: read token %u, wrote %u\n",
                      (unsigned long long) (b + i),
-                     version_of (buf + i * lbs, lbs, b + i), sh[b + i].latest);
+                     token_of (buf + i * lbs, lbs), sh[b + i].latest);
             abort ();
           }
       }
@@ -470,8 +564,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
      * blocks unreadable: [UNREADABLE_LO, UNREADABLE_HI).
      */
     uint64_t unreadable_lo = 0, unreadable_hi = 0;
-    /* An injected error fails a write before it reaches the medium. */
-    bool unreadable_maybe = faults != 0;
+    /* An injected error fails a write before it reaches the medium, and
+     * a write the drive was losing never reached it.
+     */
+    bool unreadable_maybe = faults != 0 || (silent & 2);
     if (strike && !during_next_wait &&
         crash_mode == BLKEMU_CRASH_INTERRUPTED &&
         (what <= 2 || (what == 6 && last_zero_op == BLKEMU_OP_ZERO))) {
@@ -531,13 +627,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       }
       else if (rr != 0)
         abort ();
-      uint32_t v = version_of (buf, lbs, i);
+      uint32_t v = token_of (buf, lbs);
       bool legal = cache
                      ? may_hold (&sh[i], v)
                      : v == sh[i].latest || (sh[i].has_alt && v == sh[i].alt);
       if (!legal) {
         fprintf (stderr,
-                 "block %llu after crash: version %u (durable "
+                 "block %llu after crash: token %u (durable "
                  "%u, latest %u, cache %d)\n",
                  (unsigned long long) i, v, sh[i].durable, sh[i].latest,
                  cache);

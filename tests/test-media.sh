@@ -74,6 +74,36 @@ nbdkit -U - "$PLUGIN" size=16M write-cache=yes latency-write=2s \
   ctl power-on
 ' || fail "crash interrupted"
 grep -q "^mode=interrupted seed=5 " "$tmp/reply" || fail "reply: $(cat "$tmp/reply")"
+
+# Where the head was: a misdirected write in flight at an interrupted
+# crash leaves the place it was landing on unreadable, its own place
+# readable; a write the drive was losing touched no sector.
+nbdkit -U - "$PLUGIN" size=16M latency-write=2s control="$sock" --run '
+  set -e
+  io () { "$NBD_IO" "$uri" "$@"; }
+  ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
+  ctl set misdirected-write-probability=1 > /dev/null
+  io write 4194304 131072 3 > /dev/null 2>&1 &
+  sleep 0.5
+  ctl crash interrupted 5 > /dev/null
+  ctl power-on
+  wait
+  bad=$(ctl bad)
+  echo "misdirected in flight: unreadable $bad"
+  case $bad in "1 4194304+"*) exit 1 ;; "1 "*"+131072") ;; *) exit 1 ;; esac
+  at=${bad#1 }; at=${at%+*}
+  [ "$(io read "$at" 4096 2>/dev/null)" = EIO ]
+  io read 4194304 131072 > /dev/null
+  ctl bad clear 0 16M > /dev/null
+  ctl set misdirected-write-probability=0 lost-write-probability=1 > /dev/null
+  io write 4194304 131072 3 > /dev/null 2>&1 &
+  sleep 0.5
+  ctl crash interrupted 5 > /dev/null
+  ctl power-on
+  wait
+  [ "$(ctl bad)" = 0 ] || { echo "lost in flight: unreadable $(ctl bad)"; exit 1; }
+' || fail "an interrupted misdirected or lost write"
+echo "ok: interrupted: a misdirected write leaves its landing place unreadable, a lost one nothing"
 expect_eq "interrupted writes counted" "$(jqr "$tmp/int.json" .faults.interrupted)" 1
 expect_eq "last crash mode" "$(jqr "$tmp/int.json" .faults.last_crash.mode)" interrupted
 expect_eq "the in-flight write aborted" "$(jqr "$tmp/int.json" .faults.crash_aborted)" 1
