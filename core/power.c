@@ -117,6 +117,15 @@ trace_fate (void *arg, uint64_t offset, uint64_t len,
               (unsigned long long) len, names[fate]);
 }
 
+/* The sequential zone holding OFFSET, or UINT64_MAX (conventional). */
+static uint64_t
+sequential_zone (void *arg, uint64_t offset)
+{
+  const struct zones *z = arg;
+  uint64_t i = offset / z->zone_size;
+  return i < z->nr_conv ? UINT64_MAX : i;
+}
+
 /* The state's parameters, common to a crash and a VIEW (which names the
  * command in messages).  Returns 0 or -1 with ERR filled.  Disk lock held.
  */
@@ -138,14 +147,14 @@ state_setup (struct blkemu_disk *disk, bool view, enum blkemu_crash_mode mode,
                   "interrupted), not a view's");
     return -1;
   }
-  if (zones_on (&disk->zones) && mode != BLKEMU_CRASH_LOSE_ALL) {
-    /* A sequential zone's writes land in order: a subset with holes
-     * below the write pointer is no state a zoned drive produces.
+  if (zones_on (&disk->zones) && mode == BLKEMU_CRASH_INTERRUPTED) {
+    /* Sectors left unreadable below a write pointer could never be
+     * written again: no zone command heals them.
      */
     set_err (err,
-             "%s %s: a zoned disk (zoned=host-managed) takes "
-             "lose-all only",
-             what, crash_mode_names[mode]);
+             "%s interrupted: a zoned disk (zoned=host-managed) takes "
+             "lose-all, subset, torn or pick",
+             what);
     return -1;
   }
   const uint64_t *n = disk->cfg.num;
@@ -156,6 +165,13 @@ state_setup (struct blkemu_disk *disk, bool view, enum blkemu_crash_mode mode,
             : n[K_PHYSICAL_BLOCK_SIZE] ? n[K_PHYSICAL_BLOCK_SIZE]
                                        : n[K_LOGICAL_BLOCK_SIZE],
   };
+  /* A sequential zone keeps a prefix of its writes: holes below the
+   * write pointer are no state a zoned drive produces.
+   */
+  if (zones_on (&disk->zones)) {
+    c->region = sequential_zone;
+    c->region_arg = &disk->zones;
+  }
   if (trace_wants_notes (&disk->trace)) {
     c->fate = trace_fate;
     c->fate_arg = &disk->trace;

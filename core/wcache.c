@@ -50,7 +50,7 @@ void
 wcache_destroy (struct wcache *w)
 {
   drop_older_than (w, UINT64_MAX);
-  for (int i = 0; i < 3; i++)
+  for (size_t i = 0; i < sizeof w->scratch / sizeof w->scratch[0]; i++)
     free (w->scratch[i].p);
   pthread_mutex_destroy (&w->lock);
 }
@@ -327,12 +327,21 @@ piece_by_start (const void *a, const void *b)
   return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* An ordered region's cut: its writes below AT reach the medium, the
+ * rest do not.
+ */
+struct cut {
+  uint64_t region, at;
+};
+
 struct walk {
   struct wcache *w;
   struct wcache_crash *c;
   const struct undo **entry; /* by number, newest first */
   struct piece *p;
   size_t np, cap;
+  struct cut *cuts; /* by region, one each: the regions that lose some */
+  size_t ncuts;
   uint64_t write_index; /* the current write's, oldest first */
   int err;
 };
@@ -352,7 +361,7 @@ scratch (struct wcache *w, int i, size_t size)
   return w->scratch[i].p;
 }
 
-enum { SCRATCH_ENTRIES, SCRATCH_PIECES, SCRATCH_SWEEP };
+enum { SCRATCH_ENTRIES, SCRATCH_PIECES, SCRATCH_SWEEP, SCRATCH_CUTS };
 
 static bool
 add_piece (struct walk *wk, uint64_t start, uint64_t end, uint32_t entry,
@@ -393,6 +402,99 @@ restore (struct walk *wk, const struct undo *u, uint64_t start, uint64_t end)
     c->undone (c->arg, start, end - start);
 }
 
+static bool
+tearable (const struct undo *u, uint64_t unit)
+{
+  return !u->atomic && u->offset / unit != (u->offset + u->len - 1) / unit;
+}
+
+static int
+cut_by_region (const void *a, const void *b)
+{
+  const struct cut *x = a, *y = b;
+  if (x->region != y->region)
+    return x->region < y->region ? -1 : 1;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Each ordered region's cut: the start of its oldest write the mode does
+ * not keep whole, or the unit boundary a torn one is cut at.  In a
+ * sequential zone a later write lies higher (a reset or finish empties
+ * the log of the zone), so the oldest is the lowest.  Returns 0 or
+ * ENOMEM.
+ */
+static int
+region_cuts (struct walk *wk, uint64_t nwrites)
+{
+  struct wcache *w = wk->w;
+  const struct wcache_crash *c = wk->c;
+  uint64_t unit = c->unit ? c->unit : 1;
+  struct cut *cuts =
+    scratch (w, SCRATCH_CUTS, (w->entries ? w->entries : 1) * sizeof *cuts);
+  if (!cuts)
+    return ENOMEM;
+  size_t n = 0;
+  uint64_t newer_writes = 0, index = 0;
+  for (struct undo *u = w->newest; u; u = u->older) {
+    if (!u->newer || u->newer->seq != u->seq)
+      index = nwrites - 1 - newer_writes++;
+    uint64_t r = c->region (c->region_arg, u->offset);
+    if (r == UINT64_MAX)
+      continue;
+    enum fate f = write_fate (c, u->seq, index, tearable (u, unit));
+    if (f == FATE_KEPT)
+      continue;
+    uint64_t at = u->offset;
+    if (f == FATE_TORN) {
+      /* Kept up to one of the unit boundaries inside it. */
+      uint64_t first = u->offset / unit + 1;
+      uint64_t inner = (u->offset + u->len - 1) / unit - u->offset / unit;
+      at = (first + draw (c->seed, u->seq, u->offset) % inner) * unit;
+    }
+    cuts[n++] = (struct cut){ r, at };
+  }
+  qsort (cuts, n, sizeof *cuts, cut_by_region);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (k == 0 || cuts[k - 1].region != cuts[i].region)
+      cuts[k++] = cuts[i];
+  wk->cuts = cuts;
+  wk->ncuts = k;
+  return 0;
+}
+
+/* Entry U of an ordered region REGION: kept below the region's cut. */
+static bool
+ordered_pieces (struct walk *wk, uint32_t i, const struct undo *u,
+                uint64_t region, bool *any_kept, bool *any_lost)
+{
+  uint64_t start = u->offset, end = u->offset + u->len, at = end;
+  struct cut key = { region, 0 };
+  const struct cut *found = NULL;
+  for (size_t lo = 0, hi = wk->ncuts; lo < hi && !found;) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (wk->cuts[mid].region == region)
+      found = &wk->cuts[mid];
+    else if (cut_by_region (&key, &wk->cuts[mid]) < 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  if (found)
+    at = found->at < start ? start : found->at < end ? found->at : end;
+  if (at > start) {
+    *any_kept = true;
+    if (!add_piece (wk, start, at, i, true))
+      return false;
+  }
+  if (at < end) {
+    *any_lost = true;
+    if (!add_piece (wk, at, end, i, false))
+      return false;
+  }
+  return true;
+}
+
 /* Entry number I, U: its pieces, and whether any was kept or lost. */
 static bool
 entry_pieces (struct walk *wk, uint32_t i, const struct undo *u,
@@ -401,8 +503,12 @@ entry_pieces (struct walk *wk, uint32_t i, const struct undo *u,
   const struct wcache_crash *c = wk->c;
   uint64_t start = u->offset, end = u->offset + u->len;
   uint64_t unit = c->unit ? c->unit : 1;
-  enum fate f = write_fate (c, u->seq, wk->write_index,
-                            !u->atomic && start / unit != (end - 1) / unit);
+  if (c->region) {
+    uint64_t r = c->region (c->region_arg, start);
+    if (r != UINT64_MAX)
+      return ordered_pieces (wk, i, u, r, any_kept, any_lost);
+  }
+  enum fate f = write_fate (c, u->seq, wk->write_index, tearable (u, unit));
   if (f != FATE_TORN) {
     *(f == FATE_KEPT ? any_kept : any_lost) = true;
     return add_piece (wk, start, end, i, f == FATE_KEPT);
@@ -526,6 +632,8 @@ crash_walk (struct wcache *w, struct wcache_crash *c)
   uint64_t nwrites = 0, newer_writes = 0;
   for (struct undo *u = w->newest; u; u = u->older)
     nwrites += !u->newer || u->newer->seq != u->seq;
+  if (c->region && region_cuts (&wk, nwrites) != 0)
+    return ENOMEM;
   /* Newest first.  The pieces of a split entry are neighbours with one
    * seq: one write, one fate, counted once.
    */

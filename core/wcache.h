@@ -48,7 +48,7 @@ struct wcache {
   struct {
     void *p;
     size_t size;
-  } scratch[3];
+  } scratch[4];
 };
 
 void wcache_init (struct wcache *w, const struct backend *backend);
@@ -88,6 +88,15 @@ struct wcache_crash {
   enum blkemu_crash_mode mode;
   uint64_t seed;
   uint64_t unit; /* torn: the largest write never torn */
+  /* Ordered regions, a zoned disk's sequential zones (NULL: none):
+   * REGION names the one holding OFFSET, or UINT64_MAX for none.  A
+   * region's writes reach the medium in the order they came, so a state
+   * keeps a prefix of them: the first one the mode does not keep whole
+   * is lost, or kept up to a unit boundary (torn), and every later one
+   * is lost.
+   */
+  uint64_t (*region) (void *region_arg, uint64_t offset);
+  void *region_arg;
   /* Told each range put back (NULL: not told). */
   void (*undone) (void *arg, uint64_t offset, uint64_t len);
   /* Told each write's fate, newest first (NULL: not told). */

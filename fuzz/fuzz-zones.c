@@ -12,10 +12,14 @@
  *     within their limits;
  *   - a read returns the latest data below a write pointer and zeroes
  *     past it;
- *   - a crash rolls each write pointer back exactly to the first write
- *     not flushed (FUA writes and zone commands are durable, a finish
- *     with its zone's writes), and what stays below it is the data last
- *     written there.
+ *   - a crash in mode lose-all rolls each write pointer back exactly to
+ *     the first write not flushed (FUA writes and zone commands are
+ *     durable, a finish with its zone's writes), and what stays below it
+ *     is the data last written there; in modes subset, torn and pick each
+ *     zone keeps a prefix of its unflushed writes, cut at a block in
+ *     torn: the write pointer lands between the first unflushed block and
+ *     where it was, everything below it reads as last written, nothing
+ *     above it survives (no hole below a write pointer).
  * The clock is virtual (virtual-clock.h), so latency-zone costs nothing.
  */
 #include <errno.h>
@@ -36,6 +40,14 @@ struct zshadow {
   bool full;                /* finished, or written to its capacity */
   unsigned first_unflushed; /* lowest block of a write a crash would undo */
   uint32_t version[ZBLOCKS];
+  /* The writes a crash decides (not flushed, FUA'd or settled by a zone
+   * command), in order: each write's fate in the crash report follows
+   * from where the zone's write pointer lands.
+   */
+  unsigned nw;
+  struct {
+    unsigned at, nb;
+  } w[ZBLOCKS];
 };
 
 static struct zshadow zs[MAXZONES];
@@ -66,6 +78,23 @@ version_of (const unsigned char *p, unsigned block)
   memcpy (w, p, 8);
   fill (want, block, w[1]);
   return w[0] == block && !memcmp (want, p, BLK) ? w[1] : UINT32_MAX;
+}
+
+/* The next crash's mode and seed, drawn by the step, and its report. */
+static enum blkemu_crash_mode crash_mode;
+static uint64_t crash_seed;
+static struct blkemu_crash_report crash_report;
+
+static void
+crash (struct blkemu_disk *d, const char *what)
+{
+  char err[BLKEMU_ERR_MAX];
+  if (blkemu_disk_crash_state (d, crash_mode, crash_seed, &crash_report, err,
+                               sizeof err)) {
+    fprintf (stderr, "%s: %s\n", what, err);
+    abort ();
+  }
+  blkemu_disk_power_on (d);
 }
 
 static void
@@ -138,10 +167,7 @@ static struct blkemu_disk *strike_disk;
 static void
 strike (void)
 {
-  char err[BLKEMU_ERR_MAX];
-  if (blkemu_disk_crash (strike_disk, err, sizeof err))
-    fail ("crash in flight failed", 0, 0, 0);
-  blkemu_disk_power_on (strike_disk);
+  crash (strike_disk, "crash in flight");
 }
 
 /* A write (or an append) of NB blocks at block B of ZONE.  STRUCK: a
@@ -189,6 +215,8 @@ write_blocks (struct blkemu_disk *d, unsigned zone, unsigned b, unsigned nb,
     s->version[at + i] = v;
   if (!fua && at < s->first_unflushed)
     s->first_unflushed = at;
+  if (!fua)
+    s->w[s->nw++] = (typeof (s->w[0])){ at, nb };
   s->wp = at + nb;
   s->full = s->wp == cap_blocks;
   return crashed;
@@ -210,7 +238,7 @@ read_zone (struct blkemu_disk *d, unsigned zone)
   }
 }
 
-static void shadow_crash (void);
+static void shadow_crash (struct blkemu_disk *d);
 
 static void
 reset_shadow (unsigned zone)
@@ -275,16 +303,24 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
      * flight.
      */
     bool struck = cache && take (&in, 6) == 0;
+    if (struck || what == 10) {
+      static const enum blkemu_crash_mode modes[] = { BLKEMU_CRASH_LOSE_ALL,
+                                                      BLKEMU_CRASH_SUBSET,
+                                                      BLKEMU_CRASH_TORN,
+                                                      BLKEMU_CRASH_PICK };
+      crash_mode = modes[take (&in, 4)];
+      crash_seed = take (&in, 256);
+    }
     switch (what) {
     case 0:
     case 1:
     case 2:
       if (write_blocks (d, zone, b, nb, false, what == 2, struck))
-        shadow_crash ();
+        shadow_crash (d);
       break;
     case 3:
       if (write_blocks (d, zone, b, nb, true, take (&in, 2), struck))
-        shadow_crash ();
+        shadow_crash (d);
       break;
     case 4: read_zone (d, zone); break;
     case 5: { /* open, close or finish */
@@ -295,6 +331,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (op == BLKEMU_ZONE_FINISH && r == 0) {
         s->full = true; /* durable, with its writes */
         s->first_unflushed = ZBLOCKS;
+        s->nw = 0;
       }
       if (r && !(op == BLKEMU_ZONE_OPEN && s->full) &&
           !(op == BLKEMU_ZONE_CLOSE && s->full))
@@ -317,8 +354,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     case 8: /* flush */
       if (blkemu_io (d, BLKEMU_OP_FLUSH, NULL, 0, 0, 0))
         fail ("flush failed", 0, 0, 0);
-      for (unsigned i = 0; i < nzones; i++)
+      for (unsigned i = 0; i < nzones; i++) {
         zs[i].first_unflushed = ZBLOCKS;
+        zs[i].nw = 0;
+      }
       break;
     case 9: /* a zone command on a conventional zone */
       if (nconv && blkemu_zone_command (d, BLKEMU_ZONE_RESET, 0) != EIO)
@@ -327,10 +366,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     case 10: /* crash and power on */
       if (!cache)
         break;
-      if (blkemu_disk_crash (d, err, sizeof err))
-        fail ("crash failed", 0, 0, 0);
-      blkemu_disk_power_on (d);
-      shadow_crash ();
+      crash (d, "crash");
+      shadow_crash (d);
       break;
     default: read_zone (d, zone); break;
     }
@@ -343,18 +380,29 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 }
 
 /* What a power loss leaves, in the shadow: each zone back to its first
- * unflushed write, the rest reading zeroes; zones active beyond the
- * limit finished, the last first.
+ * unflushed write (lose-all) or to the end of the prefix of its
+ * unflushed blocks that survived (read off the disk: the reads and the
+ * report after the step hold the rest to it), the rest reading zeroes;
+ * zones active beyond the limit finished, the last first.
  */
 static void
-shadow_crash (void)
+shadow_crash (struct blkemu_disk *d)
 {
+  uint64_t fates[3] = { 0 }; /* persisted, torn, lost */
   for (unsigned i = nconv; i < nzones; i++) {
     struct zshadow *t = &zs[i];
     if (!t->full || t->first_unflushed < ZBLOCKS) {
-      unsigned wp = t->full ? cap_blocks : t->wp;
-      if (t->first_unflushed < wp)
-        wp = t->first_unflushed;
+      unsigned hi = t->full ? cap_blocks : t->wp;
+      unsigned wp = t->first_unflushed < hi ? t->first_unflushed : hi;
+      if (crash_mode != BLKEMU_CRASH_LOSE_ALL) {
+        if (blkemu_io (d, BLKEMU_OP_READ, buf, ZS, (uint64_t) i * ZS, 0))
+          fail ("read after a crash failed", i, 0, 0);
+        while (wp < hi && version_of (buf + wp * BLK, wp) == t->version[wp])
+          wp++;
+      }
+      /* Kept below the write pointer, cut by it (torn), lost above. */
+      for (unsigned k = 0; k < t->nw; k++)
+        fates[t->w[k].at + t->w[k].nb <= wp ? 0 : t->w[k].at < wp ? 1 : 2]++;
       if (!t->full || wp < cap_blocks) {
         t->full = false;
         t->wp = wp;
@@ -363,6 +411,19 @@ shadow_crash (void)
     for (unsigned k = t->full ? ZBLOCKS : t->wp; k < ZBLOCKS; k++)
       t->version[k] = 0;
     t->first_unflushed = ZBLOCKS;
+    t->nw = 0;
+  }
+  const struct blkemu_crash_report *c = &crash_report;
+  if (c->persisted != fates[0] || c->torn != fates[1] || c->lost != fates[2]) {
+    fprintf (stderr,
+             "crash %s seed %llu: reported persisted=%llu torn=%llu "
+             "lost=%llu, the write pointers say %llu %llu %llu\n",
+             blkemu_crash_mode_name (crash_mode),
+             (unsigned long long) crash_seed,
+             (unsigned long long) c->persisted, (unsigned long long) c->torn,
+             (unsigned long long) c->lost, (unsigned long long) fates[0],
+             (unsigned long long) fates[1], (unsigned long long) fates[2]);
+    abort ();
   }
   /* Zones active beyond the limit are finished, the last first. */
   unsigned active = 0;

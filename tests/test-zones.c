@@ -257,6 +257,59 @@ test_capacity (void)
   blkemu_disk_close (d);
 }
 
+/* A crash state keeps a prefix of each sequential zone's writes: with
+ * pick 0b101 (the oldest and the third of three), zone 1 keeps only the
+ * oldest, as the second was lost and nothing lands past a hole; a
+ * conventional zone keeps exactly the picked ones.
+ */
+static void
+test_crash_prefix (void)
+{
+  struct blkemu_disk *d =
+    open_disk ("size=4M,zoned=host-managed,zone-size=1M,write-cache=yes,"
+               "conventional-zones=1");
+  char err[BLKEMU_ERR_MAX];
+  CHECK (wr (d, ZS, 4 * BLK, 'a') == 0 &&
+           wr (d, ZS + 4 * BLK, 4 * BLK, 'b') == 0 &&
+           wr (d, ZS + 8 * BLK, 4 * BLK, 'c') == 0,
+         "three writes in zone 1");
+  struct blkemu_crash_report rep;
+  CHECK (blkemu_disk_crash_state (d, BLKEMU_CRASH_PICK, 5, &rep, err,
+                                  sizeof err) == 0,
+         "crash pick 5: %s", err);
+  blkemu_disk_power_on (d);
+  struct blkemu_zone z1 = zone_at (d, ZS);
+  CHECK (z1.wp == ZS + 4 * BLK, "zone 1 keeps the oldest write only: wp %llu",
+         (unsigned long long) (z1.wp - ZS));
+  CHECK (rep.persisted == 1 && rep.lost == 2 && rep.torn == 0,
+         "report: persisted %llu lost %llu torn %llu",
+         (unsigned long long) rep.persisted, (unsigned long long) rep.lost,
+         (unsigned long long) rep.torn);
+  char buf[BLK];
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 3 * BLK, 0) == 0 &&
+           buf[0] == 'a',
+         "the kept write reads back");
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 8 * BLK, 0) == 0 &&
+           buf[0] == 0,
+         "the picked third write is past the write pointer: zeroes");
+  /* The same picks in the conventional zone: no order, a hole. */
+  CHECK (wr (d, 0, 4 * BLK, 'a') == 0 && wr (d, 4 * BLK, 4 * BLK, 'b') == 0 &&
+           wr (d, 8 * BLK, 4 * BLK, 'c') == 0,
+         "three writes in the conventional zone");
+  CHECK (blkemu_disk_crash_state (d, BLKEMU_CRASH_PICK, 5, &rep, err,
+                                  sizeof err) == 0 &&
+           rep.persisted == 2 && rep.lost == 1,
+         "conventional: persisted %llu lost %llu",
+         (unsigned long long) rep.persisted, (unsigned long long) rep.lost);
+  blkemu_disk_power_on (d);
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 4 * BLK, 0) == 0 &&
+           buf[0] == 0 &&
+           blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 8 * BLK, 0) == 0 &&
+           buf[0] == 'c',
+         "conventional: the second lost, the third kept");
+  blkemu_disk_close (d);
+}
+
 static void
 test_crash (void)
 {
@@ -272,11 +325,11 @@ test_crash (void)
   CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, BLK, 2 * ZS, BLKEMU_FLAG_FUA) ==
            0,
          "zone 2: a FUA block");
-  /* Only lose-all: refused before the disk goes offline. */
-  CHECK (blkemu_disk_crash_state (d, BLKEMU_CRASH_SUBSET, 1, NULL, err,
+  /* Not interrupted: refused before the disk goes offline. */
+  CHECK (blkemu_disk_crash_state (d, BLKEMU_CRASH_INTERRUPTED, 1, NULL, err,
                                   sizeof err) == -1 &&
-           strstr (err, "zoned") && strstr (err, "lose-all"),
-         "a subset crash of a zoned disk is refused: %s", err);
+           strstr (err, "zoned") && strstr (err, "lose-all, subset"),
+         "an interrupted crash of a zoned disk is refused: %s", err);
   CHECK (wr (d, 12 * BLK, BLK, 'e') == 0,
          "the disk serves on after the refusal");
   CHECK (blkemu_disk_crash (d, err, sizeof err) == 0, "crash: %s", err);
@@ -939,6 +992,7 @@ main (void)
   test_limits ();
   test_capacity ();
   test_crash ();
+  test_crash_prefix ();
   test_crash_finish_excursion ();
   test_sidecar ();
   test_trace ();

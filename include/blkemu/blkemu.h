@@ -465,8 +465,9 @@ int blkemu_crash_args (const char *what, const char *mode_text,
                        const char *seed_text, enum blkemu_crash_mode *mode,
                        uint64_t *seed, char *err, size_t errlen);
 /* Power loss producing MODE's state from SEED; REPORT (if not NULL) says
- * what it did.  A zoned disk takes lose-all only.  Returns 0 or -1 with
- * ERR filled.
+ * what it did.  On a zoned disk each sequential zone keeps a prefix of
+ * its writes (no hole below a write pointer), and interrupted is
+ * refused.  Returns 0 or -1 with ERR filled.
  */
 int blkemu_disk_crash_state (struct blkemu_disk *disk,
                              enum blkemu_crash_mode mode, uint64_t seed,
