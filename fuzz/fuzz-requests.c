@@ -22,8 +22,10 @@
  *     long as itself, elsewhere, to its data in its order (found by
  *     reading the whole disk: every block carries the block it was
  *     meant for), and its landing place is then what a crash may keep
- *     or undo (drawn only in steps no crash strikes: where a struck one
- *     landed is not seen);
+ *     or undo; a struck one is not counted (it failed), so the scan
+ *     after the crash finds where it went: its own blocks or one other
+ *     run, never both, holding its data in order (all of it without the
+ *     cache), and in mode interrupted that run, and only it, unreadable;
  *   - stats count exactly the bytes of the requests that succeeded, and
  *     no latency exceeds the time that passed.
  * The clock is virtual (virtual-clock.h defines clock.h's functions, so
@@ -423,6 +425,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   enum blkemu_op last_zero_op = BLKEMU_OP_TRIM;
   for (int step = 0; step < 64 && in.n > 0; step++) {
     unsigned what = take (&in, 10);
+    /* A write the crash struck that may have been misdirected: its
+     * version (0: none).
+     */
+    uint32_t struck_version = 0;
     checking = true;
     uint64_t b = take (&in, BLOCKS);
     uint64_t nb = 1 + take (&in, 24);
@@ -437,10 +443,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         (enum blkemu_crash_mode) take (&in, BLKEMU_CRASH_MODE_COUNT);
       crash_seed = take (&in, 256);
     }
-    /* Misdirected writes only where no crash strikes (above). */
     if (misdirect) {
       char pct[16];
-      snprintf (pct, sizeof pct, "%u%%", strike || faults ? 0 : misdirect);
+      snprintf (pct, sizeof pct, "%u%%", faults ? 0 : misdirect);
       if (blkemu_disk_set (disk, "misdirected-write-probability", pct, err,
                            sizeof err) != 0)
         abort ();
@@ -462,6 +467,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       uint64_t mis = silent_count (disk, MISDIRECTED);
       r = blkemu_io (disk, BLKEMU_OP_WRITE, buf, len, off,
                      fua ? BLKEMU_FLAG_FUA : 0);
+      if (r == 0 && strike) {
+        /* Done without waiting: the crash did not come (landed() must
+         * not meet it either).
+         */
+        if (!during_next_wait)
+          abort ();
+        during_next_wait = NULL;
+        strike = false;
+      }
       if (r == 0) {
         ok_bytes[BLKEMU_OP_WRITE] += len;
         bool durable = cache && written_through (disk, len, fua);
@@ -475,8 +489,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           for (uint64_t i = 0; kept && i < nb; i++)
             written (b + i, token (b + i, v), durable);
       }
-      else if (strike && !during_next_wait) /* lost, maybe, too */
-        struck (b, nb, v, cache, faults || silent & 2);
+      else if (strike && !during_next_wait) { /* lost, maybe, too */
+        /* Misdirected, maybe: its own blocks may keep what they held. */
+        struck (b, nb, v, cache, faults || silent & 2 || misdirect);
+        struck_version = misdirect ? v : 0;
+      }
       else if (r != EINVAL && r != EIO && !faults)
         abort ();
       break;
@@ -568,12 +585,19 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
      * a write the drive was losing never reached it.
      */
     bool unreadable_maybe = faults != 0 || (silent & 2);
-    if (strike && !during_next_wait &&
-        crash_mode == BLKEMU_CRASH_INTERRUPTED &&
-        (what <= 2 || (what == 6 && last_zero_op == BLKEMU_OP_ZERO))) {
+    bool interrupted =
+      strike && !during_next_wait && crash_mode == BLKEMU_CRASH_INTERRUPTED &&
+      (what <= 2 || (what == 6 && last_zero_op == BLKEMU_OP_ZERO));
+    if (interrupted && !struck_version) {
       unreadable_lo = b;
       unreadable_hi = b + nb;
     }
+    /* A struck write that may have been misdirected: where it landed,
+     * once seen (its first unreadable block in mode interrupted, its
+     * first block of data elsewhere otherwise); blocks of its data seen
+     * at home and away.
+     */
+    uint64_t mis_at = UINT64_MAX, seen_home = 0, seen_away = 0;
     if (strike && during_next_wait)
       during_next_wait = NULL;
     else if (strike) {
@@ -607,6 +631,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         read_checked (disk, buf, lbs, i * lbs, &ok_bytes[BLKEMU_OP_READ]);
       if (rr == -1)
         abort (); /* no crash waits here; 16 flips in a row: > 20%^16 */
+      if (interrupted && struck_version && rr == EIO && unreadable_hi == 0) {
+        /* The head was writing here: home or the wrong place. */
+        unreadable_lo = i;
+        unreadable_hi = i + nb;
+        if (unreadable_hi > BLOCKS)
+          abort ();
+        if (i != b)
+          mis_at = i;
+      }
       bool unreadable = i >= unreadable_lo && i < unreadable_hi;
       if (unreadable && unreadable_maybe && rr == 0)
         unreadable = false;
@@ -631,6 +664,21 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       bool legal = cache
                      ? may_hold (&sh[i], v)
                      : v == sh[i].latest || (sh[i].has_alt && v == sh[i].alt);
+      if (struck_version && v != 0 && v != UINT32_MAX &&
+          v / BLOCKS == struck_version) {
+        if (v % BLOCKS == i)
+          seen_home++;
+        else {
+          /* Its data for block v % BLOCKS, NB blocks or fewer from home:
+           * one landing place for all of it.
+           */
+          uint64_t at = i - (v % BLOCKS - b);
+          if (mis_at == UINT64_MAX)
+            mis_at = at;
+          legal = at == mis_at && at != b && i >= at && i < at + nb;
+          seen_away++;
+        }
+      }
       if (!legal) {
         fprintf (stderr,
                  "block %llu after crash: token %u (durable "
@@ -643,10 +691,39 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       sh[i].ncand = 0;
       sh[i].has_alt = false;
     }
+    if (struck_version && check_data) {
+      /* Home or away, never both; without the cache all of it where it
+       * went (its data moved before it waited); in mode interrupted the
+       * unreadable run found it.
+       */
+      bool away = mis_at != UINT64_MAX;
+      if ((away && seen_home) || (!cache && !away && seen_home != nb) ||
+          (!cache && away && seen_away != nb) ||
+          (interrupted &&
+           (unreadable_hi == 0 || (away && unreadable_lo != mis_at)))) {
+        fprintf (stderr,
+                 "struck write of blocks %llu..%llu (misdirected maybe): "
+                 "%llu blocks of it at home, %llu away (at %lld), "
+                 "cache %d, unreadable %llu..%llu\n",
+                 (unsigned long long) b, (unsigned long long) (b + nb),
+                 (unsigned long long) seen_home,
+                 (unsigned long long) seen_away,
+                 away ? (long long) mis_at : -1LL, cache,
+                 (unsigned long long) unreadable_lo,
+                 (unsigned long long) unreadable_hi);
+        abort ();
+      }
+      if (away && getenv ("FUZZ_DEBUG"))
+        fprintf (stderr,
+                 "struck and misdirected: blocks %llu..%llu landed at "
+                 "%llu (%llu blocks kept)\n",
+                 (unsigned long long) b, (unsigned long long) (b + nb),
+                 (unsigned long long) mis_at, (unsigned long long) seen_away);
+    }
     /* Without data to check (backend=null) the blocks were not read and
      * healed one by one: heal them all.
      */
-    if (unreadable_hi > unreadable_lo &&
+    if ((unreadable_hi > unreadable_lo || interrupted) &&
         blkemu_disk_bad_clear (disk, 0, BLOCKS * lbs, err, sizeof err))
       abort ();
   }
