@@ -366,6 +366,7 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
   req->entry.deadline_ns = req->deadline[0];
   req->qd = __atomic_add_fetch (&disk->in_flight, 1, __ATOMIC_RELAXED);
   req->crash_gen = wcache_generation (&disk->wcache);
+  req->view = disk->viewing;
   return 0;
 }
 
@@ -380,6 +381,15 @@ zone_cmd_transfer (struct request *req)
   const struct zone_span *span = &req->zone_span;
   if (req->err || span->lo == span->hi)
     return;
+  /* In a crash view the log is frozen and the medium the live disk's:
+   * what the command leaves unwritten reads zeroes in the view alone.
+   */
+  if (req->view) {
+    if (span->unwritten < span->hi)
+      req->err = overlay_put (&disk->view, span->unwritten,
+                              span->hi - span->unwritten, NULL);
+    return;
+  }
   /* The zone's state is durable at once; so are its writes (finish), or
    * they are gone (reset): no crash may bring back what came before.
    */
@@ -634,9 +644,17 @@ disk_interrupt_writes (struct blkemu_disk *disk, uint64_t *ranges)
     /* Unreadable where the head was writing: for a misdirected write
      * the wrong place; an atomic write leaves old data or new, not torn.
      */
-    uint64_t at;
-    if (!(r->flags & BLKEMU_FLAG_ATOMIC) && medium_target (r, &at) &&
-        badranges_add (&disk->bad, at, r->len) == 0)
+    uint64_t at, end;
+    if ((r->flags & BLKEMU_FLAG_ATOMIC) || !medium_target (r, &at))
+      continue;
+    /* A sequential zone's drive finds its write pointer again after the
+     * last sector it wrote whole: there the write is torn (the crash's
+     * prefix), with nothing unreadable below the pointer.
+     */
+    end = at + r->len;
+    if (zones_on (&disk->zones) && end > zones_conventional_end (&disk->zones))
+      end = zones_conventional_end (&disk->zones);
+    if (end > at && badranges_add (&disk->bad, at, end - at) == 0)
       (*ranges)++;
   }
   pthread_mutex_unlock (&disk->inflight_lock);

@@ -147,16 +147,6 @@ state_setup (struct blkemu_disk *disk, bool view, enum blkemu_crash_mode mode,
                   "interrupted), not a view's");
     return -1;
   }
-  if (zones_on (&disk->zones) && mode == BLKEMU_CRASH_INTERRUPTED) {
-    /* Sectors left unreadable below a write pointer could never be
-     * written again: no zone command heals them.
-     */
-    set_err (err,
-             "%s interrupted: a zoned disk (zoned=host-managed) takes "
-             "lose-all, subset, torn or pick",
-             what);
-    return -1;
-  }
   const uint64_t *n = disk->cfg.num;
   *c = (struct wcache_crash){
     .mode = mode,
@@ -221,6 +211,7 @@ view_end_locked (struct blkemu_disk *disk)
   disk->faults.offline = true;
   wcache_power_cut (&disk->wcache);
   overlay_reset (&disk->view, false);
+  zones_view_end (&disk->zones);
 }
 
 static int
@@ -326,6 +317,7 @@ blkemu_disk_power_on (struct blkemu_disk *disk)
   model_reset (disk->model, disk->model_state);
   __atomic_add_fetch (&disk->power_ons, 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock (&disk->lock);
+  zones_sidecar_sync (&disk->zones, &disk->lock); /* held back by a view */
   pthread_mutex_unlock (&disk->power_lock);
 }
 
@@ -351,12 +343,7 @@ blkemu_disk_power_off (struct blkemu_disk *disk, char *err, size_t errlen)
   int r = 0;
   pthread_mutex_lock (&disk->power_lock);
   pthread_mutex_lock (&disk->lock);
-  if (zones_on (&disk->zones)) {
-    set_err (e, "power-off: a zoned disk (zoned=host-managed) has no crash "
-                "views; use crash");
-    r = -1;
-  }
-  else if (disk->faults.offline) {
+  if (disk->faults.offline) {
     set_err (e, "power-off: the disk is already off (crash, power-off or "
                 "a view's end); power-on first");
     r = -1;
@@ -383,6 +370,45 @@ overlay_sink (void *arg, uint64_t offset, uint64_t len, const void *data)
   return overlay_base_add (arg, offset, len, data);
 }
 
+static int
+finished_zeroes (struct overlay *view, const struct ranges *finished)
+{
+  int r = finished->lost ? ENOMEM : 0;
+  for (size_t i = 0; i < finished->n && r == 0; i++)
+    r = overlay_put (view, finished->r[i].offset, finished->r[i].len, NULL);
+  return r;
+}
+
+/* A zoned disk's view: the crash state's write pointers, on a copy of
+ * the zone state (the live one comes back at the view's end), and what
+ * a zone finished by the power cycle holds past its old pointer reads
+ * zeroes in the view only.  Returns 0 or an errno.
+ */
+static int
+view_zones (struct blkemu_disk *disk, const struct ranges *undone)
+{
+  if (undone->lost)
+    return ENOMEM;
+  struct ranges finished = { 0 };
+  pthread_mutex_lock (&disk->lock);
+  int r = zones_view_begin (&disk->zones);
+  if (r == 0) {
+    for (size_t i = 0; i < undone->n; i++)
+      zones_rollback (&disk->zones, undone->r[i].offset, undone->r[i].len);
+    zones_power_cycle (&disk->zones, ranges_add, &finished);
+  }
+  pthread_mutex_unlock (&disk->lock);
+  if (r == 0)
+    r = finished_zeroes (&disk->view, &finished);
+  free (finished.r);
+  if (r) {
+    pthread_mutex_lock (&disk->lock);
+    zones_view_end (&disk->zones);
+    pthread_mutex_unlock (&disk->lock);
+  }
+  return r;
+}
+
 int
 blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
                        uint64_t seed, struct blkemu_crash_report *report,
@@ -403,11 +429,19 @@ blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
     r = -1;
   }
   pthread_mutex_unlock (&disk->lock);
+  struct ranges undone = { 0 };
   if (r == 0) {
     overlay_reset (&disk->view, true);
     c.sink = overlay_sink;
     c.sink_arg = &disk->view;
+    if (zones_on (&disk->zones)) {
+      c.undone = ranges_add;
+      c.arg = &undone;
+    }
     int w = state_walk (disk, &c, true);
+    if (w == 0 && zones_on (&disk->zones))
+      w = view_zones (disk, &undone);
+    free (undone.r);
     if (w) {
       overlay_reset (&disk->view, false);
       set_err (e, "view: building the crash state failed: %s",
@@ -443,6 +477,7 @@ blkemu_disk_view_close (struct blkemu_disk *disk, char *err, size_t errlen)
   }
   pthread_mutex_unlock (&disk->lock);
   pthread_mutex_unlock (&disk->power_lock);
+  zones_sidecar_sync (&disk->zones, &disk->lock);
   if (r == 0)
     trace_note (&disk->trace, "# view-end\n");
   return err_result (r, e, err, errlen);

@@ -165,7 +165,7 @@ zones_validate_count (const struct blkemu_config *cfg, uint64_t size,
 static void
 sidecar_put (struct zones *z, uint64_t i)
 {
-  if (z->sidecar_fd < 0 || z->z[i].queued)
+  if (z->sidecar_fd < 0 || z->viewing || z->z[i].queued)
     return;
   z->z[i].queued = true;
   z->dirty[z->ndirty++] = i;
@@ -188,7 +188,8 @@ zones_sidecar_sync (struct zones *z, pthread_mutex_t *state_lock)
     unsigned n = 0;
     if (state_lock)
       pthread_mutex_lock (state_lock);
-    while (n < SIDECAR_BATCH && z->ndirty) {
+    /* In a crash view the records wait: Z->Z is the view's. */
+    while (n < SIDECAR_BATCH && z->ndirty && !z->viewing) {
       uint64_t i = z->dirty[--z->ndirty];
       z->z[i].queued = false;
       at[n] = sizeof (struct sidecar_header) + i * sizeof rec[0];
@@ -375,11 +376,41 @@ zones_destroy (struct zones *z)
     close (z->sidecar_fd);
   z->sidecar_fd = -1;
   free (z->z);
+  free (z->live);
   free (z->dirty);
   z->z = NULL;
+  z->live = NULL;
   z->dirty = NULL;
   z->nr = 0;
   pthread_mutex_destroy (&z->sidecar_lock);
+}
+
+int
+zones_view_begin (struct zones *z)
+{
+  if (!z->live && !(z->live = malloc (z->nr * sizeof *z->live)))
+    return ENOMEM;
+  memcpy (z->live, z->z, z->nr * sizeof *z->z);
+  z->live_imp_open = z->imp_open;
+  z->live_exp_open = z->exp_open;
+  z->live_closed = z->closed;
+  z->viewing = true;
+  return 0;
+}
+
+void
+zones_view_end (struct zones *z)
+{
+  if (!z->viewing)
+    return;
+  /* Records queued before the view keep their flags: the next sync
+   * writes their live state.
+   */
+  memcpy (z->z, z->live, z->nr * sizeof *z->z);
+  z->imp_open = z->live_imp_open;
+  z->exp_open = z->live_exp_open;
+  z->closed = z->live_closed;
+  z->viewing = false;
 }
 
 static uint64_t

@@ -41,6 +41,10 @@ struct zones {
   uint64_t max_append;           /* bytes */
   struct zone *z;
   uint64_t imp_open, exp_open, closed;
+  /* A crash view's zones are a copy: the live ones wait here. */
+  struct zone *live;
+  uint64_t live_imp_open, live_exp_open, live_closed;
+  bool viewing;
   int sidecar_fd;               /* -1: none (backend=memory, null) */
   uint64_t *dirty, ndirty;      /* zones whose record must be written */
   pthread_mutex_t sidecar_lock; /* one writer of the sidecar at a time */
@@ -70,6 +74,13 @@ static inline bool
 zones_on (const struct zones *z)
 {
   return z->nr != 0;
+}
+
+/* Where the conventional zones end (they come first; constant). */
+static inline uint64_t
+zones_conventional_end (const struct zones *z)
+{
+  return z->nr_conv * z->zone_size;
 }
 
 /* A write, write-zeroes or zone append of LEN bytes at *OFFSET arriving:
@@ -126,6 +137,12 @@ unsigned zones_power_cycle (struct zones *z,
                             void (*finished) (void *arg, uint64_t from,
                                               uint64_t len),
                             void *arg);
+/* A crash view (core/power.c) changes a copy of the zone state: the
+ * live state is kept aside, and no record reaches the sidecar (the live
+ * disk's) until zones_view_end brings it back.  Returns 0 or ENOMEM.
+ */
+int zones_view_begin (struct zones *z);
+void zones_view_end (struct zones *z);
 /* Write the changed zones' records to the sidecar (backend=file), with
  * STATE_LOCK (the caller's, not held on entry; NULL: single-threaded)
  * taken only to collect them.  A request that changed a zone calls it

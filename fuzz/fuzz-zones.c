@@ -15,12 +15,13 @@
  *   - a crash in mode lose-all rolls each write pointer back exactly to
  *     the first write not flushed (FUA writes and zone commands are
  *     durable, a finish with its zone's writes), and what stays below it
- *     is the data last written there; in modes subset, torn and pick each
- *     zone keeps a prefix of its unflushed writes, cut at a block in
- *     torn: the write pointer lands between the first unflushed block and
- *     where it was, everything below it reads as last written, nothing
- *     above it survives (no hole below a write pointer).
- * The clock is virtual (virtual-clock.h), so latency-zone costs nothing.
+ *     is the data last written there; in modes subset, torn, interrupted
+ *     and pick each zone keeps a prefix of its unflushed writes, cut at
+ *     a block in torn and interrupted (which leaves no sector of a
+ *     sequential zone unreadable): the write pointer lands between the first
+ * unflushed block and where it was, everything below it reads as last written,
+ * nothing above it survives (no hole below a write pointer). The clock is
+ * virtual (virtual-clock.h), so latency-zone costs nothing.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -304,11 +305,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
      */
     bool struck = cache && take (&in, 6) == 0;
     if (struck || what == 10) {
-      static const enum blkemu_crash_mode modes[] = { BLKEMU_CRASH_LOSE_ALL,
-                                                      BLKEMU_CRASH_SUBSET,
-                                                      BLKEMU_CRASH_TORN,
-                                                      BLKEMU_CRASH_PICK };
-      crash_mode = modes[take (&in, 4)];
+      static const enum blkemu_crash_mode modes[] = {
+        BLKEMU_CRASH_LOSE_ALL, BLKEMU_CRASH_SUBSET, BLKEMU_CRASH_TORN,
+        BLKEMU_CRASH_PICK, BLKEMU_CRASH_INTERRUPTED
+      };
+      crash_mode = modes[take (&in, 5)];
       crash_seed = take (&in, 256);
     }
     switch (what) {
@@ -389,6 +390,14 @@ static void
 shadow_crash (struct blkemu_disk *d)
 {
   uint64_t fates[3] = { 0 }; /* persisted, torn, lost */
+  /* Interrupted or not, no sector of a sequential zone is unreadable:
+   * the write in flight is torn there (and only those zones are written).
+   */
+  uint64_t nbad = 0;
+  free (blkemu_disk_bad_list (d, &nbad));
+  if (nbad)
+    fail ("a crash left sectors of a sequential zone unreadable", 0,
+          (long) nbad, crash_mode);
   for (unsigned i = nconv; i < nzones; i++) {
     struct zshadow *t = &zs[i];
     if (!t->full || t->first_unflushed < ZBLOCKS) {

@@ -325,13 +325,7 @@ test_crash (void)
   CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, BLK, 2 * ZS, BLKEMU_FLAG_FUA) ==
            0,
          "zone 2: a FUA block");
-  /* Not interrupted: refused before the disk goes offline. */
-  CHECK (blkemu_disk_crash_state (d, BLKEMU_CRASH_INTERRUPTED, 1, NULL, err,
-                                  sizeof err) == -1 &&
-           strstr (err, "zoned") && strstr (err, "lose-all, subset"),
-         "an interrupted crash of a zoned disk is refused: %s", err);
-  CHECK (wr (d, 12 * BLK, BLK, 'e') == 0,
-         "the disk serves on after the refusal");
+  CHECK (wr (d, 12 * BLK, BLK, 'e') == 0, "zone 0: 1 more unflushed block");
   CHECK (blkemu_disk_crash (d, err, sizeof err) == 0, "crash: %s", err);
   CHECK (blkemu_disk_power_ons (d) == 0, "no power-on yet");
   blkemu_disk_power_on (d);
@@ -434,6 +428,95 @@ test_crash_finish_excursion (void)
   blkemu_disk_close (d);
 }
 
+/* A write in flight across a crash, from its own thread. */
+struct inflight {
+  struct blkemu_disk *d;
+  uint64_t off, len;
+  char fill;
+  int r;
+};
+
+static void *
+inflight_main (void *arg)
+{
+  struct inflight *w = arg;
+  w->r = wr (w->d, w->off, w->len, w->fill);
+  return NULL;
+}
+
+/* An interrupted crash on a zoned disk, one write in flight in each kind
+ * of zone: the conventional one leaves its sectors unreadable; the
+ * sequential one is torn (its zone keeps a prefix cut at a unit), and
+ * nothing below the write pointer is unreadable.  Over seeds, the cut
+ * falls before, inside and past the write.
+ */
+static void
+test_crash_interrupted (void)
+{
+  char err[BLKEMU_ERR_MAX];
+  unsigned before = 0, inside = 0, past = 0;
+  for (uint64_t seed = 1; seed <= 9; seed++) {
+    struct blkemu_disk *d = open_disk (
+      "size=4M,zoned=host-managed,zone-size=1M,conventional-zones=1,"
+      "write-cache=yes,physical-block-size=4096,latency-write=300ms");
+    char fua[2 * BLK];
+    memset (fua, 'a', sizeof fua);
+    CHECK (blkemu_io (d, BLKEMU_OP_WRITE, fua, sizeof fua, ZS,
+                      BLKEMU_FLAG_FUA) == 0,
+           "zone 1: 2 FUA blocks");
+    struct inflight seq = { d, ZS + 2 * BLK, 16 * BLK, 'b', -1 },
+                    conv = { d, 8 * BLK, 4 * BLK, 'c', -1 };
+    pthread_t t1, t2;
+    pthread_create (&t1, NULL, inflight_main, &seq);
+    pthread_create (&t2, NULL, inflight_main, &conv);
+    usleep (100 * 1000);
+    struct blkemu_crash_report rep;
+    CHECK (blkemu_disk_crash_state (d, BLKEMU_CRASH_INTERRUPTED, seed, &rep,
+                                    err, sizeof err) == 0,
+           "crash interrupted %llu: %s", (unsigned long long) seed, err);
+    blkemu_disk_power_on (d);
+    pthread_join (t1, NULL);
+    pthread_join (t2, NULL);
+    CHECK (seq.r == EIO && conv.r == EIO, "both in flight failed: %d %d",
+           seq.r, conv.r);
+    uint64_t n = 0;
+    char *list = blkemu_disk_bad_list (d, &n);
+    CHECK (list && n == 1 && strcmp (list, "32768+16384") == 0,
+           "seed %llu: only the conventional write is unreadable: %llu %s",
+           (unsigned long long) seed, (unsigned long long) n,
+           list ? list : "");
+    free (list);
+    char buf[BLK];
+    CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 8 * BLK, 0) == EIO,
+           "a medium error where the conventional write was");
+    struct blkemu_zone z1 = zone_at (d, ZS);
+    uint64_t wp = z1.wp - ZS;
+    CHECK (wp >= 2 * BLK && wp <= 18 * BLK && wp % BLK == 0,
+           "seed %llu: the pointer within the write, at a unit: %llu",
+           (unsigned long long) seed, (unsigned long long) wp);
+    before += wp == 2 * BLK;
+    inside += wp > 2 * BLK && wp < 18 * BLK;
+    past += wp == 18 * BLK;
+    for (uint64_t b = 0; b < 18; b++) {
+      int r = blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + b * BLK, 0);
+      char want = b < 2 ? 'a' : b * BLK < wp ? 'b' : 0;
+      CHECK (r == 0 && buf[0] == want && buf[BLK - 1] == want,
+             "seed %llu: zone 1 block %llu reads %d '%c', want '%c'",
+             (unsigned long long) seed, (unsigned long long) b, r, buf[0],
+             want ? want : '0');
+    }
+    CHECK (wr (d, z1.wp, BLK, 'd') == 0 && wr (d, 8 * BLK, 4 * BLK, 'e') == 0,
+           "writes go on at the pointer, and heal the conventional zone");
+    CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 8 * BLK, 0) == 0 &&
+             buf[0] == 'e',
+           "healed");
+    blkemu_disk_close (d);
+  }
+  CHECK (before && inside && past,
+         "the cut fell before (%u), inside (%u) and past (%u) the write",
+         before, inside, past);
+}
+
 /* A scratch directory for file-backed disks and traces, and its removal
  * with the files named.
  */
@@ -512,6 +595,102 @@ test_sidecar (void)
   CHECK (e && strstr (e, "z.img.zones") && strstr (e, "delete it"),
          "geometry change refused: %s", e ? e : "(opened)");
   scratch_remove (dir, (const char *const[]){ "z.img", "z.img.zones", NULL });
+}
+
+/* Crash views of a zoned disk: each has the state's write pointers,
+ * its writes and zone commands change them in the view alone, and
+ * neither the live zones nor the sidecar ever see them.
+ */
+static void
+test_views (void)
+{
+  const char *dir = scratch_dir ();
+  char list[512], err[BLKEMU_ERR_MAX];
+  file_zoned_spec (list, sizeof list, dir, "v.img");
+  strcat (list, ",write-cache=yes");
+  struct blkemu_disk *d = open_disk (list);
+  char fua[2 * BLK];
+  memset (fua, 'a', sizeof fua);
+  CHECK (blkemu_io (d, BLKEMU_OP_WRITE, fua, sizeof fua, ZS,
+                    BLKEMU_FLAG_FUA) == 0,
+         "zone 1: 2 FUA blocks");
+  CHECK (wr (d, ZS + 2 * BLK, 4 * BLK, 'b') == 0 &&
+           wr (d, ZS + 6 * BLK, 4 * BLK, 'c') == 0 &&
+           wr (d, ZS + 10 * BLK, 4 * BLK, 'd') == 0,
+         "zone 1: three unflushed writes");
+  CHECK (blkemu_disk_power_off (d, err, sizeof err) == 0, "power-off: %s",
+         err);
+  struct blkemu_crash_report rep;
+  CHECK (blkemu_disk_view_open (d, BLKEMU_CRASH_PICK, 5, &rep, err,
+                                sizeof err) == 0,
+         "view pick 5: %s", err);
+  struct blkemu_zone z = zone_at (d, ZS);
+  CHECK (z.wp == ZS + 6 * BLK && z.cond == BLKEMU_ZONE_COND_CLOSED,
+         "view: the prefix of the oldest write, closed: wp %llu cond %u",
+         (unsigned long long) (z.wp - ZS), z.cond);
+  CHECK (rep.persisted == 1 && rep.lost == 2, "view: 1 kept, 2 lost");
+  char buf[BLK];
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 5 * BLK, 0) == 0 &&
+           buf[0] == 'b' &&
+           blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 6 * BLK, 0) == 0 &&
+           buf[0] == 0,
+         "view: the kept write below the pointer, zeroes past it");
+  CHECK (wr (d, ZS + 10 * BLK, BLK, 'x') == EIO,
+         "view: a write off the view's pointer fails");
+  CHECK (wr (d, ZS + 6 * BLK, 2 * BLK, 'e') == 0 &&
+           zone_at (d, ZS).wp == ZS + 8 * BLK,
+         "view: a write at its pointer moves it");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET, ZS) == 0 &&
+           zone_at (d, ZS).cond == BLKEMU_ZONE_COND_EMPTY,
+         "view: a reset empties the zone");
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, 0, 0) == 0,
+         "view: zone 0 reads");
+  CHECK (blkemu_zone_command (d, BLKEMU_ZONE_FINISH, 2 * ZS) == 0 &&
+           zone_at (d, 2 * ZS).cond == BLKEMU_ZONE_COND_FULL,
+         "view: a finish fills zone 2");
+  CHECK (blkemu_disk_view_close (d, err, sizeof err) == 0, "view end: %s",
+         err);
+  CHECK (blkemu_disk_view_open (d, BLKEMU_CRASH_PICK, 7, &rep, err,
+                                sizeof err) == 0,
+         "view pick 7: %s", err);
+  z = zone_at (d, ZS);
+  CHECK (z.wp == ZS + 14 * BLK &&
+           zone_at (d, 2 * ZS).cond == BLKEMU_ZONE_COND_EMPTY,
+         "the next view: all three kept (wp %llu), the last view's reset "
+         "and finish gone",
+         (unsigned long long) (z.wp - ZS));
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 13 * BLK, 0) == 0 &&
+           buf[0] == 'd' &&
+           blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 6 * BLK, 0) == 0 &&
+           buf[0] == 'c',
+         "the next view reads the kept writes, not the last view's");
+  blkemu_disk_power_on (d);
+  z = zone_at (d, ZS);
+  CHECK (z.wp == ZS + 14 * BLK && z.cond == BLKEMU_ZONE_COND_IMP_OPEN,
+         "power-on: the live zone as it was: wp %llu cond %u",
+         (unsigned long long) (z.wp - ZS), z.cond);
+  CHECK (wr (d, ZS + 14 * BLK, BLK, 'f') == 0, "live: writes go on");
+  blkemu_disk_close (d);
+  d = open_disk (list);
+  z = zone_at (d, ZS);
+  CHECK (z.wp == ZS + 15 * BLK &&
+           zone_at (d, 2 * ZS).cond == BLKEMU_ZONE_COND_EMPTY,
+         "the sidecar holds the live zones, none of a view's: wp %llu",
+         (unsigned long long) (z.wp - ZS));
+  /* A crash after a view takes the live zones' state. */
+  CHECK (blkemu_disk_power_off (d, err, sizeof err) == 0 &&
+           blkemu_disk_view_open (d, BLKEMU_CRASH_LOSE_ALL, 0, NULL, err,
+                                  sizeof err) == 0,
+         "view lose-all: %s", err);
+  CHECK (zone_at (d, ZS).wp == ZS + 15 * BLK,
+         "a reopen flushed all: nothing to lose");
+  CHECK (blkemu_disk_crash_state (d, BLKEMU_CRASH_LOSE_ALL, 0, NULL, err,
+                                  sizeof err) == 0,
+         "crash: %s", err);
+  blkemu_disk_power_on (d);
+  CHECK (zone_at (d, ZS).wp == ZS + 15 * BLK, "crash after a view: live");
+  blkemu_disk_close (d);
+  scratch_remove (dir, (const char *const[]){ "v.img", "v.img.zones", NULL });
 }
 
 /* The trace of a zoned disk: the zone size in its header, resets as trims
@@ -994,7 +1173,9 @@ main (void)
   test_crash ();
   test_crash_prefix ();
   test_crash_finish_excursion ();
+  test_crash_interrupted ();
   test_sidecar ();
+  test_views ();
   test_trace ();
   test_sigkill ();
   test_control ();

@@ -466,8 +466,10 @@ int blkemu_crash_args (const char *what, const char *mode_text,
                        uint64_t *seed, char *err, size_t errlen);
 /* Power loss producing MODE's state from SEED; REPORT (if not NULL) says
  * what it did.  On a zoned disk each sequential zone keeps a prefix of
- * its writes (no hole below a write pointer), and interrupted is
- * refused.  Returns 0 or -1 with ERR filled.
+ * its writes (no hole below a write pointer); there an interrupted
+ * write is a torn one (the drive finds its pointer after the last
+ * sector it wrote whole), and only conventional zones are left
+ * unreadable.  Returns 0 or -1 with ERR filled.
  */
 int blkemu_disk_crash_state (struct blkemu_disk *disk,
                              enum blkemu_crash_mode mode, uint64_t seed,
@@ -485,8 +487,10 @@ int blkemu_disk_crash_state (struct blkemu_disk *disk,
  * for the next view.  At the end, a crash picks the state the disk
  * keeps, or blkemu_disk_power_on brings it back with every write (it
  * also ends an open view).  Memory: the put-back data of one state
- * (at most the cache's) plus what is written in the view.  Not on a
- * zoned disk.  Each returns 0 or -1 with ERR filled.
+ * (at most the cache's) plus what is written in the view.  On a zoned
+ * disk a view has the state's write pointers and zone conditions, and
+ * its zone commands and writes change them in the view only (never the
+ * sidecar).  Each returns 0 or -1 with ERR filled.
  */
 int blkemu_disk_power_off (struct blkemu_disk *disk, char *err, size_t errlen);
 int blkemu_disk_view_open (struct blkemu_disk *disk,
