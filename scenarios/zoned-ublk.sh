@@ -4,8 +4,9 @@
 # zone commands agree with the disk's own stats, fio's zonemode=zbd writes
 # and verifies within max-open-zones, a write off the write pointer fails
 # and is counted, a zoned btrfs is made, filled, checked clean with only
-# write-pointer writes reaching the disk, and a backend=file disk keeps
-# its zones across a restart.
+# write-pointer writes reaching the disk, its crash states (torn views
+# with their own write pointers) all check clean, and a backend=file
+# disk keeps its zones across a restart.
 #   blkemu-vm --kernel 6.12 scenarios/zoned-ublk.sh
 # Skips (77) without ublk_drv.
 # blkemu-vm: needs ublk_drv
@@ -210,6 +211,55 @@ else
     "$(viol z)/$(disk_stat z .zones.refused)" = 0/0
 fi
 ublk_disk_stop z
+
+section "crash states of a zoned btrfs: torn views, each checked read-only"
+# An epoch on a zoned btrfs with the disk's write cache on: files
+# written and synced (a commit: flushes), then more written and one
+# fsync'd, then the power goes with the unflushed writes kept.  Each
+# torn crash state is a view with its own write pointers (a prefix of
+# each zone's writes); btrfs check reads it and the zone report, read
+# only: the kernel's own write pointers may still be the live disk's.
+crashcheck=${top:+$top/tools/}blkemu-crashcheck
+dev=$(ublk_disk_start zb "${z/conventional-zones=8/conventional-zones=2}" \
+  write-cache=yes cache-size=64M atomic-unit=4K) ||
+  { cat "$work/zb.log"; exit 1; }
+mkfs.btrfs -f -q -O zoned "$dev" > "$work/mkfs-zb.log" 2>&1 ||
+  { cat "$work/mkfs-zb.log"; exit 1; }
+mount -t btrfs "$dev" "$work/mnt" || exit 1
+for i in 1 2 3 4; do head -c $((1 << 20)) /dev/urandom > "$work/mnt/a$i"; done
+sync
+# Direct writes reach the disk at once; the fsync flushes what came
+# before it, so the epoch is what follows it.
+for i in 1 2 3; do dd if=/dev/urandom of="$work/mnt/b$i" bs=64K count=4 oflag=direct status=none; done
+sync "$work/mnt/b2"                          # an fsync: a flush
+for i in 4 5 6 7 8; do dd if=/dev/urandom of="$work/mnt/b$i" bs=64K count=4 oflag=direct status=none; done
+mkdir "$work/mnt/d"; mv "$work/mnt/b4" "$work/mnt/d/"
+ctl zb power-off > /dev/null
+umount "$work/mnt" 2> /dev/null || umount -l "$work/mnt"
+cached=$(disk_stat zb .write_cache.entries)
+echo "  the epoch left $cached writes unflushed in the disk's cache"
+check "the epoch left writes unflushed ($cached)" "$cached" -gt 0
+# One state by hand: its zones, as the kernel's report shows them, against
+# the live disk's.
+blkzone report "$dev" | sed 's/, reset.*//' > "$work/zb-live.zones"
+ctl zb view torn 500 > "$work/zb-view.reply"
+blkzone report "$dev" | sed 's/, reset.*//' > "$work/zb-view.zones"
+ctl zb view end > /dev/null
+moved=$(diff "$work/zb-live.zones" "$work/zb-view.zones" | grep -c '^>')
+echo "  view $(cat "$work/zb-view.reply"): $moved zones' write pointers back from the live disk's"
+check "the view's zone report has the crash state's write pointers ($moved zones moved)" "$moved" -gt 0
+"$crashcheck" --control "$work/zb.ctl" --dev "$dev" --states 12 --seed 500 \
+  --mode torn -q --check "btrfs check --readonly {dev}" > "$work/zb-cc.out" 2>&1
+rc=$?
+tail -3 "$work/zb-cc.out" | sed 's/^/  /'
+check "every torn state of the zoned btrfs checks clean (exit $rc)" "$rc" = 0
+check "one view per state, the disk's cache untouched ($(disk_stat zb .faults.views) views, $(disk_stat zb .write_cache.entries) cached)" \
+  "$(disk_stat zb .faults.views)/$(disk_stat zb .write_cache.entries)" = "13/$cached"
+ctl zb power-on > /dev/null
+blkzone report "$dev" | sed 's/, reset.*//' > "$work/zb-after.zones"
+check "power-on: the kernel reports the zones as the epoch left them, nothing refused ($(disk_stat zb .zones.refused))" \
+  "$(cmp -s "$work/zb-live.zones" "$work/zb-after.zones" && echo same)/$(disk_stat zb .zones.refused)" = same/0
+ublk_disk_stop zb
 
 section "the profiles as the kernel sees them: smr-hm-14t, zns-ssd"
 dev=$(ublk_disk_start smr profile=smr-hm-14t) || { cat "$work/smr.log"; exit 1; }
