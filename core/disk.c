@@ -283,6 +283,12 @@ blkemu_disk_cancel (struct blkemu_disk *disk)
   iowork_drain (&disk->iowork);
 }
 
+size_t
+blkemu_disk_abort (struct blkemu_disk *disk, void *cookie)
+{
+  return engine_take_if (&disk->engine, pipeline_abortable, cookie, ECANCELED);
+}
+
 void
 blkemu_disk_interrupt (struct blkemu_disk *disk)
 {

@@ -18,10 +18,10 @@ earlier (const struct engine_entry *a, const struct engine_entry *b)
                                           : a->seq < b->seq;
 }
 
+/* Put X at I, or above it while it is earlier than its parent. */
 static void
-heap_push (struct engine *e, struct engine_entry *x)
+sift_up (struct engine *e, size_t i, struct engine_entry *x)
 {
-  size_t i = e->n++;
   while (i > 0) {
     size_t parent = (i - 1) / 2;
     if (!earlier (x, e->heap[parent]))
@@ -32,26 +32,49 @@ heap_push (struct engine *e, struct engine_entry *x)
   e->heap[i] = x;
 }
 
-static struct engine_entry *
-heap_pop (struct engine *e)
+/* Put X at I, or below it while a child is earlier. */
+static void
+sift_down (struct engine *e, size_t i, struct engine_entry *x)
 {
-  struct engine_entry *top = e->heap[0];
-  struct engine_entry *last = e->heap[--e->n];
-  size_t i = 0;
   for (;;) {
     size_t child = 2 * i + 1;
     if (child >= e->n)
       break;
     if (child + 1 < e->n && earlier (e->heap[child + 1], e->heap[child]))
       child++;
-    if (!earlier (e->heap[child], last))
+    if (!earlier (e->heap[child], x))
       break;
     e->heap[i] = e->heap[child];
     i = child;
   }
-  if (e->n)
-    e->heap[i] = last;
-  return top;
+  e->heap[i] = x;
+}
+
+static void
+heap_push (struct engine *e, struct engine_entry *x)
+{
+  sift_up (e, e->n++, x);
+}
+
+/* Take heap[I] out. */
+static struct engine_entry *
+heap_remove (struct engine *e, size_t i)
+{
+  struct engine_entry *x = e->heap[i];
+  struct engine_entry *last = e->heap[--e->n];
+  if (i < e->n) {
+    if (i > 0 && earlier (last, e->heap[(i - 1) / 2]))
+      sift_up (e, i, last);
+    else
+      sift_down (e, i, last);
+  }
+  return x;
+}
+
+static struct engine_entry *
+heap_pop (struct engine *e)
+{
+  return heap_remove (e, 0);
 }
 
 static void
@@ -231,6 +254,35 @@ engine_stop (struct engine *e, int err)
     pthread_mutex_unlock (&e->lock);
     fire_batch (e, batch, n, err);
   } while (n == BATCH);
+}
+
+size_t
+engine_take_if (struct engine *e,
+                bool (*match) (const struct engine_entry *entry, void *arg),
+                void *arg, int err)
+{
+  struct engine_entry *batch[BATCH];
+  size_t total = 0, n;
+  do {
+    n = 0;
+    pthread_mutex_lock (&e->lock);
+    /* A removal moves the last entry, up or down: scan again from the
+     * top (aborts are rare, the heap holds one disk's requests).
+     */
+    for (size_t i = 0; i < e->n && n < BATCH;)
+      if (match (e->heap[i], arg)) {
+        batch[n++] = heap_remove (e, i);
+        i = 0;
+      }
+      else
+        i++;
+    update_head (e);
+    e->fired += n;
+    pthread_mutex_unlock (&e->lock);
+    fire_batch (e, batch, n, err);
+    total += n;
+  } while (n == BATCH);
+  return total;
 }
 
 size_t

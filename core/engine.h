@@ -53,6 +53,14 @@ int engine_add (struct engine *e, struct engine_entry *entry);
  */
 void engine_stop (struct engine *e, int err);
 void engine_destroy (struct engine *e);
+/* Fire now with ERR (non-zero) every queued entry MATCH accepts, from
+ * the caller's thread, outside the lock (MATCH runs under it: no calls
+ * back into the engine).  Returns how many.  The engine goes on.
+ */
+size_t engine_take_if (struct engine *e,
+                       bool (*match) (const struct engine_entry *entry,
+                                      void *arg),
+                       void *arg, int err);
 /* Entries queued now (for the tests and stats). */
 size_t engine_pending (struct engine *e);
 

@@ -827,7 +827,8 @@ count_shape (const struct request *req, int cancel_err)
     st->oversize_allowed++;
   st->boundary_crossed += (req->marks & TRACE_BOUNDARY) != 0;
   st->boundary_split += req->split_boundary != 0;
-  st->cancelled += cancel_err != 0;
+  st->cancelled += cancel_err != 0 && cancel_err != ECANCELED;
+  st->aborted += cancel_err == ECANCELED;
   if (partial && !req->err && !cancel_err) {
     st->discard_unaligned++;
     st->discard_kept_bytes += req->len - freed;
@@ -1008,6 +1009,13 @@ request_defer (struct request *req)
     req->own_buf = false;
   }
   return false;
+}
+
+bool
+pipeline_abortable (const struct engine_entry *entry, void *cookie)
+{
+  const struct request *req = (const struct request *) entry;
+  return req->cookie == cookie && !(req->marks & TRACE_STALL);
 }
 
 /* Due (or cancelled).  A transfer still with the I/O worker completes

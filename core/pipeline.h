@@ -12,6 +12,11 @@
  * the engine stops (CANCEL_ERR: what the request completes with).
  */
 void pipeline_fire (struct engine_entry *entry, int cancel_err);
+/* A queued request submitted with COOKIE that an abort ends: one the
+ * device is only timing, not one a stall holds (firmware that stopped
+ * answering answers no abort either).
+ */
+bool pipeline_abortable (const struct engine_entry *entry, void *cookie);
 
 /* blkemu_submit, fired by ENGINE (a timeline's) instead of the disk's. */
 struct blkemu_disk;

@@ -183,10 +183,11 @@ json_counters (const struct json_out *j, const struct stats *st)
              (unsigned long long) st->discard_kept_bytes, j->nl);
   sb_printf (j->sb,
              "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s"
-             "%s\"cancelled\": %llu,%s",
+             "%s\"cancelled\": %llu,%s%s\"aborted\": %llu,%s",
              j->in1, (unsigned long long) st->misaligned, j->nl, j->in1,
              (unsigned long long) st->out_of_range, j->nl, j->in1,
-             (unsigned long long) st->cancelled, j->nl);
+             (unsigned long long) st->cancelled, j->nl, j->in1,
+             (unsigned long long) st->aborted, j->nl);
   const struct fault_counts *fc = &st->faults;
   sb_printf (j->sb,
              "%s\"faults\": {\"errors\": %llu, \"spikes\": %llu, "

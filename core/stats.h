@@ -81,6 +81,7 @@ struct stats {
   uint64_t misaligned;          /* offset/length not block aligned */
   uint64_t out_of_range;        /* beyond the end of the disk */
   uint64_t cancelled;           /* failed with ESHUTDOWN: the disk stopped */
+  uint64_t aborted;             /* ended early: blkemu_disk_abort */
   uint64_t boundary_crossed;    /* requests across a multiple of boundary= */
   uint64_t boundary_split;      /* of those, split at the boundary */
   uint64_t boundary_rejected;   /* of those, refused (oversize=error) */

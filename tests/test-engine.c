@@ -186,6 +186,47 @@ test_stop (void)
   engine_destroy (&eng);
 }
 
+static bool
+odd_third (const struct engine_entry *entry, void *arg)
+{
+  (void) arg;
+  return ((const struct item *) entry - items) % 3 == 1;
+}
+
+/* engine_take_if: the matching entries fire now, once, with the error;
+ * the heap left behind still fires the rest in deadline order.
+ */
+static void
+test_take_if (void)
+{
+  memset (items, 0, sizeof items);
+  nfired = 0;
+  engine_init (&eng, fire);
+  uint64_t hour = clock_now_ns () + 3600000000000ull;
+  srand (7);
+  for (unsigned i = 0; i < 999; i++) {
+    items[i].entry.deadline_ns = hour + (uint64_t) (rand () % 1000) * 1000;
+    CHECK (engine_add (&eng, &items[i].entry) == 0, "add");
+  }
+  size_t n = engine_take_if (&eng, odd_third, NULL, ECANCELED);
+  CHECK (n == 333 && nfired == 333, "took %zu, fired %u of 333", n, nfired);
+  unsigned wrong = 0;
+  for (unsigned i = 0; i < 999; i++)
+    wrong += i % 3 == 1 ? items[i].fires != 1 || items[i].err != ECANCELED
+                        : items[i].fires != 0;
+  CHECK (wrong == 0, "%u entries fired wrongly by take_if", wrong);
+  CHECK (engine_pending (&eng) == 666, "pending %zu", engine_pending (&eng));
+  CHECK (engine_take_if (&eng, odd_third, NULL, ECANCELED) == 0,
+         "a second take finds none");
+  engine_stop (&eng, ESHUTDOWN);
+  unsigned late = 0;
+  for (unsigned i = 334; i < 999; i++)
+    late += order[i]->entry.deadline_ns < order[i - 1]->entry.deadline_ns;
+  CHECK (nfired == 999 && late == 0,
+         "the rest fired %u, %u out of deadline order", nfired - 333, late);
+  engine_destroy (&eng);
+}
+
 /* ---- through the public API ---- */
 
 struct call {
@@ -439,6 +480,56 @@ blocked_reader (void *arg)
 }
 
 /* An hour's latency, 64 submitted and 4 blocked: cancel ends them all. */
+/* blkemu_disk_abort: the requests of one cookie end now with ECANCELED,
+ * the others wait on, and the disk serves on.
+ */
+static void
+test_abort (void)
+{
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_disk *disk =
+    blkemu_disk_open_spec ("size=16M,latency-read=60s,latency-write=60s", 0,
+                           NULL, err, sizeof err);
+  CHECK (disk, "open: %s", err);
+  if (!disk)
+    return;
+  static struct call c[2];
+  static char buf[6][4096];
+  memset (c, 0, sizeof c);
+  calls_done = 0;
+  for (unsigned i = 0; i < 6; i++)
+    blkemu_submit (disk, i % 2 ? BLKEMU_OP_READ : BLKEMU_OP_WRITE, buf[i],
+                   4096, (uint64_t) i * 4096, 0, on_done, &c[i % 3 == 0]);
+  usleep (20000);
+  CHECK (calls_done == 0, "%u completed before the abort", calls_done);
+  uint64_t t0 = clock_now_ns ();
+  size_t n = blkemu_disk_abort (disk, &c[1]);
+  CHECK (n == 2 && calls_done == 2 && c[1].calls == 2 &&
+           c[1].result == ECANCELED,
+         "abort ended %zu (%u calls, result %d), want 2 with ECANCELED", n,
+         c[1].calls, c[1].result);
+  CHECK (clock_now_ns () - t0 < 100000000ull, "at once");
+  CHECK (c[0].calls == 0, "the other cookie's 4 wait on");
+  CHECK (blkemu_disk_abort (disk, &c[1]) == 0, "nothing left to abort");
+  /* A stalled disk answers no abort. */
+  static struct call stalled;
+  memset (&stalled, 0, sizeof stalled);
+  CHECK (blkemu_disk_set (disk, "stall", "60s", err, sizeof err) == 0,
+         "stall: %s", err);
+  blkemu_submit (disk, BLKEMU_OP_READ, buf[0], 4096, 0, 0, on_done, &stalled);
+  CHECK (blkemu_disk_abort (disk, &stalled) == 0 && stalled.calls == 0,
+         "a stalled request is not aborted");
+  char *json = blkemu_disk_stats_json (disk, false);
+  CHECK (json && strstr (json, "\"aborted\": 2,") &&
+           strstr (json, "\"cancelled\": 0,"),
+         "stats: %s", json ? strstr (json, "\"cancelled\"") : "(none)");
+  free (json);
+  blkemu_disk_cancel (disk);
+  CHECK (c[0].calls == 4 && c[0].result == ESHUTDOWN && stalled.calls == 1,
+         "the rest end at the cancel: %u, %u", c[0].calls, stalled.calls);
+  blkemu_disk_close (disk);
+}
+
 static void
 test_cancel (void)
 {
@@ -494,6 +585,7 @@ main (void)
 {
   test_order ();
   test_stop ();
+  test_take_if ();
   /* A disk file (the page cache and RWF_NOWAIT) and, where there is one,
    * a tmpfs file (in memory: served at once).
    */
@@ -501,6 +593,7 @@ main (void)
   if (access ("/dev/shm", W_OK) == 0)
     test_submit_file ("/dev/shm");
   test_submit ();
+  test_abort ();
   test_cancel ();
   if (failures) {
     printf ("%d failures\n", failures);

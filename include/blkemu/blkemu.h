@@ -196,6 +196,17 @@ unsigned blkemu_timeline_run (struct blkemu_timeline *tl);
  */
 void blkemu_disk_cancel (struct blkemu_disk *disk);
 
+/* The host aborted a request (SCSI's ABORT TASK, a timed-out command):
+ * every request submitted with COOKIE through blkemu_submit that still
+ * waits for its deadline completes now, DONE(COOKIE, ECANCELED) called
+ * from the caller's thread, as a device drops an aborted command.  Not
+ * one held by a stall (stall=: a hung device answers no abort).  Data
+ * it moved stays (a write may or may not have reached the medium).
+ * Counted in stats as `aborted`.  Returns how many were ended: 0 when
+ * none waits (already completed, completing now, or stalled).
+ */
+size_t blkemu_disk_abort (struct blkemu_disk *disk, void *cookie);
+
 /* From a signal handler (async-signal-safe, nothing else is): every
  * blocking wait (blkemu_io, blkemu_zone_command, blkemu_zone_append)
  * returns now with ESHUTDOWN and later requests are refused with it.
