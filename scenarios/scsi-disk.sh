@@ -13,8 +13,9 @@
 # cycle a UNIT ATTENTION; a zoned disk is a ZBC drive sd_zbc reads;
 # RWF_ATOMIC writes arrive as WRITE ATOMIC(16) (6.12); a full queue
 # answers TASK SET FULL and the kernel lowers its depth; a stall past
-# the command timeout is aborted and counted; nothing is left in
-# configfs after the server exits.
+# the command timeout is aborted and counted, a slow command ends at its
+# abort and is retried; nothing is left in configfs after the server
+# exits.
 #   blkemu-vm --kernel 6.12 scenarios/scsi-disk.sh
 # Skips (77) without target_core_user and tcm_loop.
 # blkemu-vm: needs target_core_user tcm_loop
@@ -341,7 +342,39 @@ aborted=$(disk_stat st .transport.scsi_aborted_commands)
 check "a read held 8 s past a 2 s command timeout: the kernel aborted it, the disk counted $aborted" \
   "$aborted" -ge 1
 check "and once the stall ended the read completed (dd exit $rc after ${t}s)" "$rc" -eq 0
+check "a stalled disk answers no abort: none ended early ($(disk_stat st .transport.scsi_aborts_ended))" \
+  "$(disk_stat st .transport.scsi_aborts_ended)" = 0
 scsi_stop st
+
+section "a slow command: the abort ends it at once, no reset follows"
+# A 20 s latency spike on one read, a 2 s timeout: the midlayer aborts
+# it, the disk drops it at the abort (ABORT TASK through LIO's TMR
+# notification), and the midlayer's retry is served at once.  (The
+# spike is drawn when the read arrives: spikes stop once it is in.  A
+# retry that timed out again would go straight to a LUN reset.)
+scsi_start sl --disk "name=sl,size=16M,control=$work/sl.ctl"
+sb=${sd[sl]#/dev/}
+echo 2 > /sys/block/$sb/device/timeout
+ctl sl set spike-probability=1 spike-latency=20s > /dev/null
+t0=$(date +%s)
+dd if="${sd[sl]}" of=/dev/null bs=4K count=1 iflag=direct 2>/dev/null &
+ddpid=$!
+for i in $(seq 100); do
+  [ "$(disk_stat sl .in_flight)" -ge 1 ] && break
+  sleep 0.05
+done
+ctl sl set spike-probability=0 > /dev/null
+wait $ddpid
+rc=$? t=$(( $(date +%s) - t0 ))
+ended=$(disk_stat sl .transport.scsi_aborts_ended)
+echo "  dd exit $rc after ${t}s: $(disk_stat sl .transport.scsi_aborted_commands) aborted, $ended ended at the abort, $(disk_stat sl .aborted) requests the disk ended early, $(disk_stat sl .transport.scsi_resets) resets"
+check "the aborted command ended at the abort ($ended), counted by the disk too ($(disk_stat sl .aborted))" \
+  "$ended/$(disk_stat sl .aborted)" = 1/1
+check "the retry read the block well before the 20 s spike (dd exit $rc after ${t}s)" \
+  "$rc" -eq 0 -a "$t" -lt 15
+check "the error handler stopped at the abort: no LUN reset ($(disk_stat sl .transport.scsi_resets))" \
+  "$(disk_stat sl .transport.scsi_resets)" = 0
+scsi_stop sl
 
 section "a killed server's leftovers: --delete-stale removes them"
 scsi_start k --disk "name=k,size=16M"

@@ -139,6 +139,7 @@ start_disk (struct sdisk *d)
   blkemu_disk_set_transport (d->emu, "scsi_naa", v);
   if (d->tmr_notify) { /* counted from here on (ring.c) */
     blkemu_disk_set_transport (d->emu, "scsi_aborted_commands", "0");
+    blkemu_disk_set_transport (d->emu, "scsi_aborts_ended", "0");
     blkemu_disk_set_transport (d->emu, "scsi_resets", "0");
   }
   return 0;

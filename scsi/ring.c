@@ -77,6 +77,12 @@ take_command (struct sdisk *d, const struct tcmu_cmd_entry *e)
     c->iov[i].iov_len = e->req.iov[i].iov_len;
     c->data_len += e->req.iov[i].iov_len;
   }
+  pthread_mutex_lock (&d->cmds_lock);
+  c->next = d->cmds;
+  if (c->next)
+    c->next->prev = c;
+  d->cmds = c;
+  pthread_mutex_unlock (&d->cmds_lock);
   return c;
 }
 
@@ -112,16 +118,44 @@ answer (struct sdisk *d, uint16_t cmd_id, uint8_t status, const uint8_t *sense)
 void
 ring_complete (struct scmd *c)
 {
+  struct sdisk *d = c->d;
   if (c->counted)
-    __atomic_sub_fetch (&c->d->in_flight, 1, __ATOMIC_RELAXED);
-  answer (c->d, c->cmd_id, c->status, c->status ? c->sense : NULL);
+    __atomic_sub_fetch (&d->in_flight, 1, __ATOMIC_RELAXED);
+  pthread_mutex_lock (&d->cmds_lock);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    d->cmds = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  pthread_mutex_unlock (&d->cmds_lock);
+  answer (d, c->cmd_id, c->status, c->status ? c->sense : NULL);
   free (c->buf);
   pthread_mutex_destroy (&c->lock);
   free (c);
 }
 
+/* End command CMD_ID now if the disk is only waiting out its time; a
+ * stalled disk (stall=) does not answer aborts.  Returns whether it did.
+ */
+static bool
+end_aborted (struct sdisk *d, uint16_t cmd_id)
+{
+  pthread_mutex_lock (&d->cmds_lock);
+  struct scmd *c = d->cmds;
+  while (c && c->cmd_id != cmd_id)
+    c = c->next;
+  pthread_mutex_unlock (&d->cmds_lock);
+  /* C is only a cookie from here: if it completed meanwhile nothing
+   * matches it, and no other command can take its address before this
+   * thread, the only one taking commands, reads the next entry.
+   */
+  return c && blkemu_disk_abort (d->emu, c) > 0;
+}
+
 /* A task management notification: counted, published at once (they
- * are rare; a user watching a stalled disk wants to see them come).
+ * are rare; a user watching a slow disk wants to see them come), and
+ * the commands it aborts end at once, unless stalled.
  */
 static void
 count_tmr (struct sdisk *d, const struct tcmu_tmr_entry *t)
@@ -142,7 +176,18 @@ count_tmr (struct sdisk *d, const struct tcmu_tmr_entry *t)
     snprintf (v, sizeof v, "%llu", (unsigned long long) d->resets);
     blkemu_disk_set_transport (d->emu, "scsi_resets", v);
     break;
-  default: break;
+  default: return;
+  }
+  /* An abort names its commands; a reset names every command it
+   * aborts on the LUN.
+   */
+  uint64_t ended = 0;
+  for (uint32_t i = 0; i < t->cmd_cnt; i++)
+    ended += end_aborted (d, t->cmd_ids[i]);
+  if (ended) {
+    d->aborts_ended += ended;
+    snprintf (v, sizeof v, "%llu", (unsigned long long) d->aborts_ended);
+    blkemu_disk_set_transport (d->emu, "scsi_aborts_ended", v);
   }
 }
 
@@ -271,6 +316,7 @@ ring_start (struct sdisk *d)
   if (d->stop_fd == -1)
     return -1;
   pthread_mutex_init (&d->tail_lock, NULL);
+  pthread_mutex_init (&d->cmds_lock, NULL);
   int r = pthread_create (&d->thread, NULL, ring_thread, d);
   if (r) {
     fprintf (stderr, "blkemu-scsi: %s: ring thread: %s\n", d->name,

@@ -83,6 +83,13 @@ struct sdisk {
    */
   bool tmr_notify;
   uint64_t aborted_commands, resets;
+  uint64_t aborts_ended; /* of those, ended at the abort (not stalled) */
+  /* The commands taken and not yet answered, for an abort to find by
+   * its command id: added by the ring thread, removed by whichever
+   * thread answers.
+   */
+  pthread_mutex_t cmds_lock;
+  struct scmd *cmds;
 };
 
 /* One command, from its ring entry to its completion. */
@@ -104,6 +111,7 @@ struct scmd {
   int err;          /* the first part's error */
   bool zone_action; /* a ZBC OUT: errors map as zone errors */
   pthread_mutex_t lock;
+  struct scmd *prev, *next; /* on the disk's list of commands taken */
 };
 
 /* Status codes, sense keys, additional sense codes. */
