@@ -374,6 +374,24 @@ check "the retry read the block well before the 20 s spike (dd exit $rc after ${
   "$rc" -eq 0 -a "$t" -lt 15
 check "the error handler stopped at the abort: no LUN reset ($(disk_stat sl .transport.scsi_resets))" \
   "$(disk_stat sl .transport.scsi_resets)" = 0
+# A LUN reset asked for by hand (sg_reset) while a read waits out its
+# spike: the reset ends it too, and the read is retried.
+echo 30 > /sys/block/$sb/device/timeout
+ctl sl set spike-probability=1 spike-latency=20s > /dev/null
+t0=$(date +%s)
+dd if="${sd[sl]}" of=/dev/null bs=4K count=1 iflag=direct 2>/dev/null &
+ddpid=$!
+for i in $(seq 100); do
+  [ "$(disk_stat sl .in_flight)" -ge 1 ] && break
+  sleep 0.05
+done
+ctl sl set spike-probability=0 > /dev/null
+sg_reset -d "${sd[sl]}" > "$work/sg_reset.out" 2>&1
+wait $ddpid
+rc=$? t=$(( $(date +%s) - t0 ))
+echo "  sg_reset -d: $(cat "$work/sg_reset.out"); dd exit $rc after ${t}s, $(disk_stat sl .transport.scsi_resets) resets, $(disk_stat sl .transport.scsi_aborts_ended) ended"
+check "a LUN reset ends the waiting read, which is retried (dd exit $rc after ${t}s; resets $(disk_stat sl .transport.scsi_resets), ended $(disk_stat sl .transport.scsi_aborts_ended))" \
+  "$rc/$(disk_stat sl .transport.scsi_resets)/$(disk_stat sl .transport.scsi_aborts_ended)" = 0/1/2 -a "$t" -lt 15
 scsi_stop sl
 
 section "a killed server's leftovers: --delete-stale removes them"
