@@ -161,6 +161,44 @@ scsi_stop () {
   return $rc
 }
 
+# iscsi_login IQN PORTAL: log this guest in to an iSCSI target (open-iscsi:
+# iscsid started once, with /etc/iscsi on a tmpfs, the host's being
+# read-only here) and print the SCSI disk it made (/dev/sdX).
+iscsi_login () {
+  local iqn=$1 portal=$2 s i
+  command -v iscsiadm > /dev/null ||
+    { echo "iscsiadm missing: install open-iscsi (tools/install-deps vm)" >&2; return 1; }
+  if [ ! -e "$work/iscsid.pid" ]; then
+    ip link set lo up 2>/dev/null
+    modprobe iscsi_tcp || return 1
+    mkdir -p "$work/etc-iscsi" /run/lock/iscsi
+    cp -a /etc/iscsi/. "$work/etc-iscsi/" 2>/dev/null
+    mount -t tmpfs tmpfs /etc/iscsi && cp -a "$work/etc-iscsi/." /etc/iscsi/ || return 1
+    echo "InitiatorName=iqn.2026-12.org.blkemu:guest" > /etc/iscsi/initiatorname.iscsi
+    iscsid -f > "$work/iscsid.log" 2>&1 &
+    echo $! > "$work/iscsid.pid"
+    sleep 1
+  fi
+  iscsiadm -m discovery -t sendtargets -p "$portal" > "$work/iscsi-discovery.log" 2>&1 &&
+    iscsiadm -m node -T "$iqn" -p "$portal" --login > "$work/iscsi-login.log" 2>&1 ||
+    { cat "$work/iscsi-discovery.log" "$work/iscsi-login.log" >&2; return 1; }
+  for i in $(seq 100); do
+    for s in /sys/class/iscsi_session/session*; do
+      [ "$(cat "$s/targetname" 2>/dev/null)" = "$iqn" ] || continue
+      for b in "$s"/device/target*/*/block/*; do
+        [ -e "$b" ] && { echo "/dev/${b##*/}"; return 0; }
+      done
+    done
+    sleep 0.1
+  done
+  echo "iscsi_login: no disk appeared for $iqn" >&2
+  return 1
+}
+# iscsi_logout IQN PORTAL
+iscsi_logout () {
+  iscsiadm -m node -T "$1" -p "$2" --logout > /dev/null 2>&1
+}
+
 # disk_stat NAME JQ: one value from a disk's live stats.
 disk_stat () { ctl "$1" stats | jq -r "$2"; }
 # max_size NAME OP: the largest request size (bytes) the disk saw for OP.

@@ -11,7 +11,9 @@
 # naming its first bad block, which md raid1 over a SCSI and a ublk leg
 # rewrites from the other leg; a crashed disk is NOT READY, a power
 # cycle a UNIT ATTENTION; a zoned disk is a ZBC drive sd_zbc reads;
-# RWF_ATOMIC writes arrive as WRITE ATOMIC(16) (6.12); a full queue
+# RWF_ATOMIC writes arrive as WRITE ATOMIC(16) (6.12); exported over
+# iSCSI (open-iscsi logged in on the loopback address) seed 000's array
+# takes whole 4 MiB writes; a full queue
 # answers TASK SET FULL and the kernel lowers its depth; a stall past
 # the command timeout is aborted and counted, a slow command ends at its
 # abort and is retried; nothing is left in configfs after the server
@@ -119,6 +121,36 @@ sg_vpd -p bl "${sd[hsv]}" 2>/dev/null | grep -i "transfer length" | sed 's/^/  /
 check "its max-transfer (32767K) as MAXIMUM TRANSFER LENGTH: 65534 blocks" \
   "$(sg_vpd -p bl "${sd[hsv]}" 2>/dev/null | grep -c 'Maximum transfer length: 65534')" -eq 1
 scsi_stop hsv
+
+section "seed 000 over iSCSI: the HSV400 disk takes whole 4 MiB writes"
+# The same profile exported through LIO's iSCSI target on the loopback
+# address, logged in to with open-iscsi: the sd disk iSCSI makes has the
+# Block Limits page's 32767K maximum, so max_sectors_kb can be the seed's
+# 4096, and each 4 MiB direct write reaches the disk as one command.
+scsi_start is --iscsi 127.0.0.1:3260 --disk "name=is,profile=san-hsv400,size=64M,control=$work/is.ctl"
+read -r iqn portal <<< "${sd[is]}"
+echo "  the ready file: is $iqn $portal"
+check "the ready file names the target (iqn.2026-12.org.blkemu:is on 127.0.0.1:3260)" \
+  "$iqn $portal" = "iqn.2026-12.org.blkemu:is 127.0.0.1:3260"
+if idev=$(iscsi_login "$iqn" "$portal"); then
+  ib=${idev#/dev/}
+  echo "  logged in: $idev, $(cat /sys/block/$ib/device/vendor) $(cat /sys/block/$ib/device/model), max_hw_sectors_kb $(cat /sys/block/$ib/queue/max_hw_sectors_kb), max_sectors_kb $(cat /sys/block/$ib/queue/max_sectors_kb)"
+  check "an iSCSI session's disk, seed 000's HSV400" \
+    "$(cat /sys/block/$ib/device/model | tr -d ' ')/$(ls /sys/class/iscsi_session | wc -l)" = HSV400/1
+  echo 4096 > /sys/block/$ib/queue/max_sectors_kb
+  ctl is reset > /dev/null
+  dd if=/dev/zero of="$idev" bs=4M count=8 oflag=direct 2>/dev/null
+  check "max_sectors_kb 4096: every 4 MiB write arrived whole ($(disk_stat is '.ops.write.sizes | tostring'))" \
+    "$(disk_stat is '.ops.write.sizes | tostring')" = '{"4194304":8}'
+  check "the disk's transport says iSCSI ($(disk_stat is .transport.scsi_iscsi_portal))" \
+    "$(disk_stat is .transport.device)/$(disk_stat is .transport.scsi_iscsi_portal)" = "$iqn/127.0.0.1:3260"
+  iscsi_logout "$iqn" "$portal"
+else
+  check "log in to the iSCSI target" 1 -eq 0
+fi
+scsi_stop is
+check "the iSCSI target is gone from configfs" \
+  "$(ls /sys/kernel/config/target/iscsi 2>/dev/null | grep -c blkemu)" -eq 0
 
 section "seed 004: 4 MiB direct reads reach the disk as 1 MiB commands"
 ctl arr reset > /dev/null
@@ -415,6 +447,15 @@ check "a second server for a served name is refused" \
   "$("$SCSI" --disk name=arr,size=16M 2>&1 | grep -c 'a running blkemu-scsi serves')" -eq 1
 check "and the SCSI disk went with it" \
   "$(test -e /sys/block/${sd[k]#/dev/} && echo there || echo gone)" = gone
+# A killed iSCSI export: the target stays until --delete-stale.
+scsi_start ki --iscsi 127.0.0.1:3262 --disk "name=ki,size=16M"
+kill -KILL "$(cat "$work/ki.pid")"
+wait "$(cat "$work/ki.pid")" 2>/dev/null
+check "after SIGKILL the iSCSI target is still in configfs" \
+  "$(test -d /sys/kernel/config/target/iscsi/iqn.2026-12.org.blkemu:ki && echo left)" = left
+timeout 180 "$SCSI" --delete-stale > "$work/stale-iscsi.log" 2>&1
+check "--delete-stale removes it and its backstore: $(cat "$work/stale-iscsi.log")" \
+  "$(test -d /sys/kernel/config/target/iscsi/iqn.2026-12.org.blkemu:ki && echo left || echo gone)/$(test -d /sys/kernel/config/target/core/user_2846/ki && echo left || echo gone)" = gone/gone
 
 section "exit: the disk and its configfs entries are gone"
 scsi_stop s

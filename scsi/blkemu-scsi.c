@@ -3,14 +3,15 @@
  *   blkemu-scsi --disk 'name=d0,size=1G,max-transfer=1M,...' [--disk ...]
  *
  * Each disk becomes a TCMU backstore (target_core_user) exported through
- * tcm_loop, so the kernel's sd driver and SCSI midlayer see a local SCSI
- * disk (/dev/sdX): it reads the disk's limits from the Block Limits VPD
- * page, its size and block sizes from READ CAPACITY(16), its cache from
- * the caching mode page, as it does from a real array.  One thread per
- * disk reads its command ring and hands the I/O to blkemu_submit(); the
- * core's completion thread answers at each request's deadline.  See
- * docs/blkemu-scsi.8.md.
+ * tcm_loop (or LIO's iSCSI target: --iscsi), so the kernel's sd driver and
+ * SCSI midlayer see a local SCSI disk (/dev/sdX): it reads the disk's limits
+ * from the Block Limits VPD page, its size and block sizes from READ
+ * CAPACITY(16), its cache from the caching mode page, as it does from a real
+ * array.  One thread per disk reads its command ring and hands the I/O to
+ * blkemu_submit(); the core's completion thread answers at each request's
+ * deadline.  See docs/blkemu-scsi.8.md.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 static struct sdisk disks[MAX_DISKS];
 static size_t ndisks;
 static unsigned npaths = 1;
+static char iscsi_portal[80]; /* --iscsi: "ADDRESS:PORT"; empty: tcm_loop */
 
 static void
 usage (FILE *fp)
@@ -55,6 +57,14 @@ usage (FILE *fp)
     "                       WWID, for dm-multipath; the control command\n"
     "                       'path I down|up' cuts path I (0..N-1) and\n"
     "                       restores it\n"
+    "  --iscsi ADDRESS[:PORT]\n"
+    "                       export each disk through LIO's iSCSI target\n"
+    "                       instead (iscsi_target_mod), listening on\n"
+    "                       ADDRESS (IPv4, or [IPv6]), PORT default 3260:\n"
+    "                       target iqn.2026-12.org.blkemu:NAME, LUN 0, any\n"
+    "                       initiator, no authentication; no local disk is\n"
+    "                       made (log in with iscsiadm); the ready file's\n"
+    "                       lines are 'NAME IQN ADDRESS:PORT'\n"
     "  --delete-stale       remove the backstores and exports a killed\n"
     "                       blkemu-scsi left in configfs, and exit\n",
     MAX_DISKS, MAX_PATHS);
@@ -131,8 +141,14 @@ start_disk (struct sdisk *d)
   if (tcmu_create (d) == -1 || ring_start (d) == -1 || tcmu_export (d) == -1)
     return -1;
   char v[48];
-  snprintf (v, sizeof v, "/dev/%s", d->device[0]);
-  blkemu_disk_set_transport (d->emu, "device", v);
+  if (d->iscsi_portal) {
+    blkemu_disk_set_transport (d->emu, "device", d->iqn);
+    blkemu_disk_set_transport (d->emu, "scsi_iscsi_portal", d->iscsi_portal);
+  }
+  else {
+    snprintf (v, sizeof v, "/dev/%s", d->device[0]);
+    blkemu_disk_set_transport (d->emu, "device", v);
+  }
   if (d->npaths > 1)
     report_paths (d);
   snprintf (v, sizeof v, "naa.%016llx", (unsigned long long) d->naa);
@@ -183,6 +199,17 @@ serve_start (void *ctx, size_t i, const char **name, char *device,
   }
   if (start_disk (d) == -1)
     return -1;
+  *name = d->name;
+  if (d->iscsi_portal) {
+    fprintf (stderr,
+             "blkemu-scsi: %s: iSCSI target %s on %s, %llu bytes, %u-byte "
+             "blocks, transfers up to %u bytes\n",
+             d->name, d->iqn, d->iscsi_portal,
+             (unsigned long long) d->geo.size_bytes, d->geo.logical_block_size,
+             d->geo.max_transfer_bytes);
+    snprintf (device, device_len, "%s %s", d->iqn, d->iscsi_portal);
+    return 0;
+  }
   fprintf (stderr,
            "blkemu-scsi: %s: /dev/%s, %llu bytes, %u-byte blocks, "
            "transfers up to %u bytes\n",
@@ -208,12 +235,54 @@ serve_stop (void *ctx, size_t i)
   return 0;
 }
 
-enum { OPT_PATHS = 0x100 };
+enum { OPT_PATHS = 0x100, OPT_ISCSI };
 
-/* --paths N */
+/* --iscsi ADDRESS[:PORT]: LIO's name for the portal, ADDRESS:PORT. */
+static int
+take_portal (const char *arg)
+{
+  char addr[64];
+  const char *port = NULL;
+  const char *close = arg[0] == '[' ? strchr (arg, ']') : NULL;
+  const char *colon =
+    close ? (close[1] == ':' ? close + 1 : NULL) : strrchr (arg, ':');
+  size_t alen = colon ? (size_t) (colon - arg) : strlen (arg);
+  if (colon)
+    port = colon + 1;
+  unsigned char bin[16];
+  bool ok =
+    alen > 0 && alen < sizeof addr && (!close || close + 1 == arg + alen);
+  if (ok) {
+    memcpy (addr, arg, alen);
+    addr[alen] = 0;
+    if (close) {
+      char inner[64];
+      snprintf (inner, sizeof inner, "%.*s", (int) (alen - 2), addr + 1);
+      ok = inet_pton (AF_INET6, inner, bin) == 1;
+    }
+    else
+      ok = inet_pton (AF_INET, addr, bin) == 1;
+  }
+  char *end = NULL;
+  unsigned long p = port ? strtoul (port, &end, 10) : 3260;
+  if (!ok || (port &&
+              (*end || end == port || port[0] == '-' || p < 1 || p > 65535))) {
+    fprintf (stderr,
+             "blkemu-scsi: --iscsi %s: ADDRESS[:PORT], an IPv4 address or "
+             "[an IPv6 one] and a port 1 to 65535 (default 3260)\n",
+             arg);
+    return 1;
+  }
+  snprintf (iscsi_portal, sizeof iscsi_portal, "%s:%lu", addr, p);
+  return -1;
+}
+
+/* --paths N, --iscsi ADDRESS[:PORT] */
 static int
 take_option (int opt, const char *arg)
 {
+  if (opt == OPT_ISCSI)
+    return take_portal (arg);
   if (opt != OPT_PATHS)
     return 1;
   char *end;
@@ -234,6 +303,7 @@ main (int argc, char **argv)
 {
   static const struct option options[] = {
     { "paths", required_argument, NULL, OPT_PATHS },
+    { "iscsi", required_argument, NULL, OPT_ISCSI },
     { NULL, 0, NULL, 0 },
   };
   const struct frontend_cli cli = {
@@ -247,6 +317,15 @@ main (int argc, char **argv)
   int r = frontend_parse_args (&cli, argc, argv, &o);
   if (r != -1)
     return r;
+  if (iscsi_portal[0] && npaths > 1) {
+    fprintf (stderr,
+             "blkemu-scsi: --iscsi with --paths %u: an iSCSI "
+             "export is one target per disk (for multipath, log "
+             "in to it twice, or use tcm_loop's paths)\n",
+             npaths);
+    frontend_args_free (&o);
+    return 1;
+  }
   if (o.delete_stale) {
     frontend_args_free (&o);
     return tcmu_delete_stale ();
@@ -265,6 +344,7 @@ main (int argc, char **argv)
     d->uio_fd = d->stop_fd = -1;
     d->unit_attention = true; /* as a disk just powered on */
     d->npaths = npaths;
+    d->iscsi_portal = iscsi_portal[0] ? iscsi_portal : NULL;
     blkemu_disk_geometry (d->emu, &d->geo);
     scsi_identity (d);
     char err[BLKEMU_ERR_MAX];

@@ -51,6 +51,11 @@ struct sdisk {
   char device[MAX_PATHS][32];
   bool lun_linked[MAX_PATHS];
   bool path_down[MAX_PATHS];
+  /* Or exported through iSCSI (--iscsi): one target, IQN, with LUN 0
+   * and a portal (tpg_dir[0] is its group); no local disk is made.
+   */
+  const char *iscsi_portal; /* "ADDRESS:PORT", or NULL: tcm_loop */
+  char iqn[96];
   /* The ring (uio), mapped whole. */
   int uio_index; /* /dev/uioN */
   int uio_fd;
@@ -146,7 +151,7 @@ put_be (uint8_t *p, uint64_t v, int n)
     p[i] = (uint8_t) v;
 }
 
-/* tcmu.c: configfs, the uio device, tcm_loop. */
+/* tcmu.c: configfs, the uio device, tcm_loop or iSCSI. */
 int tcmu_create (struct sdisk *d);
 int tcmu_export (struct sdisk *d);
 void tcmu_unexport (struct sdisk *d);

@@ -1,7 +1,9 @@
 /* A disk's life in LIO's configfs: a TCMU backstore in the HBA
  * user_2846 (every device there is blkemu-scsi's), exported through
- * tcm_loop as a local SCSI disk.  The kernel's tcmu-design document
- * and tcm_loop's configfs layout are the references.
+ * tcm_loop as a local SCSI disk, or through LIO's iSCSI target as a
+ * target of its own.  The kernel's tcmu-design document and the
+ * fabrics' configfs layouts (tcm_loop, iscsi_target_mod) are the
+ * references.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,6 +25,8 @@
 #define CONFIGFS "/sys/kernel/config"
 #define CORE CONFIGFS "/target/core"
 #define LOOPBACK CONFIGFS "/target/loopback"
+#define ISCSI CONFIGFS "/target/iscsi"
+#define IQN_PREFIX "iqn.2026-12.org.blkemu:"
 #define HBA CORE "/user_2846"
 
 static int
@@ -70,24 +74,30 @@ modprobe (const char *module)
     fprintf (stderr,
              "blkemu-scsi: the kernel module %s could not be loaded "
              "(modprobe %s): blkemu-scsi needs LIO's target_core_user, "
-             "tcm_loop and the sd driver\n",
+             "and tcm_loop and the sd driver, or iscsi_target_mod "
+             "(--iscsi)\n",
              module, module);
     return -1;
   }
   return 0;
 }
 
-/* LIO's configfs, with the modules loaded and configfs mounted. */
+/* LIO's configfs, with the modules loaded and configfs mounted: the
+ * iSCSI target's (ISCSI) or tcm_loop's.
+ */
 static int
-configfs_ready (void)
+configfs_ready (bool iscsi)
 {
   if (geteuid () != 0) {
     fprintf (stderr, "blkemu-scsi: needs root (LIO's configfs)\n");
     return -1;
   }
-  if (modprobe ("target_core_user") == -1 || modprobe ("tcm_loop") == -1 ||
-      modprobe ("sd_mod") ==
-        -1) /* udev would load it; not every host runs it */
+  if (modprobe ("target_core_user") == -1)
+    return -1;
+  if (iscsi ? modprobe ("iscsi_target_mod") == -1
+            : modprobe ("tcm_loop") == -1 ||
+                modprobe ("sd_mod") ==
+                  -1) /* udev would load it; not every host runs it */
     return -1;
   if (access (CORE, F_OK) == -1 &&
       mount ("configfs", CONFIGFS, "configfs", 0, NULL) == -1 &&
@@ -101,13 +111,38 @@ configfs_ready (void)
              CORE);
     return -1;
   }
-  /* A fabric's directory appears when made (LIO then binds tcm_loop). */
-  if (mkdir (LOOPBACK, 0755) == -1 && errno != EEXIST) {
-    fprintf (stderr, "blkemu-scsi: mkdir %s: %s\n", LOOPBACK,
-             strerror (errno));
+  /* A fabric's directory appears when made (LIO then binds it). */
+  const char *fabric = iscsi ? ISCSI : LOOPBACK;
+  if (mkdir (fabric, 0755) == -1 && errno != EEXIST) {
+    fprintf (stderr, "blkemu-scsi: mkdir %s: %s\n", fabric, strerror (errno));
     return -1;
   }
   return 0;
+}
+
+/* Take down an iSCSI target's portal group TPG (its LUN unlinked):
+ * disabled (its sessions end), its portals, LUN 0, the group, the
+ * target.  Returns the target's rmdir.
+ */
+static int
+remove_iscsi_tpg (const char *tpg)
+{
+  char path[PATH_MAX];
+  snprintf (path, sizeof path, "%s/enable", tpg);
+  write_text (path, "0");
+  glob_t g;
+  snprintf (path, sizeof path, "%s/np/*", tpg);
+  if (glob (path, 0, NULL, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; i++)
+      rmdir (g.gl_pathv[i]);
+    globfree (&g);
+  }
+  snprintf (path, sizeof path, "%s/lun/lun_0", tpg);
+  rmdir (path);
+  rmdir (tpg);
+  snprintf (path, sizeof path, "%s", tpg);
+  *strrchr (path, '/') = 0;
+  return rmdir (path);
 }
 
 /* Take down tcm_loop's target portal group TPG (its LUN unlinked):
@@ -135,7 +170,10 @@ remove_exports_of (const char *core_dir)
 {
   glob_t g;
   int r = 0;
-  if (glob (LOOPBACK "/naa.*/tpgt_1/lun/lun_0/*", 0, NULL, &g) != 0)
+  int loop = glob (LOOPBACK "/naa.*/tpgt_1/lun/lun_0/*", 0, NULL, &g);
+  if (glob (ISCSI "/" IQN_PREFIX "*/tpgt_1/lun/lun_0/*",
+            loop == 0 ? GLOB_APPEND : 0, NULL, &g) != 0 &&
+      loop != 0)
     return 0;
   for (size_t i = 0; i < g.gl_pathc; i++) {
     char target[PATH_MAX];
@@ -146,7 +184,9 @@ remove_exports_of (const char *core_dir)
       continue;
     *strstr (tpg, "/lun/") = 0;
     unlink (g.gl_pathv[i]);
-    if (remove_tpg (tpg) == -1)
+    if ((strncmp (tpg, ISCSI "/", strlen (ISCSI "/")) == 0
+           ? remove_iscsi_tpg (tpg)
+           : remove_tpg (tpg)) == -1)
       r = -1;
     free (tpg);
   }
@@ -239,7 +279,7 @@ served (const char *name)
 int
 tcmu_delete_stale (void)
 {
-  if (configfs_ready () == -1)
+  if (configfs_ready (false) == -1)
     return 1;
   glob_t g;
   int r = 0, n = 0;
@@ -274,7 +314,7 @@ int
 tcmu_create (struct sdisk *d)
 {
   char path[PATH_MAX], control[320];
-  if (configfs_ready () == -1)
+  if (configfs_ready (d->iscsi_portal != NULL) == -1)
     return -1;
   /* NAA 6: LIO's OUI 00-14-05, then the name's hash: stable per name. */
   d->naa = 6ull << 60 | 0x001405ull << 36 | (name_hash (d->name) >> 28);
@@ -411,9 +451,89 @@ export_path (struct sdisk *d, unsigned i)
   return -1;
 }
 
+/* The iSCSI export: target IQN_PREFIX + the name (lower case; what an
+ * IQN does not take becomes '-'), LUN 0 linked to the backstore, open
+ * to any initiator without authentication (a test target: bind the
+ * portal to an address only the tests reach), enabled on the portal.
+ */
+static int
+export_iscsi (struct sdisk *d)
+{
+  char path[PATH_MAX];
+  size_t n = (size_t) snprintf (d->iqn, sizeof d->iqn, IQN_PREFIX);
+  for (const char *p = d->name; *p && n + 1 < sizeof d->iqn; p++) {
+    char ch = *p >= 'A' && *p <= 'Z' ? (char) (*p - 'A' + 'a') : *p;
+    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '-';
+    d->iqn[n++] = ok ? ch : '-';
+  }
+  d->iqn[n] = 0;
+  char *tpg_dir = d->tpg_dir[0];
+  snprintf (tpg_dir, sizeof d->tpg_dir[0], ISCSI "/%s/tpgt_1", d->iqn);
+  snprintf (path, sizeof path, ISCSI "/%s", d->iqn);
+  if (mkdir (path, 0755) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s%s\n", d->name, path,
+             strerror (errno),
+             errno == EEXIST ? " (another disk's name maps to this IQN, or "
+                               "a killed server left it: --delete-stale)"
+                             : "");
+    tpg_dir[0] = 0;
+    return -1;
+  }
+  if (mkdir (tpg_dir, 0755) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, tpg_dir,
+             strerror (errno));
+    return -1;
+  }
+  snprintf (path, sizeof path, "%s/lun/lun_0", tpg_dir);
+  if (mkdir (path, 0755) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, path,
+             strerror (errno));
+    return -1;
+  }
+  snprintf (path, sizeof path, "%s/lun/lun_0/blkemu", tpg_dir);
+  if (symlink (d->core_dir, path) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: linking LUN 0 to %s: %s\n", d->name,
+             d->core_dir, strerror (errno));
+    return -1;
+  }
+  d->lun_linked[0] = true;
+  static const char *const attrib[][2] = {
+    { "authentication", "0" },
+    { "generate_node_acls", "1" }, /* any initiator: demo mode */
+    { "demo_mode_write_protect", "0" },
+    { "cache_dynamic_acls", "1" },
+  };
+  for (size_t i = 0; i < sizeof attrib / sizeof attrib[0]; i++) {
+    snprintf (path, sizeof path, "%s/attrib/%s", tpg_dir, attrib[i][0]);
+    if (write_text (path, attrib[i][1]) == -1) {
+      fprintf (stderr, "blkemu-scsi: %s: %s: %s\n", d->name, path,
+               strerror (errno));
+      return -1;
+    }
+  }
+  snprintf (path, sizeof path, "%s/np/%s", tpg_dir, d->iscsi_portal);
+  if (mkdir (path, 0755) == -1) {
+    fprintf (stderr,
+             "blkemu-scsi: %s: --iscsi %s: the target cannot listen "
+             "there: %s\n",
+             d->name, d->iscsi_portal, strerror (errno));
+    return -1;
+  }
+  snprintf (path, sizeof path, "%s/enable", tpg_dir);
+  if (write_text (path, "1") == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: %s: %s\n", d->name, path,
+             strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
 int
 tcmu_export (struct sdisk *d)
 {
+  if (d->iscsi_portal)
+    return export_iscsi (d);
   for (unsigned i = 0; i < d->npaths; i++)
     if (export_path (d, i) == -1)
       return -1;
@@ -434,7 +554,10 @@ tcmu_unexport (struct sdisk *d)
     }
     if (!d->tpg_dir[i][0])
       continue;
-    remove_tpg (d->tpg_dir[i]);
+    if (d->iscsi_portal)
+      remove_iscsi_tpg (d->tpg_dir[i]);
+    else
+      remove_tpg (d->tpg_dir[i]);
     d->tpg_dir[i][0] = 0;
   }
 }
