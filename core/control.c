@@ -17,6 +17,8 @@
  *   view end           -> ok            (the view and its writes gone)
  *   bad                -> ok N RANGES   (unreadable sectors: OFFSET+LEN)
  *   bad add|clear OFFSET LENGTH -> ok   (make them unreadable, or heal)
+ *   stuck              -> ok N OFFSET:BIT=V ...  (stuck bits)
+ *   stuck add OFFSET BIT 0|1 | stuck clear -> ok
  *   drop               -> ok            (the next request drops its link)
  *   zones [FROM [COUNT]] -> ok, a table of the zones from byte FROM
  *   zone open|close|finish|reset OFFSET | zone reset-all
@@ -308,6 +310,34 @@ cmd_bad (struct blkemu_disk *disk, char **save, struct strbuf *sb,
                 err);
 }
 
+/* stuck | stuck add OFFSET BIT 0|1 | stuck clear */
+static void
+cmd_stuck (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+           struct deferral *later)
+{
+  (void) later;
+  char err[BLKEMU_ERR_MAX];
+  const char *what = strtok_r (NULL, " \t", save);
+  const char *off_text = strtok_r (NULL, " \t", save);
+  const char *bit_text = strtok_r (NULL, " \t", save);
+  const char *value_text = strtok_r (NULL, " \t", save);
+  if (!what) {
+    uint64_t count;
+    char *list = blkemu_disk_stuck_list (disk, &count);
+    if (!list)
+      sb_printf (sb, "error: stuck: out of memory\n");
+    else
+      sb_printf (sb, "ok %llu%s%s\n", (unsigned long long) count,
+                 *list ? " " : "", list);
+    free (list);
+    return;
+  }
+  reply_result (sb,
+                blkemu_disk_stuck_args (disk, what, off_text, bit_text,
+                                        value_text, err, sizeof err),
+                err);
+}
+
 static void
 cmd_power_off (struct blkemu_disk *disk, char **save, struct strbuf *sb,
                struct deferral *later)
@@ -560,6 +590,7 @@ static const struct {
   { "view", cmd_view, 2, "view lose-all|subset|torn|pick [SEED] | view end" },
   { "drop", cmd_drop, 0, "drop" },
   { "bad", cmd_bad, 3, "bad [add|clear OFFSET LENGTH]" },
+  { "stuck", cmd_stuck, 4, "stuck [add OFFSET BIT 0|1 | clear]" },
   { "zones", cmd_zones, 2, "zones [FROM [COUNT]]" },
   { "zone", cmd_zone, 2,
     "zone open|close|finish|reset|read-only|offline|online OFFSET | zone "

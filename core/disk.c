@@ -78,6 +78,7 @@ disk_create (const struct blkemu_spec *spec, char *err)
   wcache_init (&disk->wcache, &disk->backend);
   overlay_init (&disk->view);
   badranges_init (&disk->bad);
+  stuckbits_init (&disk->stuck);
   pthread_mutex_init (&disk->inflight_lock, NULL);
   engine_init (&disk->engine, pipeline_fire);
   pthread_mutex_init (&disk->timeline_lock, NULL);
@@ -98,6 +99,7 @@ fail_trace:
   wcache_destroy (&disk->wcache);
   overlay_destroy (&disk->view);
   badranges_destroy (&disk->bad);
+  stuckbits_destroy (&disk->stuck);
   pthread_mutex_destroy (&disk->inflight_lock);
   model_destroy (disk->model, disk->model_state);
 fail_model:
@@ -119,6 +121,7 @@ disk_destroy (struct blkemu_disk *disk)
   wcache_destroy (&disk->wcache);
   overlay_destroy (&disk->view);
   badranges_destroy (&disk->bad);
+  stuckbits_destroy (&disk->stuck);
   pthread_mutex_destroy (&disk->inflight_lock);
   zones_destroy (&disk->zones);
   model_destroy (disk->model, disk->model_state);
@@ -300,11 +303,14 @@ int
 blkemu_extents (struct blkemu_disk *disk, uint64_t offset, uint64_t len,
                 blkemu_extent_cb cb, void *opaque)
 {
-  /* A crash view's overlay may hold data where the medium has a hole. */
+  /* A crash view's overlay may hold data where the medium has a hole,
+   * and a stuck bit reads 1 there.
+   */
   pthread_mutex_lock (&disk->lock);
   bool viewing = disk->viewing;
   pthread_mutex_unlock (&disk->lock);
-  if (!disk->backend.ops->can_extents || viewing) {
+  if (!disk->backend.ops->can_extents || viewing ||
+      stuckbits_any (&disk->stuck)) {
     cb (opaque, offset, len, false);
     return 0;
   }

@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "badranges.h"
+#include "stuckbits.h"
 #include "config.h"
 #include "dist.h"
 #include "engine.h"
@@ -59,6 +60,7 @@ struct blkemu_disk {
   struct wcache wcache;            /* write-cache=yes */
   struct overlay view;             /* a crash view's state */
   struct badranges bad;            /* unreadable sectors */
+  struct stuckbits stuck;          /* bits that read one value */
   pthread_mutex_t inflight_lock;   /* guards INFLIGHT_WRITES */
   struct request *inflight_writes; /* writes between admission and end */
   struct stats stats;

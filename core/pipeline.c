@@ -86,9 +86,10 @@ serve_data (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
 
 static void
 count_faults (struct stats *st, unsigned marks, int injected, bool slowed,
-              enum silent_fault silent)
+              enum silent_fault silent, bool stuck)
 {
   pthread_mutex_lock (&st->lock);
+  st->faults.stuck_reads += stuck;
   st->faults.bit_flips += silent == SILENT_FLIP;
   st->faults.silently_lost += silent == SILENT_LOST;
   st->faults.misdirected += silent == SILENT_MISDIRECT;
@@ -150,7 +151,8 @@ struct request {
   unsigned lend_zones;
   uint64_t lend_zone_end[LEND_ZONES], lend_data_end[LEND_ZONES];
   bool cache;
-  bool view; /* served by the open crash view */
+  bool view;  /* served by the open crash view */
+  bool stuck; /* a read a stuck bit changed */
   /* A write on the disk's in-flight list (interrupted crashes). */
   struct request *wnext, *wprev;
   bool listed;
@@ -450,16 +452,23 @@ request_schedule (struct request *req, const struct fault_verdict *fv)
  * piece, as the device would move it: nothing above the limit goes
  * through.
  */
-/* A read with a bit-flip fault: one bit of what it returns flipped,
- * the medium untouched.
+/* What a read returns wrong, silently: the medium's stuck bits forced,
+ * and with a bit-flip fault one bit flipped on the way, the medium
+ * untouched.
  */
 static void
 flip_read (struct request *req)
 {
-  if (req->silent != SILENT_FLIP || req->err || !req->buf)
+  if (req->op != BLKEMU_OP_READ || req->err || !req->buf)
     return;
   unsigned char *b = req->buf;
-  b[req->silent_at / 8] ^= (unsigned char) (1u << (req->silent_at % 8));
+  if (stuckbits_any (&req->disk->stuck) &&
+      stuckbits_apply (&req->disk->stuck, b, req->offset, req->len)) {
+    req->stuck = true;
+    req->marks |= TRACE_CORRUPT;
+  }
+  if (req->silent == SILENT_FLIP)
+    b[req->silent_at / 8] ^= (unsigned char) (1u << (req->silent_at % 8));
 }
 
 /* A piece of a read at OFFSET, to the frontend's sink; on a zoned disk
@@ -900,7 +909,7 @@ request_end (struct request *req, int cancel_err)
   if (req->marks &
       (TRACE_FAULT | TRACE_SPIKE | TRACE_STALL | TRACE_SLOW | TRACE_CORRUPT))
     count_faults (&disk->stats, req->marks, req->injected, req->slowed,
-                  err ? SILENT_NONE : req->silent);
+                  err ? SILENT_NONE : req->silent, req->stuck && !err);
   count_shape (req, cancel_err);
   record_pieces (req, done, err);
   if (req->deadline != req->inline_deadline)
@@ -1099,9 +1108,12 @@ submit (struct blkemu_disk *disk, struct engine *engine, enum blkemu_op op,
     .done = done,
     .cookie = cookie,
     .append_at = append_at,
+    /* A stuck bit needs the data in the buffer. */
     .zero_ok = op == BLKEMU_OP_READ && disk->frontend &&
-               (disk->frontend->ops & BLKEMU_FE_ZERO_READS),
-    .sink_ok = op == BLKEMU_OP_READ && disk->read_sink,
+               (disk->frontend->ops & BLKEMU_FE_ZERO_READS) &&
+               !stuckbits_any (&disk->stuck),
+    .sink_ok =
+      op == BLKEMU_OP_READ && disk->read_sink && !stuckbits_any (&disk->stuck),
   };
   bool defer = disk->backend.ops->blocking;
   int r = request_begin (req, buf, defer);

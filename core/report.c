@@ -198,7 +198,8 @@ json_counters (const struct json_out *j, const struct stats *st)
              "\"views\": %llu, \"medium_errors\": %llu, "
              "\"interrupted\": %llu, \"bit_flips\": %llu, "
              "\"silently_lost_writes\": %llu, "
-             "\"misdirected_writes\": %llu, \"last_crash\": ",
+             "\"misdirected_writes\": %llu, \"stuck_reads\": %llu, "
+             "\"last_crash\": ",
              j->in1, (unsigned long long) fc->errors,
              (unsigned long long) fc->spikes, (unsigned long long) fc->stalled,
              (unsigned long long) fc->slowed, (unsigned long long) fc->dropped,
@@ -214,7 +215,8 @@ json_counters (const struct json_out *j, const struct stats *st)
              (unsigned long long) fc->interrupted,
              (unsigned long long) fc->bit_flips,
              (unsigned long long) fc->silently_lost,
-             (unsigned long long) fc->misdirected);
+             (unsigned long long) fc->misdirected,
+             (unsigned long long) fc->stuck_reads);
   if (fc->crashes)
     sb_printf (j->sb,
                "{\"mode\": \"%s\", \"seed\": %llu, "

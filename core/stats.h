@@ -62,6 +62,7 @@ struct fault_counts {
   uint64_t bit_flips;        /* reads returned with one bit flipped */
   uint64_t silently_lost;    /* writes acknowledged, never written */
   uint64_t misdirected;      /* writes that landed at another offset */
+  uint64_t stuck_reads;      /* reads a stuck bit changed */
   /* The last crash (CRASHES > 0). */
   enum blkemu_crash_mode last_mode;
   uint64_t last_seed, last_persisted, last_lost, last_torn;

@@ -3,7 +3,8 @@
 # bit flipped and the medium keeps the right data; with
 # lost-write-probability a write is acknowledged and never written; with
 # misdirected-write-probability its data lands at another block-aligned
-# offset and its own sectors keep their old data.  Each is counted in
+# offset and its own sectors keep their old data; a stuck bit reads one
+# value whatever is written.  Each is counted in
 # stats and marked `corrupt` in the trace; with the keys at 0 nothing
 # changes.  Through nbdkit, read back with nbdcopy and nbd-io.
 source "$(dirname "$0")/functions.sh"
@@ -85,6 +86,42 @@ expect_eq "trace: requests marked corrupt" \
   "$(grep -c 'corrupt' "$tmp/silent.trace")" 18
 expect_eq "trace: the lost write at the offset asked for" \
   "$(awk '$2 == "W" && $3 == 65536 && /corrupt/' "$tmp/silent.trace" | wc -l)" 1
+
+# Stuck bits: the same bit wrong on every read, whatever is written;
+# the medium holds what was written (a clear shows it).
+head -c 8192 /dev/zero > "$tmp/zeros"
+head -c 8192 /dev/zero | tr '\0' '\377' > "$tmp/ones"
+nbdkit -U - "$PLUGIN" size=1M control="$sock" stats="$tmp/stuck.json" \
+    trace="$tmp/stuck.trace" --run '
+  set -e
+  ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
+  byte () { nbdcopy -- "$uri" - | od -An -tx1 -j "$1" -N1 | tr -d " "; }
+  nbdcopy -- "$tmp/zeros" "$uri"
+  ctl stuck add 4100 3 1
+  ctl stuck add 4101 0 0
+  [ "$(ctl stuck)" = "2 4100:3=1 4101:0=0" ]
+  [ "$(byte 4100)" = 08 ]                 # reads 1 over a written 0
+  [ "$(byte 4100)" = 08 ]                 # every read
+  [ "$(byte 4101)" = 00 ]                 # stuck at what was written: no change
+  nbdcopy -- "$tmp/ones" "$uri"           # a rewrite does not repair it
+  [ "$(byte 4100)" = ff ]
+  [ "$(byte 4101)" = fe ]
+  [ "$(byte 4102)" = ff ]
+  ctl stuck add 1M 0 1 2>&1 | grep -q "beyond the end of the disk"
+  ctl stuck add 0 8 1 2>&1 | grep -q "BIT is 0 (the least significant) to 7, VALUE 0 or 1"
+  ctl stuck add 0 1 2 2>&1 | grep -q "VALUE 0 or 1"
+  ctl stuck wipe 2>&1 | grep -q "usage: stuck \[add OFFSET BIT 0|1 | clear\]"
+  ctl stuck clear
+  [ "$(ctl stuck)" = 0 ]
+  [ "$(byte 4101)" = ff ]                 # the medium held it all along
+' || fail "stuck bits"
+echo "ok: stuck bits read wrong on every read, a rewrite does not repair them, the medium keeps the data"
+# Each byte check reads the whole disk: three over zeros (4100 stuck at
+# 1 changes them), three over ones (4101 stuck at 0 does), none after
+# the clear.
+expect_eq "stats: stuck_reads" "$(jq .faults.stuck_reads "$tmp/stuck.json")" 6
+expect_eq "trace: stuck reads marked corrupt" \
+  "$(grep -c ' R .*corrupt' "$tmp/stuck.trace")" 6
 
 # A bad value names the key and the rule.
 out=$(nbdkit -U - "$PLUGIN" size=1M bit-flip-probability=2 --run true 2>&1) &&

@@ -530,6 +530,27 @@ int blkemu_disk_bad_add (struct blkemu_disk *disk, uint64_t offset,
                          uint64_t len, char *err, size_t errlen);
 int blkemu_disk_bad_clear (struct blkemu_disk *disk, uint64_t offset,
                            uint64_t len, char *err, size_t errlen);
+/* Stuck bits (a defective cell, which no write repairs): bit BIT (0, the
+ * least significant, to 7) of the byte at OFFSET reads VALUE (0 or 1)
+ * whatever is written there, silently.  A read it changes counts in
+ * stats as faults.stuck_reads and is traced corrupt.  At most 4096 on
+ * a disk.  Each returns 0 or -1 with ERR filled.
+ */
+int blkemu_disk_stuck_add (struct blkemu_disk *disk, uint64_t offset,
+                           unsigned bit, unsigned value, char *err,
+                           size_t errlen);
+void blkemu_disk_stuck_clear (struct blkemu_disk *disk);
+/* The stuck bits, as "OFFSET:BIT=VALUE ..." (at most 128 shown; "..."
+ * ends a longer list), malloc'd; *COUNT: how many there are.
+ */
+char *blkemu_disk_stuck_list (struct blkemu_disk *disk, uint64_t *count);
+/* The words of a "stuck add OFFSET BIT VALUE" or "stuck clear" command
+ * (WHAT "add" or "clear"; OFFSET takes units).  0, or -1 with ERR
+ * ("stuck ...: usage" or the rule broken).
+ */
+int blkemu_disk_stuck_args (struct blkemu_disk *disk, const char *what,
+                            const char *offset, const char *bit,
+                            const char *value, char *err, size_t errlen);
 /* Where in the LEN bytes from OFFSET a request that failed with EIO
  * failed: the first unreadable byte of a bad range in it, else the
  * start of an error-offset rule's range in it, else OFFSET.  What a
