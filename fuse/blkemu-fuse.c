@@ -58,6 +58,7 @@ enum {
   ATTR_POWER,
   ATTR_VIEW,
   ATTR_BAD,
+  ATTR_STUCK,
   ATTR_KEY0
 };
 
@@ -124,6 +125,7 @@ attr_name (unsigned attr)
   case ATTR_POWER: return "power";
   case ATTR_VIEW: return "view";
   case ATTR_BAD: return "bad";
+  case ATTR_STUCK: return "stuck";
   default: return blkemu_key_name (attr - ATTR_KEY0);
   }
 }
@@ -139,7 +141,8 @@ attr_listed (unsigned attr)
   const char *name = attr_name (attr);
   return strcmp (name, "stats") && strcmp (name, "summary") &&
          strcmp (name, "reset") && strcmp (name, "power") &&
-         strcmp (name, "view") && strcmp (name, "bad");
+         strcmp (name, "view") && strcmp (name, "bad") &&
+         strcmp (name, "stuck");
 }
 
 /* Decode an attribute inode: returns false if INO is not one. */
@@ -216,7 +219,8 @@ fill_stat (fuse_ino_t ino, struct stat *st)
     }
     else if (attr == ATTR_RESET)
       st->st_mode = S_IFREG | 0200;
-    else if (attr == ATTR_POWER || attr == ATTR_VIEW || attr == ATTR_BAD)
+    else if (attr == ATTR_POWER || attr == ATTR_VIEW || attr == ATTR_BAD ||
+             attr == ATTR_STUCK)
       st->st_mode = S_IFREG | 0644;
     else if (attr >= ATTR_KEY0 && blkemu_key_is_runtime (attr_name (attr)))
       st->st_mode = S_IFREG | 0644;
@@ -445,9 +449,12 @@ attr_text (size_t d, unsigned attr)
   case ATTR_STATS: return blkemu_disk_stats_json (emu, true);
   case ATTR_SUMMARY: return blkemu_disk_summary_text (emu);
   case ATTR_RESET: return strdup ("");
-  case ATTR_BAD: {
+  case ATTR_BAD:
+  case ATTR_STUCK: {
     uint64_t count;
-    char *list = blkemu_disk_bad_list (emu, &count), *t = NULL;
+    char *list = attr == ATTR_BAD ? blkemu_disk_bad_list (emu, &count)
+                                  : blkemu_disk_stuck_list (emu, &count);
+    char *t = NULL;
     if (list && asprintf (&t, "%llu%s%s\n", (unsigned long long) count,
                           *list ? " " : "", list) == -1)
       t = NULL;
@@ -672,6 +679,27 @@ bad_write (size_t d, char *value)
   return 0;
 }
 
+/* stuck: "add OFFSET BIT 0|1" or "clear"; reads back the stuck bits
+ * ("N OFFSET:BIT=VALUE ...").
+ */
+static int
+stuck_write (size_t d, char *value)
+{
+  char err[BLKEMU_ERR_MAX], *save;
+  const char *what = strtok_r (value, " ", &save);
+  const char *off = strtok_r (NULL, " ", &save);
+  const char *bit = strtok_r (NULL, " ", &save);
+  const char *v = strtok_r (NULL, " ", &save);
+  if (strtok_r (NULL, " ", &save))
+    what = "(too many words)"; /* the usage */
+  if (blkemu_disk_stuck_args (disks[d].emu, what, off, bit, v, err,
+                              sizeof err) == -1) {
+    fprintf (stderr, "blkemu-fuse: %s/stuck: %s\n", disks[d].name, err);
+    return EINVAL;
+  }
+  return 0;
+}
+
 /* A write to an attribute file: the whole value in one write. */
 static int
 attr_write (size_t d, unsigned attr, const char *data, size_t size)
@@ -696,6 +724,8 @@ attr_write (size_t d, unsigned attr, const char *data, size_t size)
     return power_write (d, attr, value);
   if (attr == ATTR_BAD)
     return bad_write (d, value);
+  if (attr == ATTR_STUCK)
+    return stuck_write (d, value);
   if (attr < ATTR_KEY0) {
     fprintf (stderr, "blkemu-fuse: %s/%s is read-only\n", disks[d].name,
              attr_name (attr));

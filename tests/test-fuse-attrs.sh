@@ -27,7 +27,7 @@ compare_all () {
   for d in 0 1 2; do
     for f in "$mnt/.blkemu/d$d"/*; do
       key=${f##*/}
-      case $key in stats|summary|reset|power|view|bad) continue ;; esac
+      case $key in stats|summary|reset|power|view|bad|stuck) continue ;; esac
       got=$(cat "$f") || fail "d$d/$key: read failed"
       want=$(ctl "$d" get "$key") || fail "d$d/$key: no such key on the socket"
       [ "$got" = "$want" ] || fail "d$d/$key: file '$got', socket '$want' ($1)"
@@ -40,8 +40,8 @@ compare_all () {
 for d in 0 1 2; do
   listed=$(ls "$mnt/.blkemu/d$d" | wc -l)
   # Every key but stats and summary (reached through the fixed files of
-  # those names), plus stats, summary, reset, power, view and bad.
-  expect_eq "d$d: files listed" "$listed" $((nkeys - 2 + 6))
+  # those names), plus stats, summary, reset, power, view, bad and stuck.
+  expect_eq "d$d: files listed" "$listed" $((nkeys - 2 + 7))
   jq -e ".config.name == \"d$d\"" "$mnt/.blkemu/d$d/stats" > /dev/null ||
     fail "d$d/stats is another disk's"
 done

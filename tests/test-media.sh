@@ -135,6 +135,21 @@ if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null && [ "$(id -u)" -eq 0 ]
   grep -q "usage: bad \[add|clear OFFSET LENGTH\]" "$mnt.log" ||
     fail "fuse bad: no usage in the log"
   echo "ok: the FUSE bad file marks, lists, heals and refuses as the socket does"
+  # And the stuck file: a bit that reads 1 under any write, until cleared.
+  stuck=$mnt/.blkemu/d0/stuck
+  dd if=/dev/zero of="$mnt/d0" bs=4K count=1 conv=notrunc oflag=direct status=none
+  echo "add 5 7 1" > "$stuck"
+  expect_eq "fuse stuck: listed" "$(cat "$stuck")" "1 5:7=1"
+  expect_eq "fuse stuck: the bit reads 1 over a written 0" \
+    "$(dd if="$mnt/d0" bs=4K count=1 iflag=direct status=none | od -An -tx1 -j5 -N1 | tr -d ' ')" 80
+  (echo "add 5 9 1" > "$stuck") 2>/dev/null && fail "fuse stuck: bit 9 was taken"
+  grep -q "BIT is 0 (the least significant) to 7" "$mnt.log" ||
+    fail "fuse stuck: no rule in the log"
+  echo clear > "$stuck"
+  expect_eq "fuse stuck: cleared" "$(cat "$stuck")" 0
+  expect_eq "fuse stuck: the medium kept the 0" \
+    "$(dd if="$mnt/d0" bs=4K count=1 iflag=direct status=none | od -An -tx1 -j5 -N1 | tr -d ' ')" 00
+  echo "ok: the FUSE stuck file sets, lists, refuses and clears as the socket does"
 else
   echo "skipped: the FUSE bad file (needs /dev/fuse, fusermount3 and root)"
 fi
