@@ -3,7 +3,8 @@
 # treats it, and the runnable ones run exactly as written, from the top
 # of the tree, with one substitution (the README says so too): the plugin
 # named `blkemu` on an nbdkit line is the build tree's.  `make` lines are not run (the suite runs on a built tree);
-# servers a block leaves running are stopped after it.
+# servers a block leaves running on the README's paths are stopped after
+# it (only those: other tests' servers run beside this one).
 #   <!-- readme-test: run -->         run the block; it must succeed
 #   <!-- readme-test: transcript -->  "$ COMMAND" then its output: run
 #                                     COMMAND, expect the output in its
@@ -52,8 +53,14 @@ for i in $(seq "$n"); do
         cat "$tmp/out$i"
         fail "README block $i ($first) failed"
       fi
+      # Only the servers the block started: new, and on a README path
+      # (other tests' servers run beside this one under meson).
       for p in $(pgrep -x nbdkit); do
-        case " $before " in *" $p "*) ;; *) kill "$p" 2>/dev/null || true ;; esac
+        case " $before " in *" $p "*) continue ;; esac
+        args=$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null) || continue
+        for path in $readme_paths; do
+          case " $args" in *" $path "*|*"=$path "*) kill "$p" 2>/dev/null || true; break ;; esac
+        done
       done
       echo "ok: block $i ran: $first"
       ran=$((ran + 1)) ;;

@@ -444,6 +444,23 @@ inflight_main (void *arg)
   return NULL;
 }
 
+/* Wait (up to 5 s) until N requests are in the disk. */
+static void
+wait_in_flight (struct blkemu_disk *d, unsigned n)
+{
+  char want[32];
+  snprintf (want, sizeof want, "\"in_flight\": %u,", n);
+  for (int i = 0; i < 500; i++) {
+    char *json = blkemu_disk_stats_json (d, false);
+    bool there = json && strstr (json, want);
+    free (json);
+    if (there)
+      return;
+    usleep (10 * 1000);
+  }
+  CHECK (0, "%u requests never in flight", n);
+}
+
 /* An interrupted crash on a zoned disk, one write in flight in each kind
  * of zone: the conventional one leaves its sectors unreadable; the
  * sequential one is torn (its zone keeps a prefix cut at a unit), and
@@ -466,10 +483,14 @@ test_crash_interrupted (void)
            "zone 1: 2 FUA blocks");
     struct inflight seq = { d, ZS + 2 * BLK, 16 * BLK, 'b', -1 },
                     conv = { d, 8 * BLK, 4 * BLK, 'c', -1 };
+    /* One after the other: the order they reach the cache decides the
+     * seed's draws for each.
+     */
     pthread_t t1, t2;
     pthread_create (&t1, NULL, inflight_main, &seq);
+    wait_in_flight (d, 1);
     pthread_create (&t2, NULL, inflight_main, &conv);
-    usleep (100 * 1000);
+    wait_in_flight (d, 2);
     struct blkemu_crash_report rep;
     CHECK (blkemu_disk_crash_state (d, BLKEMU_CRASH_INTERRUPTED, seed, &rep,
                                     err, sizeof err) == 0,
@@ -512,6 +533,9 @@ test_crash_interrupted (void)
            "healed");
     blkemu_disk_close (d);
   }
+  printf ("interrupted: over 9 seeds the cut fell before the write %u "
+          "times, inside %u, past %u\n",
+          before, inside, past);
   CHECK (before && inside && past,
          "the cut fell before (%u), inside (%u) and past (%u) the write",
          before, inside, past);
