@@ -170,7 +170,7 @@ iscsi_login () {
     { echo "iscsiadm missing: install open-iscsi (tools/install-deps vm)" >&2; return 1; }
   if [ ! -e "$work/iscsid.pid" ]; then
     ip link set lo up 2>/dev/null
-    modprobe iscsi_tcp || return 1
+    modprobe iscsi_tcp && modprobe sd_mod || return 1
     mkdir -p "$work/etc-iscsi" /run/lock/iscsi
     cp -a /etc/iscsi/. "$work/etc-iscsi/" 2>/dev/null
     mount -t tmpfs tmpfs /etc/iscsi && cp -a "$work/etc-iscsi/." /etc/iscsi/ || return 1

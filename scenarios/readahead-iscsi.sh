@@ -7,33 +7,59 @@
 # near the link rate when requests are large and many, and drops as a
 # smaller max_sectors_kb multiplies round trips.
 #   blkemu-vm scenarios/readahead-iscsi.sh
+# The transport is a real iSCSI session: the disk exported by blkemu-scsi
+# through LIO's iSCSI target on the guest's loopback address, open-iscsi
+# logged in to it (the link model in front stands for the 1 GbE wire).
+# Without LIO's modules or open-iscsi it falls back to NBD, and says so.
 # Environment: SLOWDOWN (default 10: the device's clock runs 10x slower so
 # the TCG guest's own costs stay small; figures are shown both as measured
-# and x SLOWDOWN, the rate the modelled link would give), MB per cell (16).
+# and x SLOWDOWN, the rate the modelled link would give), MB per cell (16),
+# TRANSPORT=nbd to take NBD anyway.
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
-modprobe nbd nbds_max=4
 slowdown=${SLOWDOWN:-10}
 mb=${MB:-16}
 ras="128 512 2048"
 msks="64 128 512"
+keys="profile=iscsi-1gbe size=1G slowdown=$slowdown"
 
-disk_start iscsi profile=iscsi-1gbe size=1G slowdown="$slowdown"
-"$ATTACH" nbd "$work/iscsi.sock" /dev/nbd0 > /dev/null
+transport=${TRANSPORT:-iscsi}
+if [ "$transport" = iscsi ] &&
+  ! { command -v iscsiadm > /dev/null && command -v "$SCSI" > /dev/null &&
+      modprobe target_core_user 2>/dev/null && modprobe iscsi_target_mod 2>/dev/null; }; then
+  echo "  no LIO iSCSI target or open-iscsi here: over NBD instead"
+  transport=nbd
+fi
+if [ "$transport" = iscsi ]; then
+  scsi_start iscsi --iscsi 127.0.0.1:3260 \
+    --disk "name=iscsi,${keys// /,},control=$work/iscsi.ctl,stats=$results/iscsi.json"
+  read -r iqn portal <<< "${sd[iscsi]}"
+  dev=$(iscsi_login "$iqn" "$portal") || { check "log in to $iqn" 1 -eq 0; finish; exit 1; }
+  echo "  an iSCSI session to $iqn on $portal: $dev ($(cat /sys/block/${dev#/dev/}/device/vendor | tr -s ' ') $(cat /sys/block/${dev#/dev/}/device/model | tr -s ' '))"
+  check "the disk is an iSCSI session's ($(ls /sys/class/iscsi_session | wc -l) session)" \
+    "$(readlink -f /sys/block/${dev#/dev/} | grep -c session)" -eq 1
+else
+  modprobe nbd nbds_max=4
+  # shellcheck disable=SC2086
+  disk_start iscsi $keys
+  "$ATTACH" nbd "$work/iscsi.sock" /dev/nbd0 > /dev/null
+  dev=/dev/nbd0
+fi
+q=/sys/block/${dev#/dev/}/queue
 link=$(awk 'BEGIN { print 112 * 1048576 / 1e6 }')   # MB/s
 
 declare -A rate reqsize
 offset=0
 for ra in $ras; do
   for msk in $msks; do
-    echo "$ra" > /sys/block/nbd0/queue/read_ahead_kb
-    echo "$msk" > /sys/block/nbd0/queue/max_sectors_kb
+    echo "$ra" > $q/read_ahead_kb
+    echo "$msk" > $q/max_sectors_kb
     echo 3 > /proc/sys/vm/drop_caches
     ctl iscsi reset
     # A fresh region each time: nothing cached, the same distance from 0.
     t0=$(date +%s%N)
     # 64 KiB reads, smaller than any window: readahead decides what the
     # target sees (a read larger than read_ahead_kb sets the window itself).
-    dd if=/dev/nbd0 of=/dev/null bs=64K count=$((mb * 16)) skip=$((offset * 16)) status=none
+    dd if="$dev" of=/dev/null bs=64K count=$((mb * 16)) skip=$((offset * 16)) status=none
     t1=$(date +%s%N)
     offset=$((offset + mb))
     rate[$ra,$msk]=$(awk -v b=$((mb << 20)) -v ns=$((t1 - t0)) -v k="$slowdown" \
@@ -74,6 +100,11 @@ check "msk=128 near the seed's ~50 MB/s (${rate[2048,128]} MB/s, model 56)" \
 check "msk=64 slower still (${rate[2048,64]} MB/s, model 34)" \
   "$(ge "${rate[2048,128]}" "${rate[2048,64]}" && echo 1 || echo 0)" = 1
 seen iscsi
-"$ATTACH" detach /dev/nbd0
-disk_stop iscsi
+if [ "$transport" = iscsi ]; then
+  iscsi_logout "$iqn" "$portal"
+  scsi_stop iscsi
+else
+  "$ATTACH" detach /dev/nbd0
+  disk_stop iscsi
+fi
 finish
