@@ -384,18 +384,23 @@ section "a slow command: the abort ends it at once, no reset follows"
 # notification), and the midlayer's retry is served at once.  (The
 # spike is drawn when the read arrives: spikes stop once it is in.  A
 # retry that timed out again would go straight to a LUN reset.)
+# slow_read_start: a direct read of sl in the background (ddpid, from t0)
+# given a 20 s spike; spikes stop once it is in the disk.
+slow_read_start () {
+  ctl sl set spike-probability=1 spike-latency=20s > /dev/null
+  t0=$(date +%s)
+  dd if="${sd[sl]}" of=/dev/null bs=4K count=1 iflag=direct 2>/dev/null &
+  ddpid=$!
+  for i in $(seq 100); do
+    [ "$(disk_stat sl .in_flight)" -ge 1 ] && break
+    sleep 0.05
+  done
+  ctl sl set spike-probability=0 > /dev/null
+}
 scsi_start sl --disk "name=sl,size=16M,control=$work/sl.ctl"
 sb=${sd[sl]#/dev/}
 echo 2 > /sys/block/$sb/device/timeout
-ctl sl set spike-probability=1 spike-latency=20s > /dev/null
-t0=$(date +%s)
-dd if="${sd[sl]}" of=/dev/null bs=4K count=1 iflag=direct 2>/dev/null &
-ddpid=$!
-for i in $(seq 100); do
-  [ "$(disk_stat sl .in_flight)" -ge 1 ] && break
-  sleep 0.05
-done
-ctl sl set spike-probability=0 > /dev/null
+slow_read_start
 wait $ddpid
 rc=$? t=$(( $(date +%s) - t0 ))
 ended=$(disk_stat sl .transport.scsi_aborts_ended)
@@ -409,15 +414,7 @@ check "the error handler stopped at the abort: no LUN reset ($(disk_stat sl .tra
 # A LUN reset asked for by hand (sg_reset) while a read waits out its
 # spike: the reset ends it too, and the read is retried.
 echo 30 > /sys/block/$sb/device/timeout
-ctl sl set spike-probability=1 spike-latency=20s > /dev/null
-t0=$(date +%s)
-dd if="${sd[sl]}" of=/dev/null bs=4K count=1 iflag=direct 2>/dev/null &
-ddpid=$!
-for i in $(seq 100); do
-  [ "$(disk_stat sl .in_flight)" -ge 1 ] && break
-  sleep 0.05
-done
-ctl sl set spike-probability=0 > /dev/null
+slow_read_start
 sg_reset -d "${sd[sl]}" > "$work/sg_reset.out" 2>&1
 wait $ddpid
 rc=$? t=$(( $(date +%s) - t0 ))

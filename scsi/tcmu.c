@@ -394,6 +394,29 @@ find_disk (struct sdisk *d, unsigned i, const char *address)
   return r;
 }
 
+/* LUN 0 of path I's portal group (tpg_dir[I], either fabric), linked
+ * to the disk's backstore.  Returns 0 or -1, said.
+ */
+static int
+link_lun (struct sdisk *d, unsigned i)
+{
+  char path[PATH_MAX];
+  snprintf (path, sizeof path, "%s/lun/lun_0", d->tpg_dir[i]);
+  if (mkdir (path, 0755) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, path,
+             strerror (errno));
+    return -1;
+  }
+  snprintf (path, sizeof path, "%s/lun/lun_0/blkemu", d->tpg_dir[i]);
+  if (symlink (d->core_dir, path) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: linking LUN 0 to %s: %s\n", d->name,
+             d->core_dir, strerror (errno));
+    return -1;
+  }
+  d->lun_linked[i] = true;
+  return 0;
+}
+
 /* Path I: a tcm_loop target of its own (its wwn differs from path 0's
  * in bits 32-34; path 0's is the disk's NAA's low 36 bits), LUN 0 linked
  * to the backstore.
@@ -422,19 +445,8 @@ export_path (struct sdisk *d, unsigned i)
              strerror (errno));
     return -1;
   }
-  snprintf (path, sizeof path, "%s/lun/lun_0", tpg_dir);
-  if (mkdir (path, 0755) == -1) {
-    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, path,
-             strerror (errno));
+  if (link_lun (d, i) == -1)
     return -1;
-  }
-  snprintf (path, sizeof path, "%s/lun/lun_0/blkemu", tpg_dir);
-  if (symlink (d->core_dir, path) == -1) {
-    fprintf (stderr, "blkemu-scsi: %s: linking LUN 0 to %s: %s\n", d->name,
-             d->core_dir, strerror (errno));
-    return -1;
-  }
-  d->lun_linked[i] = true;
   /* The midlayer adds the disk when the LUN appears; sd may probe it
    * asynchronously.
    */
@@ -485,19 +497,8 @@ export_iscsi (struct sdisk *d)
              strerror (errno));
     return -1;
   }
-  snprintf (path, sizeof path, "%s/lun/lun_0", tpg_dir);
-  if (mkdir (path, 0755) == -1) {
-    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, path,
-             strerror (errno));
+  if (link_lun (d, 0) == -1)
     return -1;
-  }
-  snprintf (path, sizeof path, "%s/lun/lun_0/blkemu", tpg_dir);
-  if (symlink (d->core_dir, path) == -1) {
-    fprintf (stderr, "blkemu-scsi: %s: linking LUN 0 to %s: %s\n", d->name,
-             d->core_dir, strerror (errno));
-    return -1;
-  }
-  d->lun_linked[0] = true;
   static const char *const attrib[][2] = {
     { "authentication", "0" },
     { "generate_node_acls", "1" }, /* any initiator: demo mode */
