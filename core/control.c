@@ -283,6 +283,20 @@ cmd_crash (struct blkemu_disk *disk, char **save, struct strbuf *sb,
   make_state (disk, "crash", mode_name, save, sb, blkemu_disk_crash_state);
 }
 
+/* The reply to a listing (bad, stuck): "ok COUNT LIST", LIST malloc'd
+ * (freed here; NULL: out of memory).
+ */
+static void
+reply_list (struct strbuf *sb, const char *what, char *list, uint64_t count)
+{
+  if (!list)
+    sb_printf (sb, "error: %s: out of memory\n", what);
+  else
+    sb_printf (sb, "ok %llu%s%s\n", (unsigned long long) count,
+               *list ? " " : "", list);
+  free (list);
+}
+
 /* bad | bad add OFFSET LENGTH | bad clear OFFSET LENGTH */
 static void
 cmd_bad (struct blkemu_disk *disk, char **save, struct strbuf *sb,
@@ -293,15 +307,10 @@ cmd_bad (struct blkemu_disk *disk, char **save, struct strbuf *sb,
   const char *what = strtok_r (NULL, " \t", save);
   const char *off_text = strtok_r (NULL, " \t", save);
   const char *len_text = strtok_r (NULL, " \t", save);
+  uint64_t count;
   if (!what) {
-    uint64_t count;
     char *list = blkemu_disk_bad_list (disk, &count);
-    if (!list)
-      sb_printf (sb, "error: bad: out of memory\n");
-    else
-      sb_printf (sb, "ok %llu%s%s\n", (unsigned long long) count,
-                 *list ? " " : "", list);
-    free (list);
+    reply_list (sb, "bad", list, count);
     return;
   }
   reply_result (sb,
@@ -321,15 +330,10 @@ cmd_stuck (struct blkemu_disk *disk, char **save, struct strbuf *sb,
   const char *off_text = strtok_r (NULL, " \t", save);
   const char *bit_text = strtok_r (NULL, " \t", save);
   const char *value_text = strtok_r (NULL, " \t", save);
+  uint64_t count;
   if (!what) {
-    uint64_t count;
     char *list = blkemu_disk_stuck_list (disk, &count);
-    if (!list)
-      sb_printf (sb, "error: stuck: out of memory\n");
-    else
-      sb_printf (sb, "ok %llu%s%s\n", (unsigned long long) count,
-                 *list ? " " : "", list);
-    free (list);
+    reply_list (sb, "stuck", list, count);
     return;
   }
   reply_result (sb,
