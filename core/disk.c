@@ -407,7 +407,7 @@ blkemu_disk_drop (struct blkemu_disk *disk)
 void
 blkemu_disk_reset_stats (struct blkemu_disk *disk)
 {
-  stats_reset (&disk->stats);
+  timelines_stats_reset (disk);
   pthread_mutex_lock (&disk->lock);
   zones_reset_counters (&disk->zones);
   pthread_mutex_unlock (&disk->lock);

@@ -117,6 +117,11 @@ void disk_interrupt_writes (struct blkemu_disk *disk, uint64_t *ranges);
  */
 void timelines_stop (struct blkemu_disk *disk, int err);
 void timelines_destroy (struct blkemu_disk *disk);
+/* The disk's stats with every timeline's shard merged in (malloc'ed;
+ * NULL: no memory), and all of them cleared.
+ */
+struct stats *timelines_stats_snapshot (struct blkemu_disk *disk);
+void timelines_stats_reset (struct blkemu_disk *disk);
 
 /* Human summary: iostat-style totals, latency, size histograms. */
 void disk_write_summary (struct blkemu_disk *disk, FILE *fp);

@@ -17,6 +17,7 @@
 #include "disk.h"
 #include "engine.h"
 #include "error.h"
+#include "timeline.h"
 
 /* The limit that applies to OP's length (0: none). */
 static uint64_t
@@ -110,7 +111,9 @@ count_faults (struct stats *st, unsigned marks, int injected, bool slowed,
 struct request {
   struct engine_entry entry; /* entry.deadline_ns: the last piece's */
   struct blkemu_disk *disk;
-  struct engine *engine; /* fires it: the disk's, or a timeline's */
+  struct engine *engine;      /* fires it: the disk's, or a timeline's */
+  struct blkemu_timeline *tl; /* submitted on it: its pool and stats */
+  struct request *pool_next;  /* in its timeline's pool */
   /* A data request (op), or a zone command (zone_op when is_zone): a
    * command of its own, which none of the data path's stages sees.
    */
@@ -160,6 +163,15 @@ struct request {
   unsigned io_state; /* IO_PENDING | IO_DUE, atomic */
   int due_err;       /* the engine's cancel error, once due */
 };
+/* Where a completion is counted: its timeline's shard (no lock shared
+ * with other queues), else the disk's own stats.
+ */
+static struct stats *
+req_stats (const struct request *req)
+{
+  return req->tl ? &req->tl->stats : &req->disk->stats;
+}
+
 #define IO_PENDING 1u /* the transfer is queued or running */
 #define IO_DUE 2u     /* the engine fired it: the worker completes it */
 
@@ -804,7 +816,7 @@ request_begin (struct request *req, void *buf, bool defer)
 static int
 request_crashed (struct request *req)
 {
-  struct stats *st = &req->disk->stats;
+  struct stats *st = req_stats (req);
   req->err = EIO;
   req->marks |= TRACE_CRASHED;
   stats_count (st, &st->faults.crash_aborted);
@@ -817,7 +829,7 @@ request_crashed (struct request *req)
 static void
 count_shape (const struct request *req, int cancel_err)
 {
-  struct stats *st = &req->disk->stats;
+  struct stats *st = req_stats (req);
   uint64_t freed =
     req->free_hi > req->free_lo ? req->free_hi - req->free_lo : 0;
   bool partial = req->op == BLKEMU_OP_TRIM && freed != req->len;
@@ -861,7 +873,7 @@ record_pieces (const struct request *req, uint64_t done, int err)
       end = done;
     uint64_t piece_qd =
       req->qd > npieces - 1 - i ? req->qd - (npieces - 1 - i) : 1;
-    stats_record (&disk->stats, req->op, piece_off,
+    stats_record (req_stats (req), req->op, piece_off,
                   req->op == BLKEMU_OP_FLUSH ? 0 : plen, req->arrival,
                   end - req->arrival, req->deadline[i] - req->arrival,
                   piece_qd, err);
@@ -908,7 +920,7 @@ request_end (struct request *req, int cancel_err)
   }
   if (req->marks &
       (TRACE_FAULT | TRACE_SPIKE | TRACE_STALL | TRACE_SLOW | TRACE_CORRUPT))
-    count_faults (&disk->stats, req->marks, req->injected, req->slowed,
+    count_faults (req_stats (req), req->marks, req->injected, req->slowed,
                   err ? SILENT_NONE : req->silent, req->stuck && !err);
   count_shape (req, cancel_err);
   record_pieces (req, done, err);
@@ -977,6 +989,65 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
   return request_run (&req, buf);
 }
 
+/* A request for an asynchronous submit: from TL's pool when there is
+ * one (the owner's thread takes, so only the owner pops), else malloc'ed.
+ */
+static struct request *
+request_alloc (struct blkemu_timeline *tl)
+{
+  if (!tl)
+    return malloc (sizeof (struct request));
+  struct request *req = tl->free_local;
+  if (!req)
+    req = __atomic_exchange_n (&tl->free_remote, NULL, __ATOMIC_ACQUIRE);
+  if (req)
+    tl->free_local = req->pool_next;
+  else if (!(req = malloc (sizeof *req)))
+    return NULL;
+  __atomic_add_fetch (&tl->outstanding, 1, __ATOMIC_RELAXED);
+  return req;
+}
+
+/* REQ back to its timeline's pool (from any thread), or freed. */
+static void
+request_release (struct request *req)
+{
+  struct blkemu_timeline *tl = req->tl;
+  if (!tl) {
+    free (req);
+    return;
+  }
+  if (pthread_equal (pthread_self (),
+                     __atomic_load_n (&tl->owner, __ATOMIC_RELAXED))) {
+    req->pool_next = tl->free_local;
+    tl->free_local = req;
+  }
+  else {
+    /* Pushed only, and taken whole by the owner: no ABA. */
+    req->pool_next = __atomic_load_n (&tl->free_remote, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n (&tl->free_remote, &req->pool_next,
+                                         req, true, __ATOMIC_RELEASE,
+                                         __ATOMIC_RELAXED))
+      ;
+  }
+  /* Last: blkemu_timeline_free waits for this to free the pool. */
+  __atomic_sub_fetch (&tl->outstanding, 1, __ATOMIC_RELEASE);
+}
+
+void
+pipeline_pool_free (struct blkemu_timeline *tl)
+{
+  assert (__atomic_load_n (&tl->outstanding, __ATOMIC_ACQUIRE) == 0);
+  struct request *lists[2] = { tl->free_local, tl->free_remote };
+  for (int i = 0; i < 2; i++)
+    while (lists[i]) {
+      struct request *next = lists[i]->pool_next;
+      free (lists[i]);
+      lists[i] = next;
+    }
+  tl->free_local = tl->free_remote = NULL;
+}
+
 static void
 request_complete (struct request *req, int cancel_err)
 {
@@ -987,7 +1058,7 @@ request_complete (struct request *req, int cancel_err)
                           : req->zeroes ? BLKEMU_READ_ZEROES
                           : req->sent   ? BLKEMU_READ_SENT
                                         : 0);
-  free (req);
+  request_release (req);
 }
 
 static void request_io_run (struct iowork_job *job);
@@ -1075,7 +1146,7 @@ request_finish_async (struct request *req, int r)
   if (r) {
     blkemu_done_cb done = req->done;
     void *cookie = req->cookie;
-    free (req);
+    request_release (req);
     done (cookie, r);
   }
 }
@@ -1085,21 +1156,22 @@ request_finish_async (struct request *req, int r)
  * queued on the engine, or completed at once.
  */
 static void
-submit (struct blkemu_disk *disk, struct engine *engine, enum blkemu_op op,
-        void *buf, uint64_t len, uint64_t offset, unsigned flags,
-        uint64_t *append_at, blkemu_done_cb done, void *cookie)
+submit (struct blkemu_disk *disk, struct blkemu_timeline *tl,
+        enum blkemu_op op, void *buf, uint64_t len, uint64_t offset,
+        unsigned flags, uint64_t *append_at, blkemu_done_cb done, void *cookie)
 {
   assert_request (disk, op, buf, len, flags);
   assert (done);
   uint64_t arrival = clock_now_ns ();
-  struct request *req = malloc (sizeof *req);
+  struct request *req = request_alloc (tl);
   if (!req) {
     done (cookie, ENOMEM);
     return;
   }
   *req = (struct request){
     .disk = disk,
-    .engine = engine,
+    .engine = tl ? &tl->engine : NULL,
+    .tl = tl,
     .op = op,
     .flags = flags,
     .len = len,
@@ -1139,12 +1211,11 @@ blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
 }
 
 void
-pipeline_submit_on (struct blkemu_disk *disk, struct engine *engine,
-                    enum blkemu_op op, void *buf, uint64_t len,
-                    uint64_t offset, unsigned flags, blkemu_done_cb done,
-                    void *cookie)
+pipeline_submit_on (struct blkemu_timeline *tl, enum blkemu_op op, void *buf,
+                    uint64_t len, uint64_t offset, unsigned flags,
+                    blkemu_done_cb done, void *cookie)
 {
-  submit (disk, engine, op, buf, len, offset, flags, NULL, done, cookie);
+  submit (tl->disk, tl, op, buf, len, offset, flags, NULL, done, cookie);
 }
 
 void

@@ -18,11 +18,14 @@ void pipeline_fire (struct engine_entry *entry, int cancel_err);
  */
 bool pipeline_abortable (const struct engine_entry *entry, void *cookie);
 
-/* blkemu_submit, fired by ENGINE (a timeline's) instead of the disk's. */
-struct blkemu_disk;
-void pipeline_submit_on (struct blkemu_disk *disk, struct engine *engine,
-                         enum blkemu_op op, void *buf, uint64_t len,
-                         uint64_t offset, unsigned flags, blkemu_done_cb done,
-                         void *cookie);
+/* blkemu_submit on TL: fired by its engine, counted in its stats, the
+ * request taken from its pool.
+ */
+struct blkemu_timeline;
+void pipeline_submit_on (struct blkemu_timeline *tl, enum blkemu_op op,
+                         void *buf, uint64_t len, uint64_t offset,
+                         unsigned flags, blkemu_done_cb done, void *cookie);
+/* TL's pooled requests freed; none may be outstanding. */
+void pipeline_pool_free (struct blkemu_timeline *tl);
 
 #endif

@@ -13,17 +13,11 @@
 #include "strbuf.h"
 #include "units.h"
 
-/* A consistent copy of the stats, taken under the lock. */
+/* A consistent copy of the stats: the disk's and its queues'. */
 static struct stats *
 snapshot (struct blkemu_disk *disk)
 {
-  struct stats *snap = malloc (sizeof *snap);
-  if (!snap)
-    return NULL;
-  pthread_mutex_lock (&disk->stats.lock);
-  memcpy (snap, &disk->stats, sizeof *snap);
-  pthread_mutex_unlock (&disk->stats.lock);
-  return snap;
+  return timelines_stats_snapshot (disk);
 }
 
 static int

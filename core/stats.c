@@ -152,6 +152,90 @@ stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
   pthread_mutex_unlock (&st->lock);
 }
 
+/* SIZES's slots counted into OS's table, as count_size would have. */
+static void
+merge_sizes (struct op_stats *os, const struct op_stats *from)
+{
+  for (unsigned i = 0; i < SIZE_SLOTS; i++) {
+    const struct size_slot *f = &from->sizes[i];
+    if (f->count == 0)
+      continue;
+    unsigned h =
+      (unsigned) ((f->size * 0x9E3779B97F4A7C15ull) >> 54) % SIZE_SLOTS;
+    unsigned probe = 0;
+    for (; probe < SIZE_SLOTS; probe++) {
+      struct size_slot *s = &os->sizes[(h + probe) % SIZE_SLOTS];
+      if (s->count == 0 || s->size == f->size) {
+        s->size = f->size;
+        s->count += f->count;
+        break;
+      }
+    }
+    if (probe == SIZE_SLOTS)
+      os->size_other += f->count;
+  }
+}
+
+static void
+add_u64s (uint64_t *into, const uint64_t *from, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    into[i] += from[i];
+}
+
+#define ADD_RANGE(into, from, first, last)                                    \
+  add_u64s (&(into)->first, &(from)->first,                                   \
+            (offsetof (__typeof__ (*(into)), last) -                          \
+             offsetof (__typeof__ (*(into)), first)) /                        \
+                sizeof (uint64_t) +                                           \
+              1)
+
+static void
+merge_op (struct op_stats *os, const struct op_stats *from)
+{
+  os->requests += from->requests;
+  os->bytes += from->bytes;
+  os->errors += from->errors;
+  os->lat_sum_ns += from->lat_sum_ns;
+  os->lat_count += from->lat_count;
+  if (from->lat_max_ns > os->lat_max_ns)
+    os->lat_max_ns = from->lat_max_ns;
+  os->model_sum_ns += from->model_sum_ns;
+  os->size_other += from->size_other;
+  add_u64s (os->size_log2, from->size_log2, SIZE_LOG2_BUCKETS);
+  add_u64s (os->align_log2, from->align_log2, SIZE_LOG2_BUCKETS);
+  add_u64s (os->lat, from->lat, LAT_BUCKETS);
+  merge_sizes (os, from);
+}
+
+void
+stats_merge (struct stats *into, const struct stats *from)
+{
+  /* The fault counters up to the last crash's record, which only the
+   * disk's own stats hold (a crash is the disk's, not a queue's).
+   */
+  _Static_assert(offsetof (struct fault_counts, last_mode) ==
+                   offsetof (struct fault_counts, stuck_reads) +
+                     sizeof (uint64_t),
+                 "the fault counters end at stuck_reads");
+  ADD_RANGE (&into->faults, &from->faults, errors, stuck_reads);
+  for (unsigned op = 0; op < BLKEMU_OP_COUNT; op++)
+    merge_op (&into->op[op], &from->op[op]);
+  ADD_RANGE (into, from, oversize_rejected, zone_refused);
+  add_u64s (into->qd_hist, from->qd_hist, QD_BUCKETS);
+  if (from->qd_max > into->qd_max)
+    into->qd_max = from->qd_max;
+  /* Sequential: each shard's requests against its own last one. */
+  into->seq_requests += from->seq_requests;
+  into->rw_requests += from->rw_requests;
+  if (from->first_arrival_ns &&
+      (!into->first_arrival_ns ||
+       from->first_arrival_ns < into->first_arrival_ns))
+    into->first_arrival_ns = from->first_arrival_ns;
+  if (from->last_done_ns > into->last_done_ns)
+    into->last_done_ns = from->last_done_ns;
+}
+
 void
 stats_count (struct stats *st, uint64_t *counter)
 {

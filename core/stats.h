@@ -42,7 +42,9 @@ struct op_stats {
   uint64_t lat[LAT_BUCKETS];
 };
 
-/* Every injected fault, by kind. */
+/* Every injected fault, by kind: counters from ERRORS to STUCK_READS
+ * (stats_merge adds them as one range), then the last crash's record.
+ */
 struct fault_counts {
   uint64_t errors;      /* injected by the error rule */
   uint64_t spikes;      /* requests that paid spike-latency */
@@ -75,6 +77,9 @@ struct stats {
   struct fault_counts faults;
   uint64_t start_ns;
   struct op_stats op[BLKEMU_OP_COUNT];
+  /* From OVERSIZE_REJECTED to ZONE_REFUSED: counters only (stats_merge
+   * adds them as one range).
+   */
   uint64_t oversize_rejected;   /* requests refused with EINVAL */
   uint64_t oversize_split;      /* requests split by the device */
   uint64_t oversize_pieces;     /* pieces those splits produced */
@@ -118,6 +123,12 @@ void stats_record (struct stats *st, enum blkemu_op op, uint64_t offset,
 void stats_count (struct stats *st, uint64_t *counter);
 void stats_record_refused (struct stats *st, enum blkemu_op op, uint64_t len,
                            uint64_t *reason);
+
+/* FROM's counts added to INTO's (the caller holds both or owns them):
+ * a queue's shard into the disk's snapshot.  The last crash's record and
+ * the start time stay INTO's.
+ */
+void stats_merge (struct stats *into, const struct stats *from);
 
 const char *stats_op_name (enum blkemu_op op);
 

@@ -4,18 +4,14 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "disk.h"
 #include "engine.h"
 #include "pipeline.h"
-
-struct blkemu_timeline {
-  struct blkemu_disk *disk;
-  struct engine engine;         /* driven by the owner's loop */
-  uint64_t armed_ns;            /* the wake-up last asked for */
-  struct blkemu_timeline *next; /* the disk's list */
-};
+#include "timeline.h"
 
 struct blkemu_timeline *
 blkemu_timeline_new (struct blkemu_disk *disk)
@@ -24,6 +20,7 @@ blkemu_timeline_new (struct blkemu_disk *disk)
   if (!tl)
     return NULL;
   tl->disk = disk;
+  stats_init (&tl->stats);
   engine_init_driven (&tl->engine, pipeline_fire);
   /* A timeline made after a cancel refuses its requests as the disk
    * would.
@@ -43,14 +40,28 @@ blkemu_timeline_free (struct blkemu_timeline *tl)
   if (!tl)
     return;
   struct blkemu_disk *disk = tl->disk;
+  engine_destroy (&tl->engine); /* fires what is left with ECANCELED */
+  /* A file disk's I/O worker may still hold a transfer: it completes the
+   * request, then gives it back to the pool.
+   */
+  while (__atomic_load_n (&tl->outstanding, __ATOMIC_ACQUIRE))
+    nanosleep (&(struct timespec){ .tv_nsec = 100000 }, NULL);
+  pipeline_pool_free (tl);
+  /* Its counts stay the disk's: off the list and into the disk's stats
+   * under the list's lock, so that no snapshot counts them twice or not
+   * at all.
+   */
   pthread_mutex_lock (&disk->timeline_lock);
   for (struct blkemu_timeline **p = &disk->timelines; *p; p = &(*p)->next)
     if (*p == tl) {
       *p = tl->next;
       break;
     }
+  pthread_mutex_lock (&disk->stats.lock);
+  stats_merge (&disk->stats, &tl->stats);
+  pthread_mutex_unlock (&disk->stats.lock);
   pthread_mutex_unlock (&disk->timeline_lock);
-  engine_destroy (&tl->engine); /* fires what is left with ECANCELED */
+  stats_destroy (&tl->stats);
   free (tl);
 }
 
@@ -59,8 +70,9 @@ blkemu_timeline_submit (struct blkemu_timeline *tl, enum blkemu_op op,
                         void *buf, uint64_t len, uint64_t offset,
                         unsigned flags, blkemu_done_cb done, void *cookie)
 {
-  pipeline_submit_on (tl->disk, &tl->engine, op, buf, len, offset, flags, done,
-                      cookie);
+  /* The thread that submits owns the pool's local list. */
+  __atomic_store_n (&tl->owner, pthread_self (), __ATOMIC_RELAXED);
+  pipeline_submit_on (tl, op, buf, len, offset, flags, done, cookie);
 }
 
 uint64_t
@@ -98,6 +110,35 @@ timelines_stop (struct blkemu_disk *disk, int err)
   pthread_mutex_lock (&disk->timeline_lock);
   for (struct blkemu_timeline *tl = disk->timelines; tl; tl = tl->next)
     engine_stop (&tl->engine, err);
+  pthread_mutex_unlock (&disk->timeline_lock);
+}
+
+struct stats *
+timelines_stats_snapshot (struct blkemu_disk *disk)
+{
+  struct stats *snap = malloc (sizeof *snap);
+  if (!snap)
+    return NULL;
+  pthread_mutex_lock (&disk->timeline_lock);
+  pthread_mutex_lock (&disk->stats.lock);
+  memcpy (snap, &disk->stats, sizeof *snap);
+  pthread_mutex_unlock (&disk->stats.lock);
+  for (struct blkemu_timeline *tl = disk->timelines; tl; tl = tl->next) {
+    pthread_mutex_lock (&tl->stats.lock);
+    stats_merge (snap, &tl->stats);
+    pthread_mutex_unlock (&tl->stats.lock);
+  }
+  pthread_mutex_unlock (&disk->timeline_lock);
+  return snap;
+}
+
+void
+timelines_stats_reset (struct blkemu_disk *disk)
+{
+  pthread_mutex_lock (&disk->timeline_lock);
+  stats_reset (&disk->stats);
+  for (struct blkemu_timeline *tl = disk->timelines; tl; tl = tl->next)
+    stats_reset (&tl->stats);
   pthread_mutex_unlock (&disk->timeline_lock);
 }
 

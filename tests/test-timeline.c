@@ -4,7 +4,11 @@
  * requests, on its own thread, never before their deadlines; with
  * nothing pending it is told to sleep forever; a cancel from another
  * thread completes what the timeline holds with ESHUTDOWN, and later
- * requests are refused.
+ * requests are refused.  Each timeline counts its requests in a stats
+ * shard of its own: the disk's stats JSON merges them while they live,
+ * a reset clears them, and a freed timeline's counts stay the disk's;
+ * requests completed on the I/O worker's thread (a file disk) go back
+ * to their timeline's pool from there.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "blkemu/blkemu.h"
 #include "check.h"
@@ -88,6 +93,116 @@ cancel_later (void *arg)
   nanosleep (&ts, NULL);
   blkemu_disk_cancel (arg);
   return NULL;
+}
+
+/* NAME's "FIELD":VALUE in OP's section of the compact stats JSON. */
+static long long
+op_field (struct blkemu_disk *d, const char *op, const char *field)
+{
+  char *json = blkemu_disk_stats_json (d, false);
+  char key[64];
+  snprintf (key, sizeof key, "\"%s\": {", op);
+  const char *p = json ? strstr (json, key) : NULL;
+  snprintf (key, sizeof key, "\"%s\":", field);
+  p = p ? strstr (p, key) : NULL;
+  long long v = p ? strtoll (p + strlen (key), NULL, 10) : -1;
+  free (json);
+  return v;
+}
+
+struct queue {
+  struct blkemu_disk *d;
+  struct blkemu_timeline *tl;
+  enum blkemu_op op;
+  uint64_t len;
+  unsigned n;
+};
+
+/* A queue thread: its own timeline, N requests of LEN at once, run to
+ * completion (those the I/O worker completes come back on its thread).
+ */
+static void *
+queue_run (void *arg)
+{
+  struct queue *q = arg;
+  struct req *rs = calloc (q->n, sizeof *rs);
+  char *buf = calloc (q->n, q->len);
+  if (!rs || !buf)
+    abort ();
+  if (!q->tl)
+    q->tl = blkemu_timeline_new (q->d);
+  for (unsigned i = 0; i < q->n; i++)
+    blkemu_timeline_submit (q->tl, q->op, buf + (size_t) i * q->len, q->len,
+                            (uint64_t) i * q->len, 0, done, &rs[i]);
+  uint64_t end = now_ns () + 5000000000u;
+  while (count_done (rs, q->n) < q->n && now_ns () < end)
+    blkemu_timeline_run (q->tl);
+  for (unsigned i = 0; i < q->n; i++)
+    CHECK (rs[i].done && rs[i].result == 0, "queue request %u: %s", i,
+           rs[i].done ? strerror (rs[i].result) : "not done");
+  free (rs);
+  free (buf);
+  return NULL;
+}
+
+static void
+run_queues (struct queue *qs, unsigned n)
+{
+  pthread_t t[2];
+  for (unsigned i = 0; i < n; i++)
+    pthread_create (&t[i], NULL, queue_run, &qs[i]);
+  for (unsigned i = 0; i < n; i++)
+    pthread_join (t[i], NULL);
+}
+
+/* Two queues on a file disk: shards merged, reset, kept after a free. */
+static void
+stats_shards (void)
+{
+  char path[] = "/tmp/test-timeline-XXXXXX", spec[128];
+  int fd = mkstemp (path);
+  CHECK (fd >= 0 && ftruncate (fd, 16 << 20) == 0, "a 16M file");
+  close (fd);
+  snprintf (spec, sizeof spec, "name=s,size=16M,backend=file,file=%s", path);
+  char err[BLKEMU_ERR_MAX] = "";
+  struct blkemu_disk *d =
+    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
+  CHECK (d, "open %s: %s", spec, err);
+  if (!d)
+    return;
+  struct queue qs[2] = {
+    { .d = d, .op = BLKEMU_OP_READ, .len = 4096, .n = 200 },
+    { .d = d, .op = BLKEMU_OP_WRITE, .len = 8192, .n = 300 },
+  };
+  /* One read on the disk's own stats (no timeline) besides. */
+  static char one[4096];
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, one, sizeof one, 0, 0) == 0, "a read");
+  run_queues (qs, 2);
+  CHECK (op_field (d, "read", "requests") == 201 &&
+           op_field (d, "write", "requests") == 300,
+         "merged while the queues live: %lld reads, %lld writes (201, 300)",
+         op_field (d, "read", "requests"), op_field (d, "write", "requests"));
+  CHECK (op_field (d, "read", "4096") == 201 &&
+           op_field (d, "write", "8192") == 300,
+         "merged size tables: %lld x 4096, %lld x 8192",
+         op_field (d, "read", "4096"), op_field (d, "write", "8192"));
+  blkemu_disk_reset_stats (d);
+  CHECK (op_field (d, "read", "requests") == 0 &&
+           op_field (d, "write", "requests") == 0,
+         "a reset clears every queue's shard: %lld reads, %lld writes",
+         op_field (d, "read", "requests"), op_field (d, "write", "requests"));
+  qs[0].n = 10;
+  qs[1].n = 20;
+  run_queues (qs, 2);
+  blkemu_timeline_free (qs[0].tl);
+  blkemu_timeline_free (qs[1].tl);
+  CHECK (op_field (d, "read", "requests") == 10 &&
+           op_field (d, "write", "requests") == 20,
+         "kept after the queues went: %lld reads, %lld writes (10, 20)",
+         op_field (d, "read", "requests"), op_field (d, "write", "requests"));
+  CHECK (blkemu_disk_close (d) == 0, "close the file disk");
+  unlink (path);
+  printf ("ok: queue stats merged, reset and kept after a timeline's end\n");
 }
 
 int
@@ -190,6 +305,7 @@ main (void)
 
   blkemu_timeline_free (tl);
   CHECK (blkemu_disk_close (d) == 0, "close");
+  stats_shards ();
   printf ("%s\n", failures ? "FAILED" : "ok: timeline");
   return failures ? 1 : 0;
 }
