@@ -394,6 +394,7 @@ zones_view_begin (struct zones *z)
   z->live_imp_open = z->imp_open;
   z->live_exp_open = z->exp_open;
   z->live_closed = z->closed;
+  z->live_excursions = z->excursions;
   z->viewing = true;
   return 0;
 }
@@ -410,6 +411,7 @@ zones_view_end (struct zones *z)
   z->imp_open = z->live_imp_open;
   z->exp_open = z->live_exp_open;
   z->closed = z->live_closed;
+  z->excursions = z->live_excursions;
   z->viewing = false;
 }
 

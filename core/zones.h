@@ -44,6 +44,10 @@ struct zones {
   /* A crash view's zones are a copy: the live ones wait here. */
   struct zone *live;
   uint64_t live_imp_open, live_exp_open, live_closed;
+  /* The live count too: a view's power cycle is the view's, and its
+   * excursions leave with it.
+   */
+  uint64_t live_excursions;
   bool viewing;
   int sidecar_fd;               /* -1: none (backend=memory, null) */
   uint64_t *dirty, ndirty;      /* zones whose record must be written */

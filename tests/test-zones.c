@@ -409,6 +409,21 @@ test_crash_finish_excursion (void)
   CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, 2 * BLK, 0, BLKEMU_FLAG_FUA) == 0,
          "zone 0: 2 FUA blocks (the one active zone)");
   CHECK (wr (d, 2 * ZS, BLK, 'h') == EOVERFLOW, "no room for a second");
+  /* A view of the same crash state finishes zone 1 in the view alone:
+   * the view's power cycle is not the disk's, nor its excursion.
+   */
+  struct blkemu_crash_report rep;
+  CHECK (blkemu_disk_power_off (d, err, sizeof err) == 0, "power-off");
+  CHECK (blkemu_disk_view_open (d, BLKEMU_CRASH_LOSE_ALL, 0, &rep, err,
+                                sizeof err) == 0,
+         "view: %s", err);
+  CHECK (zone_at (d, ZS).cond == BLKEMU_ZONE_COND_FULL,
+         "the view's zone 1 finished by its power cycle");
+  CHECK (blkemu_disk_view_close (d, err, sizeof err) == 0, "view end");
+  char *json = blkemu_disk_stats_json (d, false);
+  CHECK (json && strstr (json, "\"excursions\": 0"),
+         "the view's excursion left with it");
+  free (json);
   CHECK (blkemu_disk_crash (d, err, sizeof err) == 0, "crash");
   blkemu_disk_power_on (d);
   z0 = zone_at (d, 0);
@@ -422,7 +437,7 @@ test_crash_finish_excursion (void)
   CHECK (blkemu_io (d, BLKEMU_OP_READ, buf, BLK, ZS + 2 * BLK, 0) == 0 &&
            buf[0] == 0,
          "and reads zeroes where its lost writes were");
-  char *json = blkemu_disk_stats_json (d, false);
+  json = blkemu_disk_stats_json (d, false);
   CHECK (json && strstr (json, "\"excursions\": 1"), "one excursion counted");
   free (json);
   blkemu_disk_close (d);
