@@ -161,11 +161,14 @@ scsi_stop () {
   return $rc
 }
 
-# iscsi_login IQN PORTAL: log this guest in to an iSCSI target (open-iscsi:
-# iscsid started once, with /etc/iscsi on a tmpfs, the host's being
-# read-only here) and print the SCSI disk it made (/dev/sdX).
+# iscsi_login IQN PORTAL [REPLACEMENT_TIMEOUT]: log this guest in to an
+# iSCSI target (open-iscsi: iscsid started once, with /etc/iscsi on a
+# tmpfs, the host's being read-only here) and print the SCSI disk that
+# the session to PORTAL made (/dev/sdX).  REPLACEMENT_TIMEOUT: seconds a
+# lost session holds its I/O before failing it (open-iscsi's default,
+# 120, is for a single path; multipath setups use a few seconds).
 iscsi_login () {
-  local iqn=$1 portal=$2 s i
+  local iqn=$1 portal=$2 timeout=${3:-} s i
   command -v iscsiadm > /dev/null ||
     { echo "iscsiadm missing: install open-iscsi (tools/install-deps vm)" >&2; return 1; }
   if [ ! -e "$work/iscsid.pid" ]; then
@@ -180,11 +183,16 @@ iscsi_login () {
     sleep 1
   fi
   iscsiadm -m discovery -t sendtargets -p "$portal" > "$work/iscsi-discovery.log" 2>&1 &&
+    { [ -z "$timeout" ] || iscsiadm -m node -T "$iqn" -p "$portal" -o update \
+        -n node.session.timeo.replacement_timeout -v "$timeout"; } &&
     iscsiadm -m node -T "$iqn" -p "$portal" --login > "$work/iscsi-login.log" 2>&1 ||
     { cat "$work/iscsi-discovery.log" "$work/iscsi-login.log" >&2; return 1; }
   for i in $(seq 100); do
     for s in /sys/class/iscsi_session/session*; do
       [ "$(cat "$s/targetname" 2>/dev/null)" = "$iqn" ] || continue
+      # The session to this portal (a multipath target has several).
+      [ "$(cat "$s"/device/connection*/iscsi_connection/connection*/persistent_port 2>/dev/null)" = "${portal##*:}" ] ||
+        continue
       for b in "$s"/device/target*/*/block/*; do
         [ -e "$b" ] && { echo "/dev/${b##*/}"; return 0; }
       done

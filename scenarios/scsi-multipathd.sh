@@ -6,7 +6,9 @@
 # up' restores it: the application sees no error and every block
 # verifies, multipathd's path checker fails the path and reinstates it
 # by itself, and the target's own per-path counts show path 1 idle while
-# cut and busy again after.
+# cut and busy again after.  Then the same over iSCSI: one target with a
+# portal group per path (--iscsi --paths 2), a session to each, and
+# 'path 1 down' disabling a port.
 #   blkemu-vm --kernel 6.12 --udev scenarios/scsi-multipathd.sh
 # Skips (77) without target_core_user, tcm_loop, dm-multipath or
 # multipath-tools.
@@ -99,6 +101,69 @@ check "multipathd logged the failure and the reinstatement" \
   -n "$(grep -F 'remaining active paths: 1' "$work/multipathd.log")" -a \
   -n "$(grep -F "$(cat "/sys/block/${p1#/dev/}/dev"): reinstated" "$work/multipathd.log")"
 echo "  per path (LIO's in_cmds): $(disk_stat mp .transport.scsi_path_commands)"
+
+section "over iSCSI: one target, a portal group per path"
+# A SAN's way: the target has two ports (portal groups), the initiator a
+# session to each, multipathd one map over the two sessions' disks.
+# 'path 1 down' disables port 1: its session drops, its logins are
+# refused, its I/O fails over after the replacement timeout (5 s).
+if modprobe iscsi_target_mod 2>/dev/null && command -v iscsiadm > /dev/null; then
+  spec="name=mi,size=64M,control=$work/mi.ctl,stats=$results/mi.json"
+  scsi_start si --iscsi 127.0.0.1:3270 --paths 2 --disk "$spec"
+  read -r _ iqn portal0 portal1 < "$work/si.ready"
+  check "two portals, ports 3270 and 3271: $portal0 $portal1" \
+    "$portal0 $portal1" = "127.0.0.1:3270 127.0.0.1:3271"
+  i0=$(iscsi_login "$iqn" "$portal0" 5) i1=$(iscsi_login "$iqn" "$portal1" 5)
+  check "a session and a disk per portal: ${i0:-none} ${i1:-none}" \
+    -b "$i0" -a -b "$i1" -a "$i0" != "$i1"
+  udevadm settle
+  naa=$(disk_stat mi .transport.scsi_naa)
+  # map_of WWID: the map multipathd made of the WWID starting so.
+  map_of () { multipathd show maps format "%n %w" | awk -v w="$1" 'index($2, w) == 1 { print $1 }'; }
+  wait_for "iSCSI multipath map" 60 sh -c "multipathd show maps format '%n %w' | grep -q 3${naa#naa.}"
+  map=$(map_of "3${naa#naa.}")
+  multipath -ll "$map" 2>/dev/null | sed 's/\x1b\[[0-9;]*m//g; s/^/  /'
+  check "multipathd assembled $map from the two sessions' disks" \
+    -n "$map" -a -n "$(multipath -ll "$map" 2>/dev/null | grep -F "${i0#/dev/}")" \
+    -a -n "$(multipath -ll "$map" 2>/dev/null | grep -F "${i1#/dev/}")"
+  fio --name=verify --filename="/dev/mapper/$map" --ioengine=libaio --direct=1 \
+      --rw=randwrite --bsrange=4k-64k --blockalign=4k --iodepth=8 --size=48M \
+      --time_based --runtime=30 \
+      --verify=crc32c --do_verify=1 --verify_backlog=64 --verify_fatal=1 \
+      --output="$work/fio-iscsi.out" > /dev/null 2>&1 &
+  fio_pid=$!
+  sleep 3
+  echo "  path 1 down -> $(ctl mi path 1 down)"
+  t0=$SECONDS
+  wait_for "failed iSCSI path" 40 sh -c "multipathd show paths format '%d:%t' | grep -q '${i1#/dev/}:failed'"
+  check "multipathd failed the disabled port's path after $((SECONDS - t0)) s: $(path_states)" \
+    -n "$(path_states | grep -F "${i1#/dev/}:failed")"
+  c1=$(ctl mi path | tr ' ' '\n' | awk -F: '$1 == 1 { print $NF }')
+  sleep 3
+  check "port 1 carried nothing while disabled ($c1, then $(ctl mi path | tr ' ' '\n' | awk -F: '$1 == 1 { print $NF }'))" \
+    "$(ctl mi path | tr ' ' '\n' | awk -F: '$1 == 1 { print $NF }')" = "$c1"
+  echo "  path 1 up -> $(ctl mi path 1 up)"
+  t0=$SECONDS
+  wait_for "reinstated iSCSI path" 40 sh -c "multipathd show paths format '%d:%t' | grep -q '${i1#/dev/}:active'"
+  check "iscsid logged in again and multipathd reinstated it after $((SECONDS - t0)) s: $(path_states)" \
+    -n "$(path_states | grep -F "${i1#/dev/}:active:ready")"
+  fio_rc=0
+  wait $fio_pid || fio_rc=$?
+  grep -E "err=|WRITE:|READ:" "$work/fio-iscsi.out" | sed 's/^ */  /'
+  check "fio verify through the iSCSI map: exit 0, no error (exit $fio_rc)" \
+    $fio_rc -eq 0 -a -n "$(grep -F 'err= 0' "$work/fio-iscsi.out")"
+  c1=$(ctl mi path | tr ' ' '\n' | awk -F: '$1 == 1 { print $NF }')
+  dd if=/dev/zero of="/dev/mapper/$map" bs=64k count=64 oflag=direct status=none
+  check "port 1 carries I/O again ($c1, then $(ctl mi path | tr ' ' '\n' | awk -F: '$1 == 1 { print $NF }'))" \
+    "$(ctl mi path | tr ' ' '\n' | awk -F: '$1 == 1 { print $NF }')" -gt "$c1"
+  echo "  per port (LIO's in_cmds): $(disk_stat mi .transport.scsi_path_commands)"
+  multipath -f "$map" > /dev/null 2>&1 || true
+  iscsi_logout "$iqn" "$portal0"
+  iscsi_logout "$iqn" "$portal1"
+  scsi_stop si
+else
+  echo "  (skipped: no iscsi_target_mod or no iscsiadm in this guest)"
+fi
 
 section "teardown"
 multipathd shutdown > /dev/null 2>&1 || kill $mpd

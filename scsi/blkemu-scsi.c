@@ -56,7 +56,10 @@ usage (FILE *fp)
     "                       (1 to %d, default 1): N SCSI disks with one\n"
     "                       WWID, for dm-multipath; the control command\n"
     "                       'path I down|up' cuts path I (0..N-1) and\n"
-    "                       restores it\n"
+    "                       restores it.  With --iscsi: N portal groups of\n"
+    "                       the disk's target, path I on PORT + I, and\n"
+    "                       'path I down' disables its group (sessions\n"
+    "                       dropped, logins refused until 'up')\n"
     "  --iscsi ADDRESS[:PORT]\n"
     "                       export each disk through LIO's iSCSI target\n"
     "                       instead (iscsi_target_mod), listening on\n"
@@ -64,7 +67,8 @@ usage (FILE *fp)
     "                       target iqn.2026-12.org.blkemu:NAME, LUN 0, any\n"
     "                       initiator, no authentication; no local disk is\n"
     "                       made (log in with iscsiadm); the ready file's\n"
-    "                       lines are 'NAME IQN ADDRESS:PORT'\n"
+    "                       lines are 'NAME IQN ADDRESS:PORT ...', one\n"
+    "                       portal per path\n"
     "  --delete-stale       remove the backstores and exports a killed\n"
     "                       blkemu-scsi left in configfs, and exit\n",
     MAX_DISKS, MAX_PATHS);
@@ -80,7 +84,7 @@ usage (FILE *fp)
 static void
 report_paths (struct sdisk *d)
 {
-  char v[MAX_PATHS * 40] = "", c[MAX_PATHS * 40] = "";
+  char v[MAX_PATHS * 80] = "", c[MAX_PATHS * 80] = "";
   size_t used = 0, cused = 0;
   for (unsigned i = 0; i < d->npaths && used < sizeof v && cused < sizeof c;
        i++) {
@@ -140,7 +144,7 @@ start_disk (struct sdisk *d)
 {
   if (tcmu_create (d) == -1 || ring_start (d) == -1 || tcmu_export (d) == -1)
     return -1;
-  char v[48];
+  char v[80];
   if (d->iscsi_portal) {
     blkemu_disk_set_transport (d->emu, "device", d->iqn);
     blkemu_disk_set_transport (d->emu, "scsi_iscsi_portal", d->iscsi_portal);
@@ -204,10 +208,17 @@ serve_start (void *ctx, size_t i, const char **name, char *device,
     fprintf (stderr,
              "blkemu-scsi: %s: iSCSI target %s on %s, %llu bytes, %u-byte "
              "blocks, transfers up to %u bytes\n",
-             d->name, d->iqn, d->iscsi_portal,
+             d->name, d->iqn, d->device[0],
              (unsigned long long) d->geo.size_bytes, d->geo.logical_block_size,
              d->geo.max_transfer_bytes);
-    snprintf (device, device_len, "%s %s", d->iqn, d->iscsi_portal);
+    size_t used = (size_t) snprintf (device, device_len, "%s", d->iqn);
+    for (unsigned p = 0; p < d->npaths && used < device_len; p++) {
+      if (p > 0)
+        fprintf (stderr, "blkemu-scsi: %s: path %u: portal %s\n", d->name, p,
+                 d->device[p]);
+      used += (size_t) snprintf (device + used, device_len - used, " %s",
+                                 d->device[p]);
+    }
     return 0;
   }
   fprintf (stderr,
@@ -317,12 +328,16 @@ main (int argc, char **argv)
   int r = frontend_parse_args (&cli, argc, argv, &o);
   if (r != -1)
     return r;
-  if (iscsi_portal[0] && npaths > 1) {
+  /* Path I listens on the portal's port + I. */
+  unsigned long last_port =
+    iscsi_portal[0]
+      ? strtoul (strrchr (iscsi_portal, ':') + 1, NULL, 10) + npaths - 1
+      : 0;
+  if (last_port > 65535) {
     fprintf (stderr,
-             "blkemu-scsi: --iscsi with --paths %u: an iSCSI "
-             "export is one target per disk (for multipath, log "
-             "in to it twice, or use tcm_loop's paths)\n",
-             npaths);
+             "blkemu-scsi: --iscsi %s with --paths %u: path I listens on "
+             "the port + I, and the last port, %lu, is above 65535\n",
+             iscsi_portal, npaths, last_port);
     frontend_args_free (&o);
     return 1;
   }

@@ -14,7 +14,7 @@
 #include "blkemu/blkemu.h"
 
 #define MAX_DISKS 16
-#define MAX_PATHS 8  /* --paths: tcm_loop targets per disk */
+#define MAX_PATHS 8  /* --paths: targets (or iSCSI portals) per disk */
 #define SENSE_LEN 18 /* fixed-format sense data */
 
 /* One emulated disk: a TCMU backstore in configfs, exported as a SCSI
@@ -48,11 +48,13 @@ struct sdisk {
    */
   unsigned npaths;
   char tpg_dir[MAX_PATHS][160];
-  char device[MAX_PATHS][32];
+  /* Path I's /dev name (tcm_loop), or its portal (iSCSI). */
+  char device[MAX_PATHS][64];
   bool lun_linked[MAX_PATHS];
   bool path_down[MAX_PATHS];
-  /* Or exported through iSCSI (--iscsi): one target, IQN, with LUN 0
-   * and a portal (tpg_dir[0] is its group); no local disk is made.
+  /* Or exported through iSCSI (--iscsi): one target, IQN, with a
+   * portal group per path (tpg_dir[I], LUN 0, listening on device[I]);
+   * no local disk is made.
    */
   const char *iscsi_portal; /* "ADDRESS:PORT", or NULL: tcm_loop */
   char iqn[96];

@@ -463,10 +463,63 @@ export_path (struct sdisk *d, unsigned i)
   return -1;
 }
 
+/* Path I of an iSCSI export: portal group tpgt_(I + 1) of the disk's
+ * target, LUN 0 linked to the backstore, open to any initiator without
+ * authentication (a test target: bind the portal to an address only the
+ * tests reach), enabled on the portal's port + I (device[I]).  A path
+ * is a target port: a multipath initiator logs in to each.
+ */
+static int
+export_iscsi_path (struct sdisk *d, unsigned i)
+{
+  char path[PATH_MAX];
+  char *tpg_dir = d->tpg_dir[i];
+  const char *colon = strrchr (d->iscsi_portal, ':');
+  snprintf (d->device[i], sizeof d->device[i], "%.*s:%lu",
+            (int) (colon - d->iscsi_portal), d->iscsi_portal,
+            strtoul (colon + 1, NULL, 10) + i);
+  snprintf (tpg_dir, sizeof d->tpg_dir[i], ISCSI "/%s/tpgt_%u", d->iqn, i + 1);
+  if (mkdir (tpg_dir, 0755) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, tpg_dir,
+             strerror (errno));
+    tpg_dir[0] = 0;
+    return -1;
+  }
+  if (link_lun (d, i) == -1)
+    return -1;
+  static const char *const attrib[][2] = {
+    { "authentication", "0" },
+    { "generate_node_acls", "1" }, /* any initiator: demo mode */
+    { "demo_mode_write_protect", "0" },
+    { "cache_dynamic_acls", "1" },
+  };
+  for (size_t a = 0; a < sizeof attrib / sizeof attrib[0]; a++) {
+    snprintf (path, sizeof path, "%s/attrib/%s", tpg_dir, attrib[a][0]);
+    if (write_text (path, attrib[a][1]) == -1) {
+      fprintf (stderr, "blkemu-scsi: %s: %s: %s\n", d->name, path,
+               strerror (errno));
+      return -1;
+    }
+  }
+  snprintf (path, sizeof path, "%s/np/%s", tpg_dir, d->device[i]);
+  if (mkdir (path, 0755) == -1) {
+    fprintf (stderr,
+             "blkemu-scsi: %s: --iscsi %s: the target cannot listen "
+             "on %s: %s\n",
+             d->name, d->iscsi_portal, d->device[i], strerror (errno));
+    return -1;
+  }
+  snprintf (path, sizeof path, "%s/enable", tpg_dir);
+  if (write_text (path, "1") == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: %s: %s\n", d->name, path,
+             strerror (errno));
+    return -1;
+  }
+  return 0;
+}
+
 /* The iSCSI export: target IQN_PREFIX + the name (lower case; what an
- * IQN does not take becomes '-'), LUN 0 linked to the backstore, open
- * to any initiator without authentication (a test target: bind the
- * portal to an address only the tests reach), enabled on the portal.
+ * IQN does not take becomes '-'), one portal group per path.
  */
 static int
 export_iscsi (struct sdisk *d)
@@ -480,8 +533,6 @@ export_iscsi (struct sdisk *d)
     d->iqn[n++] = ok ? ch : '-';
   }
   d->iqn[n] = 0;
-  char *tpg_dir = d->tpg_dir[0];
-  snprintf (tpg_dir, sizeof d->tpg_dir[0], ISCSI "/%s/tpgt_1", d->iqn);
   snprintf (path, sizeof path, ISCSI "/%s", d->iqn);
   if (mkdir (path, 0755) == -1) {
     fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s%s\n", d->name, path,
@@ -489,44 +540,14 @@ export_iscsi (struct sdisk *d)
              errno == EEXIST ? " (another disk's name maps to this IQN, or "
                                "a killed server left it: --delete-stale)"
                              : "");
-    tpg_dir[0] = 0;
     return -1;
   }
-  if (mkdir (tpg_dir, 0755) == -1) {
-    fprintf (stderr, "blkemu-scsi: %s: mkdir %s: %s\n", d->name, tpg_dir,
-             strerror (errno));
-    return -1;
-  }
-  if (link_lun (d, 0) == -1)
-    return -1;
-  static const char *const attrib[][2] = {
-    { "authentication", "0" },
-    { "generate_node_acls", "1" }, /* any initiator: demo mode */
-    { "demo_mode_write_protect", "0" },
-    { "cache_dynamic_acls", "1" },
-  };
-  for (size_t i = 0; i < sizeof attrib / sizeof attrib[0]; i++) {
-    snprintf (path, sizeof path, "%s/attrib/%s", tpg_dir, attrib[i][0]);
-    if (write_text (path, attrib[i][1]) == -1) {
-      fprintf (stderr, "blkemu-scsi: %s: %s: %s\n", d->name, path,
-               strerror (errno));
+  for (unsigned i = 0; i < d->npaths; i++)
+    if (export_iscsi_path (d, i) == -1) {
+      if (i == 0 && !d->tpg_dir[0][0])
+        rmdir (path); /* no group to remove it with */
       return -1;
     }
-  }
-  snprintf (path, sizeof path, "%s/np/%s", tpg_dir, d->iscsi_portal);
-  if (mkdir (path, 0755) == -1) {
-    fprintf (stderr,
-             "blkemu-scsi: %s: --iscsi %s: the target cannot listen "
-             "there: %s\n",
-             d->name, d->iscsi_portal, strerror (errno));
-    return -1;
-  }
-  snprintf (path, sizeof path, "%s/enable", tpg_dir);
-  if (write_text (path, "1") == -1) {
-    fprintf (stderr, "blkemu-scsi: %s: %s: %s\n", d->name, path,
-             strerror (errno));
-    return -1;
-  }
   return 0;
 }
 
@@ -572,10 +593,18 @@ tcmu_path_commands (struct sdisk *d, unsigned i)
   return read_text (path, text, sizeof text) == 0 ? atoll (text) : -1;
 }
 
+/* A path down: tcm_loop's port offline (its commands fail as a port
+ * that lost its link), or an iSCSI portal group disabled (its sessions
+ * dropped and logins refused until it is enabled again).
+ */
 int
 tcmu_set_path (struct sdisk *d, unsigned i, bool up)
 {
   char path[PATH_MAX];
+  if (d->iscsi_portal) {
+    snprintf (path, sizeof path, "%s/enable", d->tpg_dir[i]);
+    return write_text (path, up ? "1" : "0") == -1 ? errno : 0;
+  }
   snprintf (path, sizeof path, "%s/transport_status", d->tpg_dir[i]);
   return write_text (path, up ? "online" : "offline") == -1 ? errno : 0;
 }

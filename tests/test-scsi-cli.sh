@@ -20,13 +20,13 @@ bad "--paths 2x: the number of paths per disk, 1 to 8" --paths 2x --disk size=1M
 bad "--iscsi 1.2.3: ADDRESS[:PORT], an IPv4 address or [an IPv6 one] and a port 1 to 65535 (default 3260)" --iscsi 1.2.3 --disk size=1M
 bad "--iscsi 127.0.0.1:0: ADDRESS[:PORT]" --iscsi 127.0.0.1:0 --disk size=1M
 bad "--iscsi [::1: ADDRESS[:PORT]" --iscsi '[::1' --disk size=1M
-bad "--iscsi with --paths 2: an iSCSI export is one target per disk" --iscsi 127.0.0.1 --paths 2 --disk size=1M
+bad "--iscsi 127.0.0.1:65535 with --paths 2: path I listens on the port + I, and the last port, 65536, is above 65535" --iscsi 127.0.0.1:65535 --paths 2 --disk size=1M
 # A zoned disk is served (as ZBC), and its keys are checked first.
 bad "zone-size=3K: must be a power of two of at least 4K" \
   --disk size=1M,zoned=host-managed,zone-size=3K
 
 "$SCSI" --help > "$tmp/help"
-for want in "--disk SPEC" "--delete-stale" "--ready-file PATH" "--paths N" "path I down|up" "--iscsi ADDRESS" "iqn.2026-12.org.blkemu:NAME" "--list-profiles" "max-transfer=SIZE" "tcm_loop"; do
+for want in "--disk SPEC" "--delete-stale" "--ready-file PATH" "--paths N" "path I down|up" "path I on PORT + I" "--iscsi ADDRESS" "iqn.2026-12.org.blkemu:NAME" "--list-profiles" "max-transfer=SIZE" "tcm_loop"; do
   grep -q -- "$want" "$tmp/help" || fail "--help lacks $want"
 done
 echo "ok: --help lists options, keys and what it needs"
