@@ -218,6 +218,16 @@ blkemu_disk_set_transport (struct blkemu_disk *disk, const char *key,
   pthread_mutex_unlock (&disk->transport_lock);
 }
 
+void
+blkemu_disk_set_transport_refresh (struct blkemu_disk *disk,
+                                   blkemu_transport_refresh_fn refresh,
+                                   void *arg)
+{
+  /* The argument first: a reader that sees the function sees it. */
+  __atomic_store_n (&disk->transport_refresh_arg, arg, __ATOMIC_RELAXED);
+  __atomic_store_n (&disk->transport_refresh, refresh, __ATOMIC_RELEASE);
+}
+
 unsigned
 blkemu_zone_report (struct blkemu_disk *disk, uint64_t offset,
                     struct blkemu_zone *out, unsigned nr)

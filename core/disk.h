@@ -73,6 +73,8 @@ struct blkemu_disk {
   struct {
     char *key, *value;
   } transport[TRANSPORT_MAX]; /* frontend facts for the stats JSON */
+  blkemu_transport_refresh_fn transport_refresh; /* before each JSON */
+  void *transport_refresh_arg;
 
   /* Atomics. */
   uint64_t in_flight; /* requests between arrival and completion */

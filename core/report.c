@@ -368,6 +368,10 @@ json_queue_transport (const struct json_out *j, struct blkemu_disk *disk,
 char *
 blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
 {
+  blkemu_transport_refresh_fn refresh =
+    __atomic_load_n (&disk->transport_refresh, __ATOMIC_ACQUIRE);
+  if (refresh)
+    refresh (__atomic_load_n (&disk->transport_refresh_arg, __ATOMIC_RELAXED));
   struct stats *st = snapshot (disk);
   struct size_slot *slots = malloc (SIZE_SLOTS * sizeof *slots);
   struct strbuf sb = { 0 };

@@ -93,8 +93,13 @@ check "fio verify exit 0 (exit $fio_rc)" $fio_rc -eq 0
 check "fio saw no error" -n "$(grep -F 'err= 0' "$work/fio.out")"
 c1=$(path_commands 1)
 dd if=/dev/zero of=/dev/mapper/mpatha bs=64k count=64 oflag=direct status=none
+# The stats first: their counts are read from LIO when the stats are,
+# not only at a 'path' command (the last one was path_commands above).
+live=$(disk_stat mp .transport.scsi_path_commands)
 check "path 1 carries I/O again ($c1, then $(path_commands 1))" \
   "$(path_commands 1)" -gt "$c1"
+check "the stats count it live, no 'path' command between ($live)" \
+  "${live##* }" -gt "$c1"
 grep -E "failed path|reinstated|remaining active paths" "$work/multipathd.log" |
   sed 's/^/  multipathd: /'
 check "multipathd logged the failure and the reinstatement" \

@@ -79,24 +79,30 @@ usage (FILE *fp)
 
 /* Stats' transport.scsi_paths, "sdb up, sdc down", and
  * scsi_path_commands, "sdb 1200, sdc 310" (what each path carried, by
- * LIO's count), as of now: at each 'path' command and at the end.
+ * LIO's count), as of now: before every stats JSON (the core's refresh
+ * hook), at each 'path' command and at the end.  Once the ports are gone
+ * (stopping) the counts are kept as last read.
  */
 static void
-report_paths (struct sdisk *d)
+report_paths (void *arg)
 {
+  struct sdisk *d = arg;
   char v[MAX_PATHS * 80] = "", c[MAX_PATHS * 80] = "";
   size_t used = 0, cused = 0;
+  bool counted = true;
   for (unsigned i = 0; i < d->npaths && used < sizeof v && cused < sizeof c;
        i++) {
     used +=
       (size_t) snprintf (v + used, sizeof v - used, "%s%s %s", i ? ", " : "",
                          d->device[i], d->path_down[i] ? "down" : "up");
+    long long n = tcmu_path_commands (d, i);
+    counted = counted && n >= 0;
     cused += (size_t) snprintf (c + cused, sizeof c - cused, "%s%s %lld",
-                                i ? ", " : "", d->device[i],
-                                tcmu_path_commands (d, i));
+                                i ? ", " : "", d->device[i], n);
   }
   blkemu_disk_set_transport (d->emu, "scsi_paths", v);
-  blkemu_disk_set_transport (d->emu, "scsi_path_commands", c);
+  if (counted)
+    blkemu_disk_set_transport (d->emu, "scsi_path_commands", c);
 }
 
 /* The control command 'path': the paths and their states, or 'path I
@@ -153,8 +159,10 @@ start_disk (struct sdisk *d)
     snprintf (v, sizeof v, "/dev/%s", d->device[0]);
     blkemu_disk_set_transport (d->emu, "device", v);
   }
-  if (d->npaths > 1)
+  if (d->npaths > 1) {
     report_paths (d);
+    blkemu_disk_set_transport_refresh (d->emu, report_paths, d);
+  }
   snprintf (v, sizeof v, "naa.%016llx", (unsigned long long) d->naa);
   blkemu_disk_set_transport (d->emu, "scsi_naa", v);
   if (d->tmr_notify) { /* counted from here on (ring.c) */

@@ -391,6 +391,16 @@ void blkemu_carriage_print (FILE *fp, const struct blkemu_frontend *const *fes,
  */
 void blkemu_disk_set_transport (struct blkemu_disk *disk, const char *key,
                                 const char *value);
+/* Facts a frontend only learns by asking (LIO's per-port command
+ * counts): REFRESH(ARG) runs before every stats JSON is made, on the
+ * thread that asks for it (the control thread, a stats= dump), and
+ * calls blkemu_disk_set_transport.  It must not block long nor read the
+ * stats.  It may be set while the disk serves (NULL: none).
+ */
+typedef void (*blkemu_transport_refresh_fn) (void *arg);
+void blkemu_disk_set_transport_refresh (struct blkemu_disk *disk,
+                                        blkemu_transport_refresh_fn refresh,
+                                        void *arg);
 
 /* A command of the frontend's own on the disk's control socket (and so
  * blkemu-ctl): a line "NAME ARG..." with at most MAX_ARGS arguments
