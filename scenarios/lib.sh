@@ -167,6 +167,8 @@ scsi_stop () {
 # the session to PORTAL made (/dev/sdX).  REPLACEMENT_TIMEOUT: seconds a
 # lost session holds its I/O before failing it (open-iscsi's default,
 # 120, is for a single path; multipath setups use a few seconds).
+# ISCSI_CHAP="USER SECRET [TARGET_USER TARGET_SECRET]": log in with CHAP
+# (and mutual CHAP).
 iscsi_login () {
   local iqn=$1 portal=$2 timeout=${3:-} s i
   command -v iscsiadm > /dev/null ||
@@ -185,6 +187,7 @@ iscsi_login () {
   iscsiadm -m discovery -t sendtargets -p "$portal" > "$work/iscsi-discovery.log" 2>&1 &&
     { [ -z "$timeout" ] || iscsiadm -m node -T "$iqn" -p "$portal" -o update \
         -n node.session.timeo.replacement_timeout -v "$timeout"; } &&
+    iscsi_chap "$iqn" "$portal" ${ISCSI_CHAP:-} &&
     iscsiadm -m node -T "$iqn" -p "$portal" --login > "$work/iscsi-login.log" 2>&1 ||
     { cat "$work/iscsi-discovery.log" "$work/iscsi-login.log" >&2; return 1; }
   for i in $(seq 100); do
@@ -201,6 +204,16 @@ iscsi_login () {
   done
   echo "iscsi_login: no disk appeared for $iqn" >&2
   return 1
+}
+# iscsi_chap IQN PORTAL [USER SECRET [TARGET_USER TARGET_SECRET]]: the
+# node record's CHAP settings (none: no authentication).
+iscsi_chap () {
+  local iqn=$1 portal=$2
+  set -- "${@:3}"
+  up () { iscsiadm -m node -T "$iqn" -p "$portal" -o update -n "node.session.auth.$1" -v "$2"; }
+  [ $# -eq 0 ] && { up authmethod None; return; }
+  up authmethod CHAP && up username "$1" && up password "$2" || return 1
+  [ $# -lt 4 ] || { up username_in "$3" && up password_in "$4"; }
 }
 # iscsi_logout IQN PORTAL
 iscsi_logout () {

@@ -148,6 +148,64 @@ if idev=$(iscsi_login "$iqn" "$portal"); then
 else
   check "log in to the iSCSI target" 1 -eq 0
 fi
+
+section "iSCSI access: an initiator list and (mutual) CHAP"
+# --iscsi-auth: only the listed initiator gets in, and only with the
+# CHAP secret; with mutual CHAP the target proves itself too.  Another
+# target that lists only someone else refuses this guest outright.
+cat > "$work/auth" <<'EOF'
+# who may log in to blkemu's iSCSI targets
+initiator iqn.2026-12.org.blkemu:guest
+chap blkemu-guest guest-secret-1234
+mutual-chap blkemu-target target-secret-5678
+EOF
+scsi_start ia --iscsi 127.0.0.1:3264 --iscsi-auth "$work/auth" --disk "name=ia,size=16M,control=$work/ia.ctl"
+read -r iqn portal <<< "${sd[ia]}"
+tpg=/sys/kernel/config/target/iscsi/$iqn/tpgt_1
+check "an ACL for the guest, no demo mode, authentication on" \
+  "$(ls "$tpg/acls")/$(cat "$tpg/attrib/generate_node_acls")/$(cat "$tpg/attrib/authentication")" = "iqn.2026-12.org.blkemu:guest/0/1"
+# logged_in IQN: how many sessions this guest has with IQN.
+logged_in () { cat /sys/class/iscsi_session/*/targetname 2>/dev/null | grep -cx "$1"; }
+iscsi_login "$iqn" "$portal" > /dev/null 2>&1
+check "no CHAP secret: the login is refused" "$(logged_in "$iqn")" -eq 0
+ISCSI_CHAP="blkemu-guest wrong-secret-0000" iscsi_login "$iqn" "$portal" > /dev/null 2>&1
+check "a wrong secret: refused" "$(logged_in "$iqn")" -eq 0
+ISCSI_CHAP="blkemu-guest guest-secret-1234 blkemu-target not-the-target-0" \
+  iscsi_login "$iqn" "$portal" > /dev/null 2>&1
+check "a target that cannot prove itself (mutual CHAP): the guest walks away" \
+  "$(logged_in "$iqn")" -eq 0
+if adev=$(ISCSI_CHAP="blkemu-guest guest-secret-1234 blkemu-target target-secret-5678" \
+            iscsi_login "$iqn" "$portal"); then
+  check "the right secrets both ways: logged in, $adev" -b "$adev"
+  dd if=/dev/zero of="$adev" bs=64k count=16 oflag=direct status=none
+  check "and it carries I/O ($(disk_stat ia .ops.write.requests) writes)" \
+    "$(disk_stat ia .ops.write.requests)" -gt 0
+  iscsi_logout "$iqn" "$portal"
+else
+  check "the right secrets both ways: logged in" 1 -eq 0
+fi
+scsi_stop ia
+check "stopping removed the target, its ACL with it" ! -e "$tpg"
+printf 'chap blkemu-guest guest-secret-1234\n' > "$work/auth-chap"
+scsi_start ic --iscsi 127.0.0.1:3268 --iscsi-auth "$work/auth-chap" --disk "name=ic,size=16M"
+read -r iqn portal <<< "${sd[ic]}"
+iscsi_login "$iqn" "$portal" > /dev/null 2>&1
+check "any initiator, but CHAP: refused without the secret" "$(logged_in "$iqn")" -eq 0
+if cdev=$(ISCSI_CHAP="blkemu-guest guest-secret-1234" iscsi_login "$iqn" "$portal"); then
+  check "and let in with it ($cdev)" -b "$cdev"
+  iscsi_logout "$iqn" "$portal"
+else
+  check "and let in with it" 1 -eq 0
+fi
+iscsi_chap "$iqn" "$portal"
+scsi_stop ic
+echo "initiator iqn.2026-12.org.blkemu:someone-else" > "$work/auth-other"
+scsi_start io --iscsi 127.0.0.1:3266 --iscsi-auth "$work/auth-other" --disk "name=io,size=16M"
+read -r iqn portal <<< "${sd[io]}"
+iscsi_login "$iqn" "$portal" > /dev/null 2>&1
+check "a target listing only another initiator refuses this guest" \
+  "$(logged_in "$iqn")" -eq 0
+scsi_stop io
 scsi_stop is
 check "the iSCSI target is gone from configfs" \
   "$(ls /sys/kernel/config/target/iscsi 2>/dev/null | grep -c blkemu)" -eq 0

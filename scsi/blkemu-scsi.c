@@ -27,6 +27,8 @@ static struct sdisk disks[MAX_DISKS];
 static size_t ndisks;
 static unsigned npaths = 1;
 static char iscsi_portal[80]; /* --iscsi: "ADDRESS:PORT"; empty: tcm_loop */
+static struct iscsi_auth iscsi_auth; /* --iscsi-auth FILE */
+static bool have_auth;
 
 static void
 usage (FILE *fp)
@@ -69,6 +71,13 @@ usage (FILE *fp)
     "                       made (log in with iscsiadm); the ready file's\n"
     "                       lines are 'NAME IQN ADDRESS:PORT ...', one\n"
     "                       portal per path\n"
+    "  --iscsi-auth FILE    with --iscsi: who may log in, from FILE (kept\n"
+    "                       out of ps), one directive per line, '#'\n"
+    "                       comments: 'initiator IQN' (repeatable, at most\n"
+    "                       16: only those get in; none: any initiator),\n"
+    "                       'chap USER SECRET' (the initiator must log in\n"
+    "                       with them), 'mutual-chap USER SECRET' (and the\n"
+    "                       target answers with these)\n"
     "  --delete-stale       remove the backstores and exports a killed\n"
     "                       blkemu-scsi left in configfs, and exit\n",
     MAX_DISKS, MAX_PATHS);
@@ -254,7 +263,7 @@ serve_stop (void *ctx, size_t i)
   return 0;
 }
 
-enum { OPT_PATHS = 0x100, OPT_ISCSI };
+enum { OPT_PATHS = 0x100, OPT_ISCSI, OPT_ISCSI_AUTH };
 
 /* --iscsi ADDRESS[:PORT]: LIO's name for the portal, ADDRESS:PORT. */
 static int
@@ -296,12 +305,18 @@ take_portal (const char *arg)
   return -1;
 }
 
-/* --paths N, --iscsi ADDRESS[:PORT] */
+/* --paths N, --iscsi ADDRESS[:PORT], --iscsi-auth FILE */
 static int
 take_option (int opt, const char *arg)
 {
   if (opt == OPT_ISCSI)
     return take_portal (arg);
+  if (opt == OPT_ISCSI_AUTH) {
+    if (iscsi_auth_load (arg, &iscsi_auth) == -1)
+      return 1;
+    have_auth = true;
+    return -1;
+  }
   if (opt != OPT_PATHS)
     return 1;
   char *end;
@@ -323,6 +338,7 @@ main (int argc, char **argv)
   static const struct option options[] = {
     { "paths", required_argument, NULL, OPT_PATHS },
     { "iscsi", required_argument, NULL, OPT_ISCSI },
+    { "iscsi-auth", required_argument, NULL, OPT_ISCSI_AUTH },
     { NULL, 0, NULL, 0 },
   };
   const struct frontend_cli cli = {
@@ -336,6 +352,12 @@ main (int argc, char **argv)
   int r = frontend_parse_args (&cli, argc, argv, &o);
   if (r != -1)
     return r;
+  if (have_auth && !iscsi_portal[0]) {
+    fprintf (stderr, "blkemu-scsi: --iscsi-auth: only with --iscsi (a "
+                     "tcm_loop disk is local: no login to guard)\n");
+    frontend_args_free (&o);
+    return 1;
+  }
   /* Path I listens on the portal's port + I. */
   unsigned long last_port =
     iscsi_portal[0]
@@ -368,6 +390,7 @@ main (int argc, char **argv)
     d->unit_attention = true; /* as a disk just powered on */
     d->npaths = npaths;
     d->iscsi_portal = iscsi_portal[0] ? iscsi_portal : NULL;
+    d->iscsi_auth = have_auth ? &iscsi_auth : NULL;
     blkemu_disk_geometry (d->emu, &d->geo);
     scsi_identity (d);
     char err[BLKEMU_ERR_MAX];

@@ -17,6 +17,22 @@
 #define MAX_PATHS 8  /* --paths: targets (or iSCSI portals) per disk */
 #define SENSE_LEN 18 /* fixed-format sense data */
 
+/* --iscsi-auth FILE: who may log in to the iSCSI targets.  No
+ * initiators: any (LIO's demo mode); else an ACL for each, the only
+ * ones let in.  CHAP when user[0]: the initiator's name and secret, and
+ * for mutual CHAP (mutual_user[0]) the target's own.
+ */
+#define MAX_INITIATORS 16
+#define AUTH_MAX 256 /* LIO's longest CHAP name or secret, with the NUL */
+struct iscsi_auth {
+  char initiators[MAX_INITIATORS][224];
+  unsigned ninitiators;
+  char user[AUTH_MAX], password[AUTH_MAX];
+  char mutual_user[AUTH_MAX], mutual_password[AUTH_MAX];
+};
+/* Parse FILE into A; 0, or -1 with the file, line and rule said. */
+int iscsi_auth_load (const char *file, struct iscsi_auth *a);
+
 /* One emulated disk: a TCMU backstore in configfs, exported as a SCSI
  * disk through tcm_loop, its command ring served by one thread.
  */
@@ -56,7 +72,8 @@ struct sdisk {
    * portal group per path (tpg_dir[I], LUN 0, listening on device[I]);
    * no local disk is made.
    */
-  const char *iscsi_portal; /* "ADDRESS:PORT", or NULL: tcm_loop */
+  const char *iscsi_portal;            /* "ADDRESS:PORT", or NULL: tcm_loop */
+  const struct iscsi_auth *iscsi_auth; /* NULL: anyone, no CHAP */
   char iqn[96];
   /* The ring (uio), mapped whole. */
   int uio_index; /* /dev/uioN */

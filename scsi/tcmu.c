@@ -137,6 +137,17 @@ remove_iscsi_tpg (const char *tpg)
       rmdir (g.gl_pathv[i]);
     globfree (&g);
   }
+  /* The ACLs (--iscsi-auth initiators): their mapped LUNs first. */
+  static const char *const acl_parts[] = { "acls/*/lun_*/*", "acls/*/lun_*",
+                                           "acls/*" };
+  for (size_t p = 0; p < 3; p++) {
+    snprintf (path, sizeof path, "%s/%s", tpg, acl_parts[p]);
+    if (glob (path, 0, NULL, &g) == 0) {
+      for (size_t i = 0; i < g.gl_pathc; i++)
+        p == 0 ? unlink (g.gl_pathv[i]) : rmdir (g.gl_pathv[i]);
+      globfree (&g);
+    }
+  }
   snprintf (path, sizeof path, "%s/lun/lun_0", tpg);
   rmdir (path);
   rmdir (tpg);
@@ -463,6 +474,55 @@ export_path (struct sdisk *d, unsigned i)
   return -1;
 }
 
+/* CHAP secrets into DIR/auth (a portal group's in demo mode, or an
+ * ACL's).  Returns 0 or -1, said (the secrets are not).
+ */
+static int
+set_chap (struct sdisk *d, const char *dir)
+{
+  const struct iscsi_auth *a = d->iscsi_auth;
+  const char *const item[][2] = {
+    { "userid", a->user },
+    { "password", a->password },
+    { "userid_mutual", a->mutual_user },
+    { "password_mutual", a->mutual_password },
+  };
+  char path[PATH_MAX];
+  for (size_t k = 0; k < 4 && item[k][1][0]; k++) {
+    snprintf (path, sizeof path, "%s/auth/%s", dir, item[k][0]);
+    if (write_text (path, item[k][1]) == -1) {
+      fprintf (stderr, "blkemu-scsi: %s: %s: %s\n", d->name, path,
+               strerror (errno));
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* An ACL: INITIATOR may log in to TPG_DIR and sees LUN 0 there (with
+ * its CHAP secrets, if any).  Returns 0 or -1, said.
+ */
+static int
+add_acl (struct sdisk *d, const char *tpg_dir, const char *initiator)
+{
+  char acl[512], path[PATH_MAX], lun[PATH_MAX];
+  snprintf (acl, sizeof acl, "%s/acls/%s", tpg_dir, initiator);
+  snprintf (path, sizeof path, "%s/lun_0", acl);
+  snprintf (lun, sizeof lun, "%s/lun/lun_0", tpg_dir);
+  if (mkdir (acl, 0755) == -1 || mkdir (path, 0755) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: initiator %s: mkdir %s: %s\n", d->name,
+             initiator, path, strerror (errno));
+    return -1;
+  }
+  snprintf (path, sizeof path, "%s/lun_0/lun_0", acl);
+  if (symlink (lun, path) == -1) {
+    fprintf (stderr, "blkemu-scsi: %s: initiator %s: mapping LUN 0: %s\n",
+             d->name, initiator, strerror (errno));
+    return -1;
+  }
+  return d->iscsi_auth->user[0] ? set_chap (d, acl) : 0;
+}
+
 /* Path I of an iSCSI export: portal group tpgt_(I + 1) of the disk's
  * target, LUN 0 linked to the backstore, open to any initiator without
  * authentication (a test target: bind the portal to an address only the
@@ -487,11 +547,15 @@ export_iscsi_path (struct sdisk *d, unsigned i)
   }
   if (link_lun (d, i) == -1)
     return -1;
-  static const char *const attrib[][2] = {
-    { "authentication", "0" },
-    { "generate_node_acls", "1" }, /* any initiator: demo mode */
+  const struct iscsi_auth *auth = d->iscsi_auth;
+  bool acls = auth && auth->ninitiators > 0;
+  bool chap = auth && auth->user[0];
+  const char *const attrib[][2] = {
+    { "authentication", chap ? "1" : "0" },
+    /* No list of initiators: any (demo mode). */
+    { "generate_node_acls", acls ? "0" : "1" },
     { "demo_mode_write_protect", "0" },
-    { "cache_dynamic_acls", "1" },
+    { "cache_dynamic_acls", acls ? "0" : "1" },
   };
   for (size_t a = 0; a < sizeof attrib / sizeof attrib[0]; a++) {
     snprintf (path, sizeof path, "%s/attrib/%s", tpg_dir, attrib[a][0]);
@@ -501,6 +565,13 @@ export_iscsi_path (struct sdisk *d, unsigned i)
       return -1;
     }
   }
+  if (acls) {
+    for (unsigned k = 0; k < auth->ninitiators; k++)
+      if (add_acl (d, tpg_dir, auth->initiators[k]) == -1)
+        return -1;
+  }
+  else if (chap && set_chap (d, tpg_dir) == -1)
+    return -1;
   snprintf (path, sizeof path, "%s/np/%s", tpg_dir, d->device[i]);
   if (mkdir (path, 0755) == -1) {
     fprintf (stderr,

@@ -20,13 +20,26 @@ bad "--paths 2x: the number of paths per disk, 1 to 8" --paths 2x --disk size=1M
 bad "--iscsi 1.2.3: ADDRESS[:PORT], an IPv4 address or [an IPv6 one] and a port 1 to 65535 (default 3260)" --iscsi 1.2.3 --disk size=1M
 bad "--iscsi 127.0.0.1:0: ADDRESS[:PORT]" --iscsi 127.0.0.1:0 --disk size=1M
 bad "--iscsi [::1: ADDRESS[:PORT]" --iscsi '[::1' --disk size=1M
+printf 'initiator iqn.x\n' > "$tmp/auth-bad-iqn"
+printf 'chap onlyuser\n' > "$tmp/auth-chap"
+printf '# nothing\n' > "$tmp/auth-empty"
+printf 'mutual-chap t s\n' > "$tmp/auth-mutual"
+printf 'initiator iqn.2026-12.org.blkemu:guest\nbogus x\n' > "$tmp/auth-unknown"
+bad "--iscsi-auth $tmp/auth-bad-iqn: line 1: initiator iqn.x: one iSCSI name" --iscsi 127.0.0.1 --iscsi-auth "$tmp/auth-bad-iqn" --disk size=1M
+bad "--iscsi-auth $tmp/auth-chap: line 1: chap takes USER SECRET" --iscsi 127.0.0.1 --iscsi-auth "$tmp/auth-chap" --disk size=1M
+bad "--iscsi-auth $tmp/auth-empty: line 1: no directive" --iscsi 127.0.0.1 --iscsi-auth "$tmp/auth-empty" --disk size=1M
+bad "line 1: mutual-chap needs a chap line" --iscsi 127.0.0.1 --iscsi-auth "$tmp/auth-mutual" --disk size=1M
+bad "--iscsi-auth $tmp/auth-unknown: line 2: bogus: unknown directive" --iscsi 127.0.0.1 --iscsi-auth "$tmp/auth-unknown" --disk size=1M
+bad "--iscsi-auth $tmp/none: No such file or directory" --iscsi 127.0.0.1 --iscsi-auth "$tmp/none" --disk size=1M
+printf "chap u secret\n" > "$tmp/auth-ok"
+bad "--iscsi-auth: only with --iscsi" --iscsi-auth "$tmp/auth-ok" --disk size=1M
 bad "--iscsi 127.0.0.1:65535 with --paths 2: path I listens on the port + I, and the last port, 65536, is above 65535" --iscsi 127.0.0.1:65535 --paths 2 --disk size=1M
 # A zoned disk is served (as ZBC), and its keys are checked first.
 bad "zone-size=3K: must be a power of two of at least 4K" \
   --disk size=1M,zoned=host-managed,zone-size=3K
 
 "$SCSI" --help > "$tmp/help"
-for want in "--disk SPEC" "--delete-stale" "--ready-file PATH" "--paths N" "path I down|up" "path I on PORT + I" "--iscsi ADDRESS" "iqn.2026-12.org.blkemu:NAME" "--list-profiles" "max-transfer=SIZE" "tcm_loop"; do
+for want in "--disk SPEC" "--delete-stale" "--ready-file PATH" "--paths N" "path I down|up" "path I on PORT + I" "--iscsi ADDRESS" "--iscsi-auth FILE" "mutual-chap USER SECRET" "iqn.2026-12.org.blkemu:NAME" "--list-profiles" "max-transfer=SIZE" "tcm_loop"; do
   grep -q -- "$want" "$tmp/help" || fail "--help lacks $want"
 done
 echo "ok: --help lists options, keys and what it needs"
