@@ -212,6 +212,34 @@ memory_pwrite (void *state, const void *buf, uint64_t len, uint64_t offset,
 }
 
 static int
+memory_write_from (void *state, uint64_t len, uint64_t offset,
+                   int (*source) (void *arg, uint64_t offset, void *dst,
+                                  uint64_t len),
+                   void *arg)
+{
+  struct memory *m = state;
+  int r = 0;
+  pthread_rwlock_rdlock (&m->lock);
+  while (len > 0 && r == 0) {
+    uint64_t in = offset & (CHUNK_SIZE - 1);
+    uint64_t n = CHUNK_SIZE - in < len ? CHUNK_SIZE - in : len;
+    uint64_t ci = offset >> CHUNK_SHIFT;
+    unsigned char *chunk = chunk_get (m, ci, true);
+    if (!chunk) {
+      r = ENOMEM;
+      break;
+    }
+    pthread_mutex_lock (&m->stripe[ci % STRIPES]);
+    r = source (arg, offset, chunk + in, n);
+    pthread_mutex_unlock (&m->stripe[ci % STRIPES]);
+    offset += n;
+    len -= n;
+  }
+  pthread_rwlock_unlock (&m->lock);
+  return r;
+}
+
+static int
 memory_flush (void *state)
 {
   (void) state;
@@ -307,6 +335,7 @@ const struct backend_ops backend_memory_ops = {
   .reads_zero = memory_reads_zero,
   .read_to = memory_read_to,
   .pwrite = memory_pwrite,
+  .write_from = memory_write_from,
   .flush = memory_flush,
   .trim = memory_trim,
   .zero = memory_zero,

@@ -44,6 +44,16 @@ struct backend_ops {
                   int (*sink) (void *arg, uint64_t offset, const void *data,
                                uint64_t len),
                   void *arg);
+  /* Take a write's data from where it lies instead of a buffer:
+   * SOURCE(ARG, OFFSET, DST, LEN) fills each piece of the store in order,
+   * under the lock that keeps the piece whole.  Stops at the first
+   * non-zero return and returns it (the piece may hold part of the new
+   * data, as a write that failed midway leaves it).  NULL: pwrite only.
+   */
+  int (*write_from) (void *state, uint64_t len, uint64_t offset,
+                     int (*source) (void *arg, uint64_t offset, void *dst,
+                                    uint64_t len),
+                     void *arg);
 };
 
 /* An open backend: its ops and their state. */

@@ -157,6 +157,13 @@ blkemu_disk_set_read_sink (struct blkemu_disk *disk, blkemu_read_sink sink)
 }
 
 void
+blkemu_disk_set_write_source (struct blkemu_disk *disk,
+                              blkemu_write_source source)
+{
+  disk->write_source = source;
+}
+
+void
 blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
 {
   pthread_mutex_lock (&disk->lock);

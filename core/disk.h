@@ -86,6 +86,7 @@ struct blkemu_disk {
   const struct model_ops *model;          /* the link, wrapping model= */
   const struct blkemu_frontend *frontend; /* NULL: the C API itself */
   blkemu_read_sink read_sink; /* reads lent to the frontend (lends_reads) */
+  blkemu_write_source write_source; /* writes' data taken from it */
   struct frontend_command {
     const char *name, *usage;
     int max_args;

@@ -142,11 +142,12 @@ struct request {
   /* The transfer, when the I/O worker runs it after request_begin. */
   struct iowork_job job;
   void *buf;
-  bool own_buf; /* buf is a copy of a write's data */
-  bool zero_ok; /* a read whose frontend takes BLKEMU_READ_ZEROES */
-  bool zeroes;  /* ... and its data was all zeroes: buf not written */
-  bool sink_ok; /* a read whose frontend takes BLKEMU_READ_SENT */
-  bool sent;    /* ... and its data went to the frontend's sink */
+  bool own_buf;  /* buf is a copy of a write's data */
+  bool zero_ok;  /* a read whose frontend takes BLKEMU_READ_ZEROES */
+  bool zeroes;   /* ... and its data was all zeroes: buf not written */
+  bool sink_ok;  /* a read whose frontend takes BLKEMU_READ_SENT */
+  bool unfilled; /* a write whose data is still the write source's */
+  bool sent;     /* ... and its data went to the frontend's sink */
   /* A zoned disk's read lent to the sink: the zones it touches, where
    * each ends and where its data ends (zeroes are sent past a write
    * pointer, as zones_mask_read writes them into a buffer).
@@ -516,6 +517,34 @@ send_piece (void *arg, uint64_t offset, const void *data, uint64_t len)
   return 0;
 }
 
+/* A piece of a write at OFFSET, from the frontend's source into DST. */
+static int
+take_piece (void *arg, uint64_t offset, void *dst, uint64_t len)
+{
+  struct request *req = arg;
+  return req->disk->write_source (req->cookie, offset - req->offset, dst, len);
+}
+
+/* An unfilled write (write_source): left for request_transfer to take
+ * straight into the store when nothing needs its data before, else
+ * filled into its buffer now (a write cache keeps, a crash view, a
+ * misdirected write and a zone append move, a file backend's worker
+ * copies).  An injected error needs no data.
+ */
+static void
+request_fill (struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  if (req->err)
+    return;
+  if (disk->backend.ops->write_from && !disk->backend.ops->blocking &&
+      !req->cache && !req->view && req->silent == SILENT_NONE &&
+      !zones_on (&disk->zones))
+    return;
+  req->unfilled = false;
+  req->err = disk->write_source (req->cookie, 0, req->buf, req->len);
+}
+
 static void
 request_transfer (struct request *req)
 {
@@ -542,6 +571,14 @@ request_transfer (struct request *req)
     req->sent = true;
     req->err = disk->backend.ops->read_to (disk->backend.state, req->len,
                                            req->offset, send_piece, req);
+    return;
+  }
+  /* Still unfilled here: straight from the source into the store. */
+  if (req->unfilled) {
+    for (uint64_t i = 0; i < req->npieces && req->err == 0; i++)
+      req->err =
+        disk->backend.ops->write_from (disk->backend.state, piece_len (req, i),
+                                       req->cut[i], take_piece, req);
     return;
   }
   for (uint64_t i = 0; i < req->npieces && req->err == 0; i++) {
@@ -803,6 +840,8 @@ request_begin (struct request *req, void *buf, bool defer)
 
   req->err = fv.err;
   req->injected = fv.err != 0 && !(req->marks & TRACE_MEDIUM);
+  if (req->unfilled)
+    request_fill (req);
   if (!defer)
     request_transfer (req);
   return 0;
@@ -1186,6 +1225,7 @@ submit (struct blkemu_disk *disk, struct blkemu_timeline *tl,
                !stuckbits_any (&disk->stuck),
     .sink_ok =
       op == BLKEMU_OP_READ && disk->read_sink && !stuckbits_any (&disk->stuck),
+    .unfilled = op == BLKEMU_OP_WRITE && disk->write_source && len > 0,
   };
   bool defer = disk->backend.ops->blocking;
   int r = request_begin (req, buf, defer);

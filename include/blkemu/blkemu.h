@@ -162,6 +162,23 @@ bool blkemu_disk_lends_reads (const struct blkemu_disk *disk);
 void blkemu_disk_set_read_sink (struct blkemu_disk *disk,
                                 blkemu_read_sink sink);
 
+/* Writes taken instead of copied, the mirror of the read sink.  A
+ * frontend that can copy a write's data from where it lies (ublk with
+ * user copy: a pread of the request's pages) sets SOURCE; the buffers of
+ * the writes it then submits (blkemu_submit, blkemu_timeline_submit,
+ * blkemu_submit_append) come unfilled, and the core calls
+ * SOURCE(COOKIE, AT, DST, LEN) for the LEN bytes AT bytes into the
+ * write: straight into the store where it can (backend=memory, and no
+ * write cache, crash view, silent fault or zones in the way), else into
+ * the buffer, whole, before anything reads it.  Always from inside the
+ * submit call, on its thread.  SOURCE returns 0 or an errno, which fails
+ * the write.  Set it before the first request (NULL: none).
+ */
+typedef int (*blkemu_write_source) (void *cookie, uint64_t at, void *dst,
+                                    uint64_t len);
+void blkemu_disk_set_write_source (struct blkemu_disk *disk,
+                                   blkemu_write_source source);
+
 /* Deadlines on a frontend's own loop.  blkemu_submit's requests are
  * completed by the disk's completion thread, so a frontend with an event
  * loop of its own (ublk's io_uring) pays a hop between threads for each
