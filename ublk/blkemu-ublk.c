@@ -178,6 +178,9 @@ start_disk (struct udisk *d)
   }
   if (d->user_copy && d->lend_reads)
     blkemu_disk_set_read_sink (d->emu, queue_read_sink);
+  d->take_writes = d->take_writes && d->user_copy;
+  if (d->take_writes)
+    blkemu_disk_set_write_source (d->emu, queue_write_source);
   if (start_queues (d) == -1)
     return -1;
   /* Returns once the driver has every tag's FETCH: the disk is live. */
@@ -286,6 +289,9 @@ usage (FILE *fp)
     "                       buffers (two copies), not straight from the\n"
     "                       store into the request's pages with user copy\n"
     "                       (Linux 6.5+; for comparison)\n"
+    "  --copy-writes        move a memory disk's writes through the tag\n"
+    "                       buffers (two copies), not from the request's\n"
+    "                       pages straight into the store (for comparison)\n"
     "  --delete-stale       delete the ublk devices left by servers that "
     "were\n"
     "                       killed (SIGKILL), recoverable ones included,\n"
@@ -316,11 +322,13 @@ enum {
   OPT_RECOVER,
   OPT_DRAIN_TIMEOUT,
   OPT_COMPLETION_THREAD,
-  OPT_COPY_READS
+  OPT_COPY_READS,
+  OPT_COPY_WRITES
 };
 
 static unsigned nqueues = 1;
-static bool want_features, recoverable, completion_thread, copy_reads;
+static bool want_features, recoverable, completion_thread, copy_reads,
+  copy_writes;
 static int recover_ids[MAX_DISKS];
 static size_t nrecover;
 static unsigned drain_ms = DRAIN_SECONDS * 1000;
@@ -335,6 +343,7 @@ take_option (int opt, const char *arg)
   case OPT_RECOVERABLE: recoverable = true; return -1;
   case OPT_COMPLETION_THREAD: completion_thread = true; return -1;
   case OPT_COPY_READS: copy_reads = true; return -1;
+  case OPT_COPY_WRITES: copy_writes = true; return -1;
   case OPT_RECOVER: {
     long id = strtol (arg, &end, 10);
     if (*end || end == arg || id < 0 || id > INT_MAX) {
@@ -398,6 +407,7 @@ prepare_disks (struct blkemu_disk **emu, size_t n, unsigned nqueues)
     blkemu_disk_geometry (d->emu, &d->geo);
     blkemu_disk_zoned (d->emu, &d->zoned);
     d->lend_reads = !copy_reads && blkemu_disk_lends_reads (d->emu);
+    d->take_writes = !copy_writes; /* with user copy only */
     /* A new server finds the data only where the old one left it. */
     const char *opt = d->recover_id >= 0 ? "--recover" : "--recoverable";
     if (d->recoverable && !d->geo.persistent) {
@@ -484,6 +494,7 @@ main (int argc, char **argv)
     { "drain-timeout", required_argument, NULL, OPT_DRAIN_TIMEOUT },
     { "completion-thread", no_argument, NULL, OPT_COMPLETION_THREAD },
     { "copy-reads", no_argument, NULL, OPT_COPY_READS },
+    { "copy-writes", no_argument, NULL, OPT_COPY_WRITES },
     { NULL, 0, NULL, 0 },
   };
   const struct frontend_cli cli = {

@@ -83,6 +83,20 @@ queue_read_sink (void *cookie, uint64_t at, const void *data, uint64_t len)
   return n == (ssize_t) len ? 0 : n == -1 ? errno : EIO;
 }
 
+/* With user copy, a write's data taken by the core: from the request's
+ * pages into DST (the store, or the tag's buffer), on the queue thread,
+ * inside blkemu_submit.
+ */
+int
+queue_write_source (void *cookie, uint64_t at, void *dst, uint64_t len)
+{
+  struct utag *t = cookie;
+  struct uqueue *q = t->q;
+  ssize_t n = pread (q->d->cdev_fd, dst, len,
+                     user_copy_offset (q->id, t->tag) + (off_t) at);
+  return n == (ssize_t) len ? 0 : n == -1 ? errno : EIO;
+}
+
 /* From the core's completion thread: no I/O here (a completion callback
  * must not block); the queue thread moves a read's data in commit_done.
  */
@@ -356,8 +370,10 @@ serve (struct uqueue *q, uint16_t tag)
   }
   t->data = eop == BLKEMU_OP_READ || eop == BLKEMU_OP_WRITE;
   t->len = (uint32_t) len;
-  /* User copy: a write's data is read from the request's pages now. */
-  if (d->user_copy && eop == BLKEMU_OP_WRITE &&
+  /* User copy: a write's data is read from the request's pages now,
+   * unless the core takes it itself (queue_write_source).
+   */
+  if (d->user_copy && !d->take_writes && eop == BLKEMU_OP_WRITE &&
       pread (d->cdev_fd, buf, len, user_copy_offset (q->id, tag)) !=
         (ssize_t) len)
     return complete (t, -EIO);

@@ -141,6 +141,7 @@ struct udisk {
   bool added, started;
   bool recoverable;    /* UBLK_F_USER_RECOVERY(_REISSUE): outlives a kill */
   bool lend_reads;     /* reads from the store to the pages (user copy) */
+  bool take_writes;    /* writes from the pages to the store (user copy) */
   bool recovering;     /* --recover: taken over from a killed server */
   int recover_id;      /* --recover ID for this disk, else -1 */
   unsigned drain_ms;   /* at stop, requests get this long to finish */
@@ -201,5 +202,7 @@ void stop_queue (struct uqueue *q);
 /* blkemu_read_sink for a disk with user copy: COOKIE is the tag. */
 int queue_read_sink (void *cookie, uint64_t at, const void *data,
                      uint64_t len);
+/* blkemu_write_source for a disk with user copy: COOKIE is the tag. */
+int queue_write_source (void *cookie, uint64_t at, void *dst, uint64_t len);
 
 #endif
