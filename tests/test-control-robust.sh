@@ -17,7 +17,7 @@ nbdkit -f -U "$tmp/nbd.sock" -P "$tmp/nbdkit.pid" "$PLUGIN" size=64M \
     control="$sock" stats="$tmp/s.json" &
 nbdkit_job=$!
 cleanup_hooks+=("kill $nbdkit_job 2>/dev/null")
-for i in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+for i in $(seq 100); do [ -S "$sock" ] && [ -s "$tmp/nbdkit.pid" ] && break; sleep 0.05; done
 python3 "$clients" "$sock" hostile 60 > "$tmp/hostile.out" &
 hostile=$!
 cleanup_hooks+=("kill $hostile 2>/dev/null")

@@ -23,7 +23,12 @@ start_server () {
     2> "$tmp/$name.log" &
   cleanup_hooks+=("kill $! 2>/dev/null")
   local i
-  for i in $(seq 200); do [ -S "$tmp/$name.sock" ] && return 0; sleep 0.05; done
+  # nbdkit binds the socket before it writes the pid file (-P is written
+  # once it serves): wait for both, the stop and the RSS watch read it.
+  for i in $(seq 200); do
+    [ -S "$tmp/$name.sock" ] && [ -s "$tmp/$name.pid" ] && return 0
+    sleep 0.05
+  done
   cat "$tmp/$name.log" >&2
   fail "$name: nbdkit did not start"
 }
