@@ -27,7 +27,14 @@
  *     run, never both, holding its data in order (all of it without the
  *     cache), and in mode interrupted that run, and only it, unreadable;
  *   - stats count exactly the bytes of the requests that succeeded, and
- *     no latency exceeds the time that passed.
+ *     no latency exceeds the time that passed;
+ *   - all of it holds whichever way the requests come: blkemu_io, or
+ *     submitted on a timeline (as blkemu-ublk's queues do; the crash
+ *     strikes between the submit and the run), with or without a write
+ *     source and a read sink (the data taken from where it lies and lent
+ *     instead of copied: the buffers the core gets hold garbage, so a
+ *     write read from its buffer, or a read claimed sent and not sunk,
+ *     shows as wrong data).
  * The clock is virtual (virtual-clock.h defines clock.h's functions, so
  * the core's clock.o is not linked): every model runs at full speed and
  * the run is deterministic.
@@ -39,6 +46,7 @@
 
 #include "blkemu/blkemu.h"
 #include "disk.h"
+#include "timeline.h"
 
 #include "virtual-clock.h"
 
@@ -155,6 +163,100 @@ may_hold (const struct shadow *s, uint32_t v)
   return false;
 }
 
+/* ---- the way requests come ------------------------------------------- */
+
+/* NULL: every request through blkemu_io.  Else through this timeline,
+ * the virtual clock moved to each wake-up.
+ */
+static struct blkemu_timeline *timeline;
+static bool by_source; /* writes taken by the source, reads lent */
+
+struct pending {
+  bool done;
+  int result;
+  const unsigned char *data; /* a write's data, where the source finds it */
+  unsigned char *into;       /* where the sink puts a read's */
+  uint64_t len;
+};
+
+static void
+pending_done (void *cookie, int result)
+{
+  struct pending *p = cookie;
+  if (p->done)
+    abort (); /* DONE exactly once */
+  p->done = true;
+  p->result = result == BLKEMU_READ_SENT ? 0 : result;
+}
+
+static int
+take_write (void *cookie, uint64_t at, void *dst, uint64_t len)
+{
+  struct pending *p = cookie;
+  if (!p->data || at + len > p->len)
+    abort ();
+  memcpy (dst, p->data + at, len);
+  return 0;
+}
+
+static int
+lend_read (void *cookie, uint64_t at, const void *data, uint64_t len)
+{
+  struct pending *p = cookie;
+  if (!p->into || at + len > p->len)
+    abort ();
+  if (data)
+    memcpy (p->into + at, data, len);
+  else
+    memset (p->into + at, 0, len);
+  return 0;
+}
+
+/* One request, the way this run sends them; returns what blkemu_io
+ * would.  On a timeline the crash hook strikes a request still in flight
+ * after its submit (its data moved, as inside blkemu_io's wait).
+ */
+static int
+io (struct blkemu_disk *disk, enum blkemu_op op, void *buf, uint64_t len,
+    uint64_t off, unsigned flags)
+{
+  if (!timeline)
+    return blkemu_io (disk, op, buf, len, off, flags);
+  static unsigned char decoy[BLOCKS * 4096 + 4096];
+  struct pending p = { .len = len };
+  void *given = buf;
+  if (by_source && buf && len <= sizeof decoy) {
+    /* The core must take the write from the source and put a lent
+     * read through the sink: what it finds in DECOY is garbage.
+     */
+    memset (decoy, 0xa5, len);
+    if (op == BLKEMU_OP_WRITE)
+      p.data = buf;
+    else {
+      p.into = buf;
+      memset (buf, 0x5a, len);
+    }
+    given = op == BLKEMU_OP_WRITE ? decoy : buf;
+  }
+  blkemu_timeline_submit (timeline, op, given, len, off, flags, pending_done,
+                          &p);
+  if (!p.done && during_next_wait) {
+    void (*hook) (void) = during_next_wait;
+    during_next_wait = NULL;
+    hook ();
+  }
+  while (!p.done) {
+    uint64_t wake = blkemu_timeline_wake_at (timeline);
+    if (wake == UINT64_MAX) {
+      fprintf (stderr, "a request on the timeline was never completed\n");
+      abort ();
+    }
+    clock_wait_until (wake);
+    blkemu_timeline_run (timeline);
+  }
+  return p.result;
+}
+
 /* ---- silent faults ---------------------------------------------------- */
 
 enum silent_kind { FLIPS, LOST, MISDIRECTED };
@@ -162,12 +264,20 @@ enum silent_kind { FLIPS, LOST, MISDIRECTED };
 static uint64_t
 silent_count (struct blkemu_disk *disk, enum silent_kind kind)
 {
-  pthread_mutex_lock (&disk->stats.lock);
-  const struct fault_counts *f = &disk->stats.faults;
-  uint64_t n = kind == LOST          ? f->silently_lost
-               : kind == MISDIRECTED ? f->misdirected
-                                     : f->bit_flips;
-  pthread_mutex_unlock (&disk->stats.lock);
+  /* The disk's stats and the timeline's shard (a snapshot of the whole
+   * would copy every table for three counters).
+   */
+  struct stats *where[2] = { &disk->stats,
+                             timeline ? &timeline->stats : NULL };
+  uint64_t n = 0;
+  for (int i = 0; i < 2 && where[i]; i++) {
+    pthread_mutex_lock (&where[i]->lock);
+    const struct fault_counts *f = &where[i]->faults;
+    n += kind == LOST          ? f->silently_lost
+         : kind == MISDIRECTED ? f->misdirected
+                               : f->bit_flips;
+    pthread_mutex_unlock (&where[i]->lock);
+  }
   return n;
 }
 
@@ -192,7 +302,7 @@ read_checked (struct blkemu_disk *disk, unsigned char *buf, uint64_t len,
 {
   static unsigned char clean[BLOCKS * 4096];
   uint64_t flips = silent_count (disk, FLIPS);
-  int r = blkemu_io (disk, BLKEMU_OP_READ, buf, len, off, 0);
+  int r = io (disk, BLKEMU_OP_READ, buf, len, off, 0);
   if (r != 0)
     return r;
   *read_bytes += len;
@@ -203,7 +313,7 @@ read_checked (struct blkemu_disk *disk, unsigned char *buf, uint64_t len,
     abort (); /* one read, at most one bit */
   for (int tries = 0; tries < 16 && !during_next_wait; tries++) {
     flips = silent_count (disk, FLIPS);
-    if (blkemu_io (disk, BLKEMU_OP_READ, clean, len, off, 0) != 0)
+    if (io (disk, BLKEMU_OP_READ, clean, len, off, 0) != 0)
       return -1;
     *read_bytes += len;
     if (silent_count (disk, FLIPS) != flips)
@@ -399,8 +509,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
               silent & 1 ? 1 + take (&in, 20) : 0,
               silent & 2 ? 1 + take (&in, 20) : 0);
   }
+  /* 0: blkemu_io; 1: a timeline; 2: a timeline, source and sink. */
+  unsigned way = take (&in, 3);
   if (getenv ("FUZZ_DEBUG")) /* which disk an artifact runs on */
-    fprintf (stderr, "spec: %s\n", spec);
+    fprintf (stderr, "spec: %s (requests %s)\n", spec,
+             (const char *[]){ "blocking", "on a timeline",
+                               "on a timeline, taken and lent" }[way]);
   struct blkemu_disk *disk =
     blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   if (!disk) {
@@ -414,6 +528,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   wrapper.pwrite = w_pwrite;
   disk->backend.ops = &wrapper;
   max_rw = policy == 2 ? 0 : mt_blocks * lbs;
+  by_source = way == 2;
+  if (by_source) {
+    blkemu_disk_set_write_source (disk, take_write);
+    if (blkemu_disk_lends_reads (disk))
+      blkemu_disk_set_read_sink (disk, lend_read);
+  }
+  timeline = way ? blkemu_timeline_new (disk) : NULL;
+  if (way && !timeline)
+    abort ();
 
   memset (sh, 0, sizeof sh);
   next_version = 1;
@@ -465,8 +588,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         fill (buf + i * lbs, lbs, b + i, v);
       uint64_t lost = silent_count (disk, LOST);
       uint64_t mis = silent_count (disk, MISDIRECTED);
-      r = blkemu_io (disk, BLKEMU_OP_WRITE, buf, len, off,
-                     fua ? BLKEMU_FLAG_FUA : 0);
+      r = io (disk, BLKEMU_OP_WRITE, buf, len, off, fua ? BLKEMU_FLAG_FUA : 0);
       if (r == 0 && strike) {
         /* Done without waiting: the crash did not come (landed() must
          * not meet it either).
@@ -521,7 +643,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       }
       break;
     case 5: /* flush */
-      r = blkemu_io (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
+      r = io (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
       if (r == 0)
         for (int i = 0; i < BLOCKS; i++) {
           sh[i].durable = sh[i].latest;
@@ -531,7 +653,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     case 6: /* write-zeroes or trim */
       checking = false;
       last_zero_op = take (&in, 2) ? BLKEMU_OP_ZERO : BLKEMU_OP_TRIM;
-      r = blkemu_io (disk, last_zero_op, NULL, len, off, 0);
+      r = io (disk, last_zero_op, NULL, len, off, 0);
       if (r == 0)
         for (uint64_t i = 0; i < nb; i++)
           written (b + i, 0, false);
@@ -564,8 +686,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       break;
     }
     default: /* an unaligned or wild request */
-      r = blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, off + 1 + take (&in, 511),
-                     0);
+      r = io (disk, BLKEMU_OP_READ, buf, lbs, off + 1 + take (&in, 511), 0);
       if (r != EINVAL)
         abort ();
       break;
@@ -616,7 +737,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     /* Offline until power-on; then every block holds a legal version. */
     offline = !powered;
     if (!powered) {
-      if (blkemu_io (disk, BLKEMU_OP_READ, buf, lbs, 0, 0) != EIO)
+      if (io (disk, BLKEMU_OP_READ, buf, lbs, 0, 0) != EIO)
         abort ();
       blkemu_disk_power_on (disk);
     }
@@ -728,8 +849,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       abort ();
   }
 
-  /* Byte accounting and latencies. */
-  struct stats *st = &disk->stats;
+  /* Byte accounting and latencies, the timeline's shard merged in. */
+  struct stats *st = timelines_stats_snapshot (disk);
+  if (!st)
+    abort ();
   for (int op = 0; op < BLKEMU_OP_COUNT; op++) {
     if ((op == BLKEMU_OP_READ || op == BLKEMU_OP_WRITE) &&
         st->op[op].bytes != ok_bytes[op]) {
@@ -745,7 +868,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       abort ();
     }
   }
+  free (st);
   disk->backend.ops = real_ops;
+  if (timeline)
+    blkemu_timeline_free (timeline);
+  timeline = NULL;
   blkemu_disk_close (disk);
   return 0;
 }
