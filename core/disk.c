@@ -381,6 +381,18 @@ disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs, char *err)
     r = config_set_runtime (&trial, pairs[i], values[i], err);
   if (r == 0)
     r = carriage_admit (disk->frontend, &trial, err);
+  bool cache_was = disk->cfg.num[K_WRITE_CACHE] != 0;
+  bool cache_now = trial.num[K_WRITE_CACHE] != 0;
+  /* Without power the cache's contents belong to the crash to come (or
+   * to the view being served): neither may be written back, nor may the
+   * rules the crash state is drawn under change.
+   */
+  if (r == 0 && cache_was != cache_now &&
+      (disk->faults.offline || disk->viewing)) {
+    set_err (err, "write-cache=%s: the disk is powered off (power-on first)",
+             cache_now ? "yes" : "no");
+    r = -1;
+  }
   if (r == 0) {
     memcpy (disk->cfg.num, trial.num, sizeof trial.num);
     uint64_t now = clock_now_ns ();
@@ -393,6 +405,19 @@ disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs, char *err)
   }
   pthread_mutex_unlock (&disk->lock);
   config_free (&trial);
+  /* A drive whose cache is turned off writes back what it holds (ATA's
+   * SET FEATURES, SCSI's WCE=0): what was acknowledged before is durable
+   * once the change is.  Writes in flight keep the mode they arrived in.
+   */
+  if (r == 0 && cache_was && !cache_now) {
+    int ferr =
+      wcache_flush_run (&disk->wcache, wcache_generation (&disk->wcache));
+    if (ferr) {
+      set_err (err, "write-cache=no: writing back the cache failed: %s",
+               strerror (ferr));
+      r = -1;
+    }
+  }
   return r;
 }
 

@@ -252,11 +252,11 @@ const struct key_def config_keys[K_COUNT] = {
                        "the array into pieces served one after another" },
   [K_PIECE_OVERHEAD] = { "piece-overhead", T_DURATION, "0", NULL, 0, MAX_LAT,
                          true, "model=array: cost of each internal piece" },
-  [K_WRITE_CACHE] = { "write-cache", T_BOOL, "no", NULL, 0, 0, false,
+  [K_WRITE_CACHE] = { "write-cache", T_BOOL, "no", NULL, 0, 0, true,
                       "volatile write cache: writes complete before reaching "
-                      "media, flush "
-                      "waits for them, and 'crash' discards what was not "
-                      "flushed" },
+                      "media, flush waits for them, and 'crash' discards "
+                      "what was not flushed; turning it off at runtime "
+                      "writes back what it holds first" },
   [K_CACHE_SIZE] = { "cache-size", T_SIZE, "64M", NULL, 0, NOMAX, true,
                      "write cache capacity (hdd, array): a write waits when "
                      "the unwritten "

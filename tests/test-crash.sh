@@ -184,3 +184,32 @@ nbdkit -U - "$PLUGIN" size=16M write-cache=yes cache-size=1T \
 ' || fail "cache-size=1T run"
 between "undo bytes after 48M of writes on a 16M disk" \
   "$(jqr "$tmp/big-cache.json" .write_cache.bytes)" 8388608 16777216
+
+# write-cache changes at runtime.  Turned on, the next writes are
+# volatile; turned off, what the cache holds is written back first (a
+# drive's WCE=0), so a crash after it loses nothing acknowledged before.
+# Without power the change is refused: the cache belongs to the crash.
+nbdkit -U - "$PLUGIN" size=16M control="$sock" stats="$tmp/live.json" --run '
+  set -e
+  io () { "$NBD_IO" "$uri" "$@" > /dev/null; }
+  ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
+  ctl set write-cache=yes
+  io write 0 65536 1                  # cached, never flushed: lost
+  ctl crash
+  out=$(ctl set write-cache=no 2>&1) && { echo "set while crashed: $out"; exit 1; }
+  case $out in *"write-cache=no: the disk is powered off"*) ;;
+    *) echo "unexpected refusal: $out"; exit 1 ;; esac
+  ctl power-on
+  io read-zeros 0 65536
+  io write 65536 65536 2              # cached...
+  ctl set write-cache=no              # ...then written back
+  [ "$(ctl get write-cache)" = no ]
+  io write 131072 65536 3             # written through
+  ctl crash
+  ctl power-on
+  io read 65536 65536 2
+  io read 131072 65536 3
+' || fail "write-cache at runtime"
+expect_eq "runtime write-cache: the one cached write lost" \
+  "$(jqr "$tmp/live.json" .faults.lost_writes)" 1
+echo "ok: write-cache at runtime"
