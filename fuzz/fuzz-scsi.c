@@ -6,7 +6,10 @@
  *     a sense key;
  *   - nothing is read or written outside the data area (ASan);
  *   - a READ after a GOOD WRITE of the same blocks returns that data.
- *   - REPORT ZONES' descriptors tile the disk, as sd_zbc requires.
+ *   - REPORT ZONES' descriptors tile the disk, as sd_zbc requires;
+ *   - a refused MODE SELECT changes nothing; after one, the caching
+ *     page MODE SENSE gives, sent back with WCE flipped (sd's
+ *     cache_type), is taken and turns the write cache over.
  * Input: byte 0 the data area size in 512-byte units (0..127; the top
  * bit picks the zoned disk), bytes
  * 1..16 the CDB, the rest the data-out.
@@ -104,6 +107,35 @@ run (struct sdisk *disk, const uint8_t *cdb, uint8_t *area, size_t area_len)
   return last_status;
 }
 
+static bool
+write_cache (struct sdisk *disk)
+{
+  char v[8] = "";
+  blkemu_disk_get (disk->emu, "write-cache", v, sizeof v, NULL, 0);
+  return strcmp (v, "yes") == 0;
+}
+
+/* sd's cache_type store: MODE SENSE(10) of the caching page, WCE
+ * flipped, MODE SELECT(10) of it; the cache must follow.
+ */
+static void
+flip_wce (struct sdisk *disk)
+{
+  bool was = write_cache (disk);
+  uint8_t sense10[16] = { 0x5a, 0, 0x08, 0, 0, 0, 0, 0, 64 };
+  uint8_t page[64] = { 0 };
+  if (run (disk, sense10, page, sizeof page) != 0 || page[8] != 0x08 ||
+      ((page[10] & 0x04) != 0) != was)
+    abort ();
+  uint8_t list[28] = { 0 };
+  memcpy (&list[8], &page[8], 20);
+  list[10] ^= 0x04;
+  uint8_t select10[16] = { 0x55, 0x10, 0, 0, 0, 0, 0, 0, sizeof list };
+  if (run (disk, select10, list, sizeof list) != 0 ||
+      write_cache (disk) == was)
+    abort ();
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -123,11 +155,17 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   uint8_t *sent = malloc (area_len ? area_len : 1);
   memcpy (sent, area, area_len);
   disk->unit_attention = false;
+  bool cache_before = write_cache (disk);
   unsigned status = run (disk, cdb, area, area_len);
   if (status != 0x00 && status != 0x02 && status != 0x08)
     abort (); /* TASK SET FULL (0x28) cannot come: one command at a time */
   if (status == 0x02 && last_sense_key == 0)
     abort ();
+  if (cdb[0] == 0x15 || cdb[0] == 0x55) {
+    if (status != 0 && write_cache (disk) != cache_before)
+      abort ();
+    flip_wce (disk);
+  }
   /* A WRITE(10) that succeeded: READ(10) of the same blocks returns it. */
   if (cdb[0] == 0x2a && status == 0) {
     uint32_t nb = (uint32_t) cdb[7] << 8 | cdb[8];

@@ -10,7 +10,9 @@
 # to its 1 MiB, data written is read back, a bad range is a MEDIUM ERROR
 # naming its first bad block, which md raid1 over a SCSI and a ublk leg
 # rewrites from the other leg; a crashed disk is NOT READY, a power
-# cycle a UNIT ATTENTION; a zoned disk is a ZBC drive sd_zbc reads;
+# cycle a UNIT ATTENTION; the host turns the write cache off (MODE
+# SELECT: what it held is written back) and on; a zoned disk is a ZBC
+# drive sd_zbc reads;
 # RWF_ATOMIC writes arrive as WRITE ATOMIC(16) (6.12); exported over
 # iSCSI (open-iscsi logged in on the loopback address) seed 000's array
 # takes whole 4 MiB writes; a full queue
@@ -258,6 +260,36 @@ dmesg | grep -i "power-on\|unit attention" | head -3 | sed 's/^/  /'
 check "sd reports it: 'Power-on or device reset occurred'" \
   "$(dmesg | grep -c 'Power-on or device reset occurred')" -ge 1
 check "and the midlayer's retry reads the block (dd exit $rc)" "$rc" -eq 0
+
+section "the host turns the write cache off and on: MODE SELECT of WCE"
+ct=$(echo /sys/block/$b/device/scsi_disk/*/cache_type)
+# sd's cache_type: MODE SENSE of the caching page, WCE changed, MODE
+# SELECT of it, then a revalidation that reads the page again.
+head -c 64K /dev/urandom > "$work/wce1"
+dd if="$work/wce1" of="$dev" bs=64K seek=200 oflag=direct 2>/dev/null # cached
+echo "write through" > "$ct"
+check "cache_type 'write through' taken: queue/write_cache '$(cat $q/write_cache)'" \
+  "$(cat $q/write_cache)" = "write through"
+check "and the disk's write-cache is off ($(ctl arr get write-cache))" \
+  "$(ctl arr get write-cache)" = no
+ctl arr crash > /dev/null
+ctl arr power-on > /dev/null
+dd if="$dev" of=/dev/null bs=4K count=1 iflag=direct 2>/dev/null # the UNIT ATTENTION
+check "the write cached before WCE=0 was written back: a crash keeps it" \
+  "$(dd if="$dev" bs=64K skip=200 count=1 iflag=direct 2>/dev/null | cmp - "$work/wce1" && echo same)" = same
+out=$( (echo none > "$ct") 2>&1)
+check "RCD cannot be set: 'none' refused ($out), cache_type stays" \
+  "$(cat "$ct")" = "write through"
+echo "write back" > "$ct"
+check "cache_type 'write back': write_cache '$(cat $q/write_cache)', write-cache $(ctl arr get write-cache)" \
+  "$(cat $q/write_cache)/$(ctl arr get write-cache)" = "write back/yes"
+head -c 64K /dev/urandom > "$work/wce2"
+dd if="$work/wce2" of="$dev" bs=64K seek=200 oflag=direct 2>/dev/null # cached again
+ctl arr crash > /dev/null
+ctl arr power-on > /dev/null
+dd if="$dev" of=/dev/null bs=4K count=1 iflag=direct 2>/dev/null
+check "with WCE=1 again an unflushed write is lost in a crash" \
+  "$(dd if="$dev" bs=64K skip=200 count=1 iflag=direct 2>/dev/null | cmp - "$work/wce1" && echo old)" = old
 
 section "md raid1, a SCSI leg and a ublk one (6.1: SCSI): a medium error repaired"
 modprobe raid1 2>/dev/null

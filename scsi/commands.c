@@ -118,6 +118,17 @@ key_or (struct sdisk *d, const char *key, const char *fallback, char *out,
   out[n] = '\0';
 }
 
+/* The write cache now: write-cache changes at runtime (MODE SELECT, or
+ * blkemu-ctl set), so it is read at each MODE SENSE.
+ */
+static bool
+write_cache_on (struct sdisk *d)
+{
+  char v[8] = "";
+  blkemu_disk_get (d->emu, "write-cache", v, sizeof v, NULL, 0);
+  return strcmp (v, "yes") == 0;
+}
+
 void
 scsi_identity (struct sdisk *d)
 {
@@ -130,6 +141,7 @@ scsi_identity (struct sdisk *d)
     d->revision[n - 1] = '\0';
   key_or (d, "rpm", "7200", rpm, sizeof rpm);
   d->rotation_rate = d->geo.rotational ? (uint16_t) atoi (rpm) : 1;
+  d->wce_default = write_cache_on (d);
   blkemu_disk_zoned (d->emu, &d->zg);
 }
 
@@ -288,30 +300,56 @@ read_capacity (struct scmd *c, bool sixteen)
   scsi_reply (c, b, 32, be (&c->cdb[10], 4));
 }
 
-/* MODE SENSE(6) and (10): the caching page (WCE from the write cache)
- * and the control page; no block descriptors.
+/* The mode pages, as page control PC asks for them: 0 current, 1 the
+ * mask of what MODE SELECT may change, 2 defaults.  The caching page's
+ * WCE is the write cache (write-cache, which MODE SELECT changes: sd's
+ * cache_type, sdparm --set WCE); read caching cannot be turned off (RCD
+ * stays 0).  The control page's GLTSD: no log pages to save.  Each
+ * returns the page's length.
+ */
+static size_t
+caching_page (struct sdisk *d, uint8_t pc, uint8_t *p)
+{
+  memset (p, 0, 20);
+  p[0] = 0x08;
+  p[1] = 0x12;
+  if (pc == 1 || (pc == 0 ? write_cache_on (d) : d->wce_default))
+    p[2] = 0x04; /* WCE */
+  return 20;
+}
+
+static size_t
+control_page (uint8_t pc, uint8_t *p)
+{
+  memset (p, 0, 12);
+  p[0] = 0x0a;
+  p[1] = 0x0a;
+  if (pc != 1)
+    p[2] = 0x02; /* GLTSD */
+  return 12;
+}
+
+/* MODE SENSE(6) and (10): the caching and the control page; no block
+ * descriptors.  Saved values (PC 3) are not kept.
  */
 static void
 mode_sense (struct scmd *c, bool ten)
 {
-  uint8_t page = c->cdb[2] & 0x3f;
+  uint8_t page = c->cdb[2] & 0x3f, pc = c->cdb[2] >> 6;
   uint8_t b[64] = { 0 };
   size_t hdr = ten ? 8 : 4, len = hdr;
-  if (page == 0x08 || page == 0x3f) {
-    uint8_t *p = &b[len];
-    p[0] = 0x08;
-    p[1] = 0x12;
-    if (c->d->geo.can_flush)
-      p[2] = 0x04; /* WCE: a volatile cache, flushed by SYNCHRONIZE CACHE */
-    len += 20;
+  if (pc == 3) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_SAVING_NOT_SUPPORTED, 0);
+    return;
   }
-  if (page == 0x0a || page == 0x3f) {
-    uint8_t *p = &b[len];
-    p[0] = 0x0a;
-    p[1] = 0x0a;
-    p[2] = 0x02; /* GLTSD */
-    len += 12;
+  if (c->cdb[3] != 0 && c->cdb[3] != 0xff) { /* a subpage: none here */
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return;
   }
+  if (page == 0x08 || page == 0x3f)
+    len += caching_page (c->d, pc, &b[len]);
+  if (page == 0x0a || page == 0x3f)
+    len += control_page (pc, &b[len]);
   if (len == hdr) {
     scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
     return;
@@ -326,6 +364,75 @@ mode_sense (struct scmd *c, bool ten)
   if (c->d->geo.can_fua)
     b[ten ? 3 : 2] = 0x10;
   scsi_reply (c, b, len, ten ? be (&c->cdb[7], 2) : c->cdb[4]);
+}
+
+/* MODE SELECT(6) and (10): pages as MODE SENSE gives them, in which only
+ * what the changeable mask has set may differ from the current values:
+ * the caching page's WCE.  Every page is checked before anything
+ * changes.  Turning WCE off writes the cache back before the command
+ * completes (core: blkemu_disk_set).
+ */
+static void
+mode_select (struct scmd *c, bool ten)
+{
+  size_t want = ten ? be (&c->cdb[7], 2) : c->cdb[4];
+  size_t hdr = ten ? 8 : 4;
+  uint8_t b[256];
+  if (c->cdb[1] & 0x01) { /* SP: nothing is saved */
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return;
+  }
+  if (want == 0)
+    return; /* no parameter list: nothing to change */
+  if (want > sizeof b || want < hdr) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH, 0);
+    return;
+  }
+  size_t len = scsi_copy_out (c, b, want);
+  size_t at = hdr + (ten ? be (&b[6], 2) : b[3]); /* past block descriptors */
+  bool wce = write_cache_on (c->d);
+  bool cur_wce = wce;
+  if (len < want || at > len) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH, 0);
+    return;
+  }
+  while (at < len) {
+    uint8_t cur[32], mask[32];
+    size_t n = len - at >= 2 ? (size_t) b[at + 1] + 2 : 0, pn = 0;
+    uint8_t code = b[at] & 0x7f; /* SPF set: a subpage, none here */
+    if (code == 0x08) {
+      pn = caching_page (c->d, 0, cur);
+      caching_page (c->d, 1, mask);
+    }
+    else if (code == 0x0a) {
+      pn = control_page (0, cur);
+      control_page (1, mask);
+    }
+    if (n == 0 || at + n > len) {
+      scsi_sense (c, ILLEGAL_REQUEST, ASC_PARAMETER_LIST_LENGTH, 0);
+      return;
+    }
+    bool same = pn == n;
+    for (size_t i = 1; same && i < n; i++)
+      same = ((b[at + i] ^ cur[i]) & ~mask[i]) == 0;
+    if (!same) {
+      scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_PARAMETERS, 0);
+      return;
+    }
+    if (code == 0x08)
+      wce = (b[at + 2] & 0x04) != 0;
+    at += n;
+  }
+  if (wce == cur_wce)
+    return;
+  char err[256];
+  if (blkemu_disk_set (c->d->emu, "write-cache", wce ? "yes" : "no", err,
+                       sizeof err) != 0) {
+    if (blkemu_disk_offline (c->d->emu))
+      scsi_sense (c, NOT_READY, 0x04, 0x03);
+    else
+      scsi_sense (c, HARDWARE_ERROR, 0x44, 0x00); /* the write-back failed */
+  }
 }
 
 /* ---- I/O through the core ------------------------------------------------
@@ -593,6 +700,7 @@ static const struct {
   { 0x08, false, 0, 6 },    /* READ(6) */
   { 0x0a, false, 0, 6 },    /* WRITE(6) */
   { 0x12, false, 0, 6 },    /* INQUIRY */
+  { 0x15, false, 0, 6 },    /* MODE SELECT(6) */
   { 0x1a, false, 0, 6 },    /* MODE SENSE(6) */
   { 0x25, false, 0, 10 },   /* READ CAPACITY(10) */
   { 0x28, false, 0, 10 },   /* READ(10) */
@@ -601,6 +709,7 @@ static const struct {
   { 0x35, false, 0, 10 },   /* SYNCHRONIZE CACHE(10) */
   { 0x41, false, 0, 10 },   /* WRITE SAME(10) */
   { 0x42, false, 0, 10 },   /* UNMAP */
+  { 0x55, false, 0, 10 },   /* MODE SELECT(10) */
   { 0x5a, false, 0, 10 },   /* MODE SENSE(10) */
   { 0x88, false, 0, 16 },   /* READ(16) */
   { 0x8a, false, 0, 16 },   /* WRITE(16) */
@@ -711,6 +820,8 @@ dispatch (struct scmd *c)
   case 0x12: inquiry (c); return false;
   case 0x1a: mode_sense (c, false); return false;
   case 0x5a: mode_sense (c, true); return false;
+  case 0x15: mode_select (c, false); return false;
+  case 0x55: mode_select (c, true); return false;
   case 0x25: read_capacity (c, false); return false;
   case 0x9e: /* SERVICE ACTION IN(16) */
     if ((cdb[1] & 0x1f) == 0x10)

@@ -47,6 +47,7 @@ struct sdisk {
    */
   char vendor[9], product[17], revision[5];
   uint16_t rotation_rate;
+  bool wce_default; /* the caching page's default WCE: write-cache at start */
   /* A host-managed zoned disk (zg.nr_zones > 0) is a ZBC device: type
    * 0x14, VPD 0xB6, REPORT ZONES and the zone actions.  A zone whose
    * capacity is below its size reports as a sequential zone of the
@@ -153,6 +154,8 @@ struct scmd {
 #define ASC_LBA_OUT_OF_RANGE 0x21
 #define ASC_INVALID_FIELD_IN_CDB 0x24
 #define ASC_INVALID_FIELD_IN_PARAMETERS 0x26
+#define ASC_PARAMETER_LIST_LENGTH 0x1a
+#define ASC_SAVING_NOT_SUPPORTED 0x39
 
 static inline uint64_t
 be (const uint8_t *p, int n)
