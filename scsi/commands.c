@@ -124,8 +124,8 @@ key_or (struct sdisk *d, const char *key, const char *fallback, char *out,
 static bool
 write_cache_on (struct sdisk *d)
 {
-  char v[8] = "";
-  blkemu_disk_get (d->emu, "write-cache", v, sizeof v, NULL, 0);
+  char v[8];
+  key_or (d, "write-cache", "no", v, sizeof v);
   return strcmp (v, "yes") == 0;
 }
 
