@@ -127,10 +127,14 @@ for keys in $keys_list; do
       s=$tmp/group$group_case.json
       # setsid: a process group of its own, as under timeout or a job.
       setsid bash -c 'exec nbdkit -U - "$PLUGIN" size=64M '"$keys"' \
-          stats="'"$s"'" --run "\"$NBD_IO\" \"\$uri\" read 0 33554432"' \
+          stats="'"$s"'" control="'"$tmp/group.ctl"'" \
+          --run "\"$NBD_IO\" \"\$uri\" read 0 33554432"' \
           > "$tmp/group.out" 2> "$tmp/group.err" &
       leader=$!
-      sleep 1
+      # The read in the disk, however loaded the host (a fixed second
+      # was too short beside the rest of the suite: the signal came
+      # before the read, and nothing was counted).
+      wait_in_flight "$BLKEMU_CTL $tmp/group.ctl stats" 1
       kill -0 $leader 2>/dev/null ||
         fail "$keys: the read ended before the signal: $(cat "$tmp/group.out" "$tmp/group.err")"
       kill -"$sig" -- -$leader
