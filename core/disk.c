@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission.h"
 #include "carriage.h"
 #include "clock.h"
 #include "engine.h"
@@ -105,6 +106,7 @@ disk_create (const struct blkemu_spec *spec, char *err)
     goto fail_trace;
   if (zones_on (&disk->zones))
     trace_note_zone_size (&disk->trace, disk->zones.zone_size);
+  disk->plain = disk_is_plain (disk, clock_now_ns ());
   return disk;
 
 fail_trace:
@@ -272,12 +274,12 @@ blkemu_zone_set_condition (struct blkemu_disk *disk, uint64_t offset,
              cond);
     return err_result (-1, e, err, errlen);
   }
-  pthread_mutex_lock (&disk->lock);
+  disk_change_lock (disk);
   uint64_t zs = disk->zones.zone_size;
   int r = zones_on (&disk->zones)
             ? zones_set_condition (&disk->zones, offset, (uint8_t) cond)
             : EINVAL;
-  pthread_mutex_unlock (&disk->lock);
+  disk_change_unlock (disk);
   zones_sidecar_sync (&disk->zones, &disk->lock);
   if (r == 0)
     return 0;
@@ -390,7 +392,7 @@ disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs, char *err)
   /* Validate every pair on a copy first: all or nothing. */
   struct blkemu_config trial;
   int r = 0;
-  pthread_mutex_lock (&disk->lock);
+  disk_change_lock (disk);
   config_copy (&trial, &disk->cfg);
   for (int i = 0; i < npairs && r == 0; i++)
     r = config_set_runtime (&trial, pairs[i], values[i], err);
@@ -418,7 +420,7 @@ disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs, char *err)
         model_reset (disk->model, disk->model_state);
     }
   }
-  pthread_mutex_unlock (&disk->lock);
+  disk_change_unlock (disk);
   config_free (&trial);
   /* A drive whose cache is turned off writes back what it holds (ATA's
    * SET FEATURES, SCSI's WCE=0): what was acknowledged before is durable
@@ -456,9 +458,9 @@ blkemu_disk_set (struct blkemu_disk *disk, const char *key, const char *value,
 void
 blkemu_disk_drop (struct blkemu_disk *disk)
 {
-  pthread_mutex_lock (&disk->lock);
+  disk_change_lock (disk);
   disk->faults.drop_armed = true;
-  pthread_mutex_unlock (&disk->lock);
+  disk_change_unlock (disk);
 }
 
 void

@@ -27,7 +27,9 @@
 /* Who may touch what.  The fields are grouped by what guards them.
  *
  * LOCK is never held across I/O or a wait: it is taken to admit and
- * schedule a request, for runtime changes, and for the zones' state;
+ * schedule a request (unless the plain path below admits it), for
+ * runtime changes (admission.h's disk_change_lock), and for the zones'
+ * state;
  * backend I/O, the sidecar's writes and a crash's rollback happen after
  * it is dropped.  The one lock order, where two are held:
  *
@@ -76,8 +78,27 @@ struct blkemu_disk {
   blkemu_transport_refresh_fn transport_refresh; /* before each JSON */
   void *transport_refresh_arg;
 
+  /* The plain path (pipeline.c).  While PLAIN is set the disk has
+   * nothing a request must read or change under LOCK (disk_is_plain): no
+   * model time, faults, zones, cache or view.  A request then admits
+   * itself without LOCK, reading only the configuration, counted in
+   * PLAIN_ACTIVE meanwhile (a slot per queue, so that queues share no
+   * cache line for it; threads of the blocking API spread over them by
+   * thread); a change takes LOCK through
+   * disk_change_lock, which closes the path and waits for those counted
+   * before it changes anything.  Atomics; PLAIN written under LOCK.
+   */
+  uint32_t plain;
+  uint32_t plain_next; /* the slot the next timeline counts in */
+#define PLAIN_SLOTS 16
+  struct {
+    uint64_t n;
+  } __attribute__ ((aligned (64))) plain_active[PLAIN_SLOTS];
+
   /* Atomics. */
-  uint64_t in_flight; /* requests between arrival and completion */
+  uint64_t in_flight __attribute__ ((aligned (64))); /* requests between
+                                                        arrival and
+                                                        completion */
   uint64_t power_ons; /* blkemu_disk_power_on calls */
   uint32_t cancelled; /* futex word: blkemu_disk_cancel or
                          blkemu_disk_interrupt was called */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission.h"
 #include "clock.h"
 #include "disk.h"
 #include "engine.h"
@@ -273,7 +274,7 @@ check_zones (struct request *req, const struct fault_verdict *fv,
 }
 
 static int
-request_check (struct request *req, struct fault_verdict *fv,
+request_check (struct request *req, bool plain, struct fault_verdict *fv,
                uint64_t **counter)
 {
   struct blkemu_disk *disk = req->disk;
@@ -326,6 +327,8 @@ request_check (struct request *req, struct fault_verdict *fv,
       count_pieces (offset, len, req->split_limit, req->split_boundary);
     req->marks = (req->marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
   }
+  if (plain)
+    return 0; /* no faults, no zones: FV stays empty */
   faults_check (&disk->faults, &disk->cfg, &disk->rng, req->op, offset, len,
                 req->arrival, fv);
   /* Silent faults need a medium of plain blocks: not a zone's write
@@ -423,9 +426,18 @@ zone_cmd_transfer (struct request *req)
  * spike.  Sets the pieces' deadlines and the request's (the last).
  */
 static void
-request_schedule (struct request *req, const struct fault_verdict *fv)
+request_schedule (struct request *req, bool plain,
+                  const struct fault_verdict *fv)
 {
   struct blkemu_disk *disk = req->disk;
+  if (plain) {
+    /* disk_is_plain: the fixed model at zero cost, nothing cached. */
+    for (uint64_t i = 0; i < req->npieces; i++)
+      req->deadline[i] = req->arrival;
+    req->entry.deadline_ns = req->arrival;
+    req->slowed = false;
+    return;
+  }
   uint64_t slowdown = disk->cfg.num[K_SLOWDOWN];
   uint64_t last = req->arrival;
   for (uint64_t i = 0; i < req->npieces; i++) {
@@ -796,6 +808,45 @@ request_admit (struct request *req)
   }
 }
 
+/* Where REQ counts on the plain path: its queue's slot, or its
+ * thread's (blocking callers: nbdkit's and FUSE's threads).
+ */
+static unsigned
+plain_slot (const struct request *req)
+{
+  static __thread unsigned thread_slot; /* 1 + slot; 0: none yet */
+  if (req->tl)
+    return req->tl->plain_slot;
+  if (!thread_slot)
+    thread_slot = 1 + disk_plain_slot (req->disk);
+  return thread_slot - 1;
+}
+
+/* Admission's way in: the plain path where the disk has nothing for a
+ * request to read under its lock (disk.h), else the lock.  The gate may
+ * have been closed for a stall that has since ended: the lock's holder
+ * opens it again.  Returns whether the path is plain.
+ */
+static bool
+request_enter (const struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  if (disk_plain_enter (disk, plain_slot (req)))
+    return true;
+  pthread_mutex_lock (&disk->lock);
+  disk_plain_recheck (disk);
+  return false;
+}
+
+static void
+request_leave (const struct request *req, bool plain)
+{
+  if (plain)
+    disk_plain_leave (req->disk, plain_slot (req));
+  else
+    pthread_mutex_unlock (&req->disk->lock);
+}
+
 /* Checks and schedule, then the data transfer unless DEFER (the caller
  * queues it).  Returns 0 with REQ scheduled (finish it with request_end),
  * or the errno of a refusal (recorded; nothing to finish).
@@ -813,22 +864,22 @@ request_begin (struct request *req, void *buf, bool defer)
   if (__atomic_load_n (&disk->cancelled, __ATOMIC_ACQUIRE))
     return refuse (disk, req->op, req->len, req->offset, req->arrival, counter,
                    0, r);
-  pthread_mutex_lock (&disk->lock);
-  if ((r = request_check (req, &fv, &counter)) != 0) {
-    pthread_mutex_unlock (&disk->lock);
+  bool plain = request_enter (req);
+  if ((r = request_check (req, plain, &fv, &counter)) != 0) {
+    request_leave (req, plain);
     if (req->marks & TRACE_BOUNDARY)
       stats_count (&disk->stats, &disk->stats.boundary_crossed);
     return refuse (disk, req->op, req->len, req->offset, req->arrival, counter,
                    req->marks, r);
   }
   if (request_cut (req) != 0) {
-    pthread_mutex_unlock (&disk->lock);
+    request_leave (req, plain);
     return ENOMEM;
   }
-  request_schedule (req, &fv);
+  request_schedule (req, plain, &fv);
   req->buf = buf;
   request_admit (req);
-  pthread_mutex_unlock (&disk->lock);
+  request_leave (req, plain);
   if (!req->view && !fv.err)
     medium_admit (req, &fv);
   /* The zone's new write pointer reaches its sidecar before the data

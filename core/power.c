@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "admission.h"
 #include "clock.h"
 #include "disk.h"
 #include "error.h"
@@ -222,9 +223,9 @@ disk_crash (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
   bool zoned = zones_on (&disk->zones);
   struct wcache_crash c;
   pthread_mutex_lock (&disk->power_lock);
-  pthread_mutex_lock (&disk->lock);
+  disk_change_lock (disk);
   if (state_setup (disk, false, mode, seed, &c, err) == -1) {
-    pthread_mutex_unlock (&disk->lock);
+    disk_change_unlock (disk);
     pthread_mutex_unlock (&disk->power_lock);
     return -1;
   }
@@ -232,7 +233,7 @@ disk_crash (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
     view_end_locked (disk);
   disk->faults.offline = true;
   disk->held = false;
-  pthread_mutex_unlock (&disk->lock);
+  disk_change_unlock (disk);
   /* Before the walk: the writes in flight now are the interrupted ones. */
   uint64_t interrupted = 0;
   if (mode == BLKEMU_CRASH_INTERRUPTED)
@@ -243,11 +244,11 @@ disk_crash (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
   }
   int r = state_walk (disk, &c, false);
   if (zoned) {
-    pthread_mutex_lock (&disk->lock);
+    disk_change_lock (disk);
     for (size_t i = 0; i < undone.n; i++)
       zones_rollback (&disk->zones, undone.r[i].offset, undone.r[i].len);
     zones_power_cycle (&disk->zones, ranges_add, &finished);
-    pthread_mutex_unlock (&disk->lock);
+    disk_change_unlock (disk);
     zones_sidecar_sync (&disk->zones, &disk->lock);
     /* A zone finished to keep within max-active-zones: what lies past its
      * old write pointer reads zeroes.
@@ -308,7 +309,7 @@ void
 blkemu_disk_power_on (struct blkemu_disk *disk)
 {
   pthread_mutex_lock (&disk->power_lock); /* after a crash's rollback */
-  pthread_mutex_lock (&disk->lock);
+  disk_change_lock (disk);
   if (disk->viewing)
     view_end_locked (disk);
   disk->held = false;
@@ -316,7 +317,7 @@ blkemu_disk_power_on (struct blkemu_disk *disk)
   wcache_thaw (&disk->wcache);
   model_reset (disk->model, disk->model_state);
   __atomic_add_fetch (&disk->power_ons, 1, __ATOMIC_RELEASE);
-  pthread_mutex_unlock (&disk->lock);
+  disk_change_unlock (disk);
   zones_sidecar_sync (&disk->zones, &disk->lock); /* held back by a view */
   pthread_mutex_unlock (&disk->power_lock);
 }
@@ -330,9 +331,9 @@ blkemu_disk_power_ons (struct blkemu_disk *disk)
 bool
 blkemu_disk_offline (struct blkemu_disk *disk)
 {
-  pthread_mutex_lock (&disk->lock);
+  disk_change_lock (disk);
   bool off = disk->faults.offline;
-  pthread_mutex_unlock (&disk->lock);
+  disk_change_unlock (disk);
   return off;
 }
 
@@ -342,7 +343,7 @@ blkemu_disk_power_off (struct blkemu_disk *disk, char *err, size_t errlen)
   char e[BLKEMU_ERR_MAX];
   int r = 0;
   pthread_mutex_lock (&disk->power_lock);
-  pthread_mutex_lock (&disk->lock);
+  disk_change_lock (disk);
   if (disk->faults.offline) {
     set_err (e, "power-off: the disk is already off (crash, power-off or "
                 "a view's end); power-on first");
@@ -356,7 +357,7 @@ blkemu_disk_power_off (struct blkemu_disk *disk, char *err, size_t errlen)
      */
     wcache_power_cut (&disk->wcache);
   }
-  pthread_mutex_unlock (&disk->lock);
+  disk_change_unlock (disk);
   pthread_mutex_unlock (&disk->power_lock);
   return err_result (r, e, err, errlen);
 }
@@ -390,21 +391,21 @@ view_zones (struct blkemu_disk *disk, const struct ranges *undone)
   if (undone->lost)
     return ENOMEM;
   struct ranges finished = { 0 };
-  pthread_mutex_lock (&disk->lock);
+  disk_change_lock (disk);
   int r = zones_view_begin (&disk->zones);
   if (r == 0) {
     for (size_t i = 0; i < undone->n; i++)
       zones_rollback (&disk->zones, undone->r[i].offset, undone->r[i].len);
     zones_power_cycle (&disk->zones, ranges_add, &finished);
   }
-  pthread_mutex_unlock (&disk->lock);
+  disk_change_unlock (disk);
   if (r == 0)
     r = finished_zeroes (&disk->view, &finished);
   free (finished.r);
   if (r) {
-    pthread_mutex_lock (&disk->lock);
+    disk_change_lock (disk);
     zones_view_end (&disk->zones);
-    pthread_mutex_unlock (&disk->lock);
+    disk_change_unlock (disk);
   }
   return r;
 }
@@ -417,7 +418,7 @@ blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
   char e[BLKEMU_ERR_MAX];
   struct wcache_crash c;
   pthread_mutex_lock (&disk->power_lock);
-  pthread_mutex_lock (&disk->lock);
+  disk_change_lock (disk);
   int r = state_setup (disk, true, mode, seed, &c, e);
   if (r == 0 && !disk->held) {
     set_err (e, "view: the disk must be powered off with its cache kept "
@@ -428,7 +429,7 @@ blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
     set_err (e, "view: a view is open; end it first (view end)");
     r = -1;
   }
-  pthread_mutex_unlock (&disk->lock);
+  disk_change_unlock (disk);
   struct ranges undone = { 0 };
   if (r == 0) {
     overlay_reset (&disk->view, true);
@@ -450,11 +451,11 @@ blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
     }
   }
   if (r == 0) {
-    pthread_mutex_lock (&disk->lock);
+    disk_change_lock (disk);
     disk->viewing = true;
     disk->faults.offline = false;
     model_reset (disk->model, disk->model_state);
-    pthread_mutex_unlock (&disk->lock);
+    disk_change_unlock (disk);
     stats_count (&disk->stats, &disk->stats.faults.views);
     report_state (report, &c);
   }
@@ -468,14 +469,14 @@ blkemu_disk_view_close (struct blkemu_disk *disk, char *err, size_t errlen)
   char e[BLKEMU_ERR_MAX];
   int r = 0;
   pthread_mutex_lock (&disk->power_lock);
-  pthread_mutex_lock (&disk->lock);
+  disk_change_lock (disk);
   if (disk->viewing)
     view_end_locked (disk);
   else {
     set_err (e, "view end: no view is open");
     r = -1;
   }
-  pthread_mutex_unlock (&disk->lock);
+  disk_change_unlock (disk);
   pthread_mutex_unlock (&disk->power_lock);
   zones_sidecar_sync (&disk->zones, &disk->lock);
   if (r == 0)

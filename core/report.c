@@ -407,6 +407,14 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
              (unsigned long long) __atomic_load_n (&disk->in_flight,
                                                    __ATOMIC_RELAXED),
              j.nl);
+  /* How requests are admitted now: without the disk lock (plain) or
+   * under it (locked: the disk has model time, faults, zones, a cache or
+   * a view to consult).
+   */
+  sb_printf (&sb, "%s\"admission\": \"%s\",%s", j.in1,
+             __atomic_load_n (&disk->plain, __ATOMIC_RELAXED) ? "plain"
+                                                              : "locked",
+             j.nl);
   json_trace_cache (&j, disk);
   json_zones (&j, disk, st);
   json_queue_transport (&j, disk, st);

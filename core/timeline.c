@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "admission.h"
 #include "clock.h"
 #include "disk.h"
 #include "engine.h"
@@ -20,6 +21,7 @@ blkemu_timeline_new (struct blkemu_disk *disk)
   if (!tl)
     return NULL;
   tl->disk = disk;
+  tl->plain_slot = disk_plain_slot (disk);
   stats_init (&tl->stats);
   engine_init_driven (&tl->engine, pipeline_fire);
   /* A timeline made after a cancel refuses its requests as the disk

@@ -18,6 +18,7 @@ struct blkemu_timeline {
   uint64_t armed_ns;            /* the wake-up last asked for */
   struct blkemu_timeline *next; /* the disk's list */
   pthread_t owner;              /* the thread that submits (set by each) */
+  unsigned plain_slot;          /* its count on the plain path (disk.h) */
   /* Requests to reuse: no malloc per request.  The owner takes from
    * FREE_LOCAL and puts back there what completes on its own thread;
    * other threads (the I/O worker, a cancel) push onto FREE_REMOTE, which
