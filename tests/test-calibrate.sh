@@ -73,19 +73,39 @@ instant=$(loop_attach "$mnt/instant" --direct-io=on --sector-size 4096)
 # virtual machines' idle CPUs wake in 100-450 us and vary by that from
 # one probe to the next (fio 108 us, blkemu-calibrate's own 4K probe
 # +479 us in one run; the blktrace fit's D-to-C times 7% long): there
-# the rest is skipped, saying why.
+# the timed checks print what was measured and hold nothing (timed,
+# timed_eq), the round trips only that every probe was answered; what
+# does not depend on the host's timing (limits, sizes, which model,
+# which probes, refusals) is held everywhere.
 qd1_read_us () {
   fio --name=qd1 --filename="$1" --rw=randread --bs=4k --direct=1 \
     --ioengine=psync --runtime=2 --time_based --output-format=json |
     jq '.jobs[0].read.clat_ns.mean / 1000 | floor'
 }
 wake=$(( $(qd1_read_us "$ref") - $(qd1_read_us "$instant") - 2000 ))
+noisy= tolerance=()
 if [ "$wake" -ge 50 ]; then
-  echo "SKIP: this host adds $wake us to every request that waits (50 or more):"
-  echo "      the calibration round trips measure time to 5-15%"
-  exit 77
+  noisy=$wake tolerance=(--tolerance 1000)
+  echo "note: this host adds $wake us to every request that waits (50 or more):"
+  echo "      timing is printed, not held; limits, models and probes are"
+else
+  echo "ok: this host adds $wake us to a request that waits"
 fi
-echo "ok: this host adds $wake us to a request that waits"
+# timed WHAT ACTUAL EXPECTED PERCENT: within, where the host allows it.
+timed () {
+  if [ -n "$noisy" ]; then
+    echo "not held (wake-ups of $noisy us): $1 = $2 (expected $3 +-$4%)"
+  else
+    within "$@"
+  fi
+}
+timed_eq () {
+  if [ -n "$noisy" ]; then
+    echo "not held (wake-ups of $noisy us): $1 = $2 (expected $3)"
+  else
+    expect_eq "$@"
+  fi
+}
 "$cal" "$ref" -o "$tmp/ref.conf" --runtime 1 --destructive --yes \
   --baseline "$instant" --probes "$tmp/ref.probes" --json "$tmp/ref.json"
 expect_eq "model" "$(key model "$tmp/ref.conf")" fixed
@@ -93,11 +113,11 @@ expect_eq "model" "$(key model "$tmp/ref.conf")" fixed
 # woken, and that costs what the instant disk's never pay (latency-read
 # measured +5.8, +7 and +10.2% over six runs here, latency-write +6.6
 # and +10.5%, latency-flush +4.6 and +5.5%): 15% on each.
-within "latency-read (us)" "$(us "$(key latency-read "$tmp/ref.conf")")" 2000 15
-within "bandwidth" "$(key bandwidth "$tmp/ref.conf")" 104857600 10
-expect_eq "channels" "$(key channels "$tmp/ref.conf")" 4
-within "latency-write (us)" "$(us "$(key latency-write "$tmp/ref.conf")")" 1000 15
-within "latency-flush (us)" "$(us "$(key latency-flush "$tmp/ref.conf")")" 3000 15
+timed "latency-read (us)" "$(us "$(key latency-read "$tmp/ref.conf")")" 2000 15
+timed "bandwidth" "$(key bandwidth "$tmp/ref.conf")" 104857600 10
+timed_eq "channels" "$(key channels "$tmp/ref.conf")" 4
+timed "latency-write (us)" "$(us "$(key latency-write "$tmp/ref.conf")")" 1000 15
+timed "latency-flush (us)" "$(us "$(key latency-flush "$tmp/ref.conf")")" 3000 15
 expect_eq "logical-block-size from queue/logical_block_size" \
   "$(key logical-block-size "$tmp/ref.conf")" 4096
 expect_eq "max-transfer from queue/max_hw_sectors_kb" \
@@ -114,7 +134,7 @@ copy=$(loop_attach "$tmp/mnt2/copy" --direct-io=on --sector-size 4096)
 # +1.5..+1.9%.  The transport, not the profile: it is left out here.
 grep -v '^rand-4m ' "$tmp/ref.probes" > "$tmp/ref.held"
 echo "round trip: every probe but the 4M read within 10%"
-"$cal" "$copy" --compare "$tmp/ref.held" --runtime 1 -q ||
+"$cal" "$copy" --compare "$tmp/ref.held" --runtime 1 -q "${tolerance[@]}" ||
   fail "the disk made from the calibrated profile differs by more than 10%"
 "$cal" "$copy" -o "$tmp/copy.conf" --limits-only -q
 diff <(sed -n '/^$/,/^$/p' "$tmp/ref.conf" | grep -v '^#' | grep .) \
@@ -126,9 +146,9 @@ section "a rotational disk (queue/rotational is 0 on loop: found by its seeks)"
 hdd=$(loop_attach "$mnt/hdd" --direct-io=on)
 "$cal" "$hdd" -o "$tmp/hdd.conf" --runtime 2 --probes "$tmp/hdd.probes"
 expect_eq "model" "$(key model "$tmp/hdd.conf")" hdd
-within "rpm" "$(key rpm "$tmp/hdd.conf")" 7200 10
-within "seek-avg (us)" "$(us "$(key seek-avg "$tmp/hdd.conf")")" 8500 25
-within "zone-rate-inner" "$(key zone-rate-inner "$tmp/hdd.conf")" 78643200 20
+timed "rpm" "$(key rpm "$tmp/hdd.conf")" 7200 10
+timed "seek-avg (us)" "$(us "$(key seek-avg "$tmp/hdd.conf")")" 8500 25
+timed "zone-rate-inner" "$(key zone-rate-inner "$tmp/hdd.conf")" 78643200 20
 fuse_mount "$tmp/mnt3" --disk "name=copy,profile=$tmp/hdd.conf"
 hcopy=$(loop_attach "$tmp/mnt3/copy" --direct-io=on)
 # Reads of 1M and more are not compared: the loop device's 128 segments
@@ -146,7 +166,7 @@ expect_eq "edge probes sized to reach the disk whole (128 segments of 4K)" \
 grep -vE '^(seqbw-qd8|rand-1m|rand-4m|seq-4k) ' "$tmp/hdd.probes" > "$tmp/hdd.random"
 [ "$(wc -l < "$tmp/hdd.random")" -eq 10 ] || fail "expected 10 hdd probes of random reads under 1M, got $(wc -l < "$tmp/hdd.random")"
 echo "round trip: the 10 probes of random reads under 1M within 15% (~150 reads each, 1 to 30 ms apiece)"
-"$cal" "$hcopy" --compare "$tmp/hdd.random" --tolerance 15 --runtime 2 -q ||
+"$cal" "$hcopy" --compare "$tmp/hdd.random" --tolerance 15 --runtime 2 -q "${tolerance[@]}" ||
   fail "the hdd made from the calibrated profile differs by more than 15%"
 
 section "the host's own loop device over a RAM-backed file (a sanity case, --thorough)"
@@ -187,11 +207,11 @@ fuse_umount "$tmp/mnt4" "$fuse_pid"   # the trace is complete at exit
 "$cal" --from-blktrace "$tmp/traced.blktrace" -o "$tmp/traced.conf" -q
 sed -n '1,/^$/p' "$tmp/traced.conf"
 expect_eq "a capture of a disk without seeks is not an hdd" "$(key model "$tmp/traced.conf")" fixed
-within "latency-read from D-to-C times (us)" "$(us "$(key latency-read "$tmp/traced.conf")")" 1500 5
-within "bandwidth" "$(key bandwidth "$tmp/traced.conf")" 209715200 10
-expect_eq "channels: completions while reads overlap x service time" "$(key channels "$tmp/traced.conf")" 2
-within "latency-write from the writes' D-to-C times (us)" "$(us "$(key latency-write "$tmp/traced.conf")")" 800 10
-within "write-bandwidth from 4K against 256K writes" "$(key write-bandwidth "$tmp/traced.conf")" 104857600 10
+timed "latency-read from D-to-C times (us)" "$(us "$(key latency-read "$tmp/traced.conf")")" 1500 5
+timed "bandwidth" "$(key bandwidth "$tmp/traced.conf")" 209715200 10
+timed_eq "channels: completions while reads overlap x service time" "$(key channels "$tmp/traced.conf")" 2
+timed "latency-write from the writes' D-to-C times (us)" "$(us "$(key latency-write "$tmp/traced.conf")")" 800 10
+timed "write-bandwidth from 4K against 256K writes" "$(key write-bandwidth "$tmp/traced.conf")" 104857600 10
 
 section "a rotational disk from a blktrace capture (seek distances)"
 fuse_mount "$tmp/mnt5" --disk \
@@ -213,13 +233,13 @@ fuse_umount "$tmp/mnt5" "$fuse_pid"
 sed -n '1,/^$/p' "$tmp/spun.conf"
 grep -E '^(dist|rand|seq)-' "$tmp/spun.probes"
 expect_eq "model: near reads faster than far ones" "$(key model "$tmp/spun.conf")" hdd
-within "rpm from the near reads' spread" "$(key rpm "$tmp/spun.conf")" 7200 10
-within "seek-avg (us) from the distance classes" "$(us "$(key seek-avg "$tmp/spun.conf")")" 8500 15
+timed "rpm from the near reads' spread" "$(key rpm "$tmp/spun.conf")" 7200 10
+timed "seek-avg (us) from the distance classes" "$(us "$(key seek-avg "$tmp/spun.conf")")" 8500 15
 # The disk's media rate runs from 150 MiB/s outside to 75 inside: random
 # 64K reads over all of it see about 112.  A coarse check: their
 # transfer (0.5 ms) is measured under a rotational wait of 0 to 8.3 ms,
 # and 280 reads pin its mean to about +-0.15 ms (a bad fit was 10x off).
-within "zone rate from 64K reads less their seeks" "$(key zone-rate-outer "$tmp/spun.conf")" 117440512 40
+timed "zone rate from 64K reads less their seeks" "$(key zone-rate-outer "$tmp/spun.conf")" 117440512 40
 expect_eq "the seek curve from the capture's distance classes" \
   "$(grep -c '^#   dist-' "$tmp/spun.conf")" "$(grep -c '^dist-' "$tmp/spun.probes")"
 echo "PASS"
