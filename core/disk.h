@@ -78,7 +78,7 @@ struct blkemu_disk {
   blkemu_transport_refresh_fn transport_refresh; /* before each JSON */
   void *transport_refresh_arg;
 
-  /* The plain path (pipeline.c).  While PLAIN is set the disk has
+  /* The plain path (admission.h, pipeline.c).  While PLAIN is set the disk has
    * nothing a request must read or change under LOCK (disk_is_plain): no
    * model time, faults, zones, cache or view.  A request then admits
    * itself without LOCK, reading only the configuration, counted in

@@ -331,9 +331,9 @@ blkemu_disk_power_ons (struct blkemu_disk *disk)
 bool
 blkemu_disk_offline (struct blkemu_disk *disk)
 {
-  disk_change_lock (disk);
+  pthread_mutex_lock (&disk->lock);
   bool off = disk->faults.offline;
-  disk_change_unlock (disk);
+  pthread_mutex_unlock (&disk->lock);
   return off;
 }
 
