@@ -78,6 +78,17 @@ path_check_output (const char *key, const char *path, bool char_dev, char *err)
              key, path);
     return -1;
   }
+  /* A link is followed only to a character device (/dev/stdout): one
+   * another user planted, pointing at a file, must not be written
+   * through.
+   */
+  if (lstat (path, &st) == 0 && S_ISLNK (st.st_mode) &&
+      !(char_dev && stat (path, &st) == 0 && S_ISCHR (st.st_mode))) {
+    set_err (err, "%s=%s: is a symbolic link%s: name the file itself", key,
+             path,
+             char_dev ? " to something other than a character device" : "");
+    return -1;
+  }
   if (stat (path, &st) == 0) {
     if (!S_ISREG (st.st_mode) && !(char_dev && S_ISCHR (st.st_mode))) {
       set_err (err, "%s=%s: exists and is not a regular file%s%s", key, path,
@@ -112,16 +123,27 @@ path_open_output (const char *key, const char *path, bool char_dev, char *err)
 {
   if (path_check_output (key, path, char_dev, err) == -1)
     return -1;
-  /* Non-blocking: what stat saw may have been replaced by a FIFO. */
-  int fd =
-    open (path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC, 0644);
+  /* Non-blocking: what stat saw may have been replaced by a FIFO; and
+   * never through a link that appeared since, except to a character
+   * device, which is opened as it is (no O_CREAT, no O_TRUNC) and
+   * refused below if it is anything else.
+   */
+  int flags = O_WRONLY | O_NONBLOCK | O_CLOEXEC;
+  struct stat lst;
+  bool via_link = char_dev && lstat (path, &lst) == 0 && S_ISLNK (lst.st_mode);
+  int fd = via_link
+             ? open (path, flags)
+             : open (path, flags | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
   if (fd == -1) {
-    set_err (err, "%s=%s: %s", key, path, strerrordesc_np (errno));
+    set_err (err, "%s=%s: %s", key, path,
+             errno == ELOOP ? "is a symbolic link: name the file itself"
+                            : strerrordesc_np (errno));
     return -1;
   }
   struct stat st;
   if (fstat (fd, &st) == -1 ||
-      !(S_ISREG (st.st_mode) || (char_dev && S_ISCHR (st.st_mode))) ||
+      !((S_ISREG (st.st_mode) && !via_link) ||
+        (char_dev && S_ISCHR (st.st_mode))) ||
       fcntl (fd, F_SETFL, 0) == -1) {
     set_err (err, "%s=%s: not a regular file%s", key, path,
              char_dev ? " or a character device" : "");

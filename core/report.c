@@ -2,6 +2,9 @@
  * iostat-style summary with size histograms).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,16 +429,42 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
 int
 blkemu_write_file_atomic (const char *path, const char *text)
 {
+  /* The target is a regular file or nothing: a rename would replace a
+   * link, FIFO or device planted at PATH, and what another user links
+   * there must not be written through.
+   */
+  struct stat st;
+  if (lstat (path, &st) == 0 && !S_ISREG (st.st_mode)) {
+    errno = S_ISLNK (st.st_mode) ? ELOOP : EEXIST;
+    return -1;
+  }
+  /* The temporary beside it, under a name nobody can predict, created
+   * exclusively (mkostemp: O_CREAT | O_EXCL, so never through a link or
+   * into a FIFO).
+   */
   char tmp[PATH_MAX];
-  if (snprintf (tmp, sizeof tmp, "%s.tmp.%d", path, (int) getpid ()) >=
-      (int) sizeof tmp) {
+  const char *slash = strrchr (path, '/');
+  int dirlen = slash ? (int) (slash - path + 1) : 0;
+  if (snprintf (tmp, sizeof tmp, "%.*s.%s.XXXXXX", dirlen, path,
+                slash ? slash + 1 : path) >= (int) sizeof tmp) {
     errno = ENAMETOOLONG;
     return -1;
   }
-  FILE *fp = fopen (tmp, "w");
-  if (!fp)
+  int fd = mkostemp (tmp, O_CLOEXEC);
+  if (fd == -1)
     return -1;
-  bool ok = fputs (text, fp) >= 0;
+  FILE *fp = fdopen (fd, "w");
+  if (!fp) {
+    int e = errno;
+    close (fd);
+    unlink (tmp);
+    errno = e;
+    return -1;
+  }
+  /* mkostemp makes it 0600; a stats file is for whoever reads the disk's
+   * figures, as before.
+   */
+  bool ok = fchmod (fd, 0644) == 0 && fputs (text, fp) >= 0;
   if (fclose (fp) != 0 || !ok || rename (tmp, path) != 0) {
     int e = errno;
     unlink (tmp);
@@ -462,7 +491,10 @@ write_stats (struct blkemu_disk *disk, char *err)
   /* Readers never see half a file. */
   int r = blkemu_write_file_atomic (path, json);
   if (r == -1)
-    set_err (err, "stats=%s: %s", path, strerrordesc_np (errno));
+    set_err (err, "stats=%s: %s", path,
+             errno == ELOOP    ? "is a symbolic link: name the file itself"
+             : errno == EEXIST ? "exists and is not a regular file"
+                               : strerrordesc_np (errno));
   free (json);
   return r;
 }
