@@ -68,10 +68,14 @@ iscsi_auth_load (const char *file, struct iscsi_auth *a)
              strerror (errno));
     return -1;
   }
-  char buf[1024];
+  /* Lines are read whole (getline), so a long comment is one comment:
+   * a fixed buffer would parse its tail as a directive of its own.
+   */
+  char *buf = NULL;
+  size_t cap = 0;
   unsigned line = 0, taken = 0;
   int r = 0;
-  while (r == 0 && fgets (buf, sizeof buf, f)) {
+  while (r == 0 && getline (&buf, &cap, f) != -1) {
     line++;
     char *hash = strchr (buf, '#');
     if (hash)
@@ -111,6 +115,7 @@ iscsi_auth_load (const char *file, struct iscsi_auth *a)
       r = bad (file, line, why);
     }
   }
+  free (buf);
   fclose (f);
   if (r == 0 && a->mutual_user[0] && !a->user[0])
     r = bad (file, line,

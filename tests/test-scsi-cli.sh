@@ -30,6 +30,10 @@ bad "--iscsi-auth $tmp/auth-chap: line 1: chap takes USER SECRET" --iscsi 127.0.
 bad "--iscsi-auth $tmp/auth-empty: line 1: no directive" --iscsi 127.0.0.1 --iscsi-auth "$tmp/auth-empty" --disk size=1M
 bad "line 1: mutual-chap needs a chap line" --iscsi 127.0.0.1 --iscsi-auth "$tmp/auth-mutual" --disk size=1M
 bad "--iscsi-auth $tmp/auth-unknown: line 2: bogus: unknown directive" --iscsi 127.0.0.1 --iscsi-auth "$tmp/auth-unknown" --disk size=1M
+# A comment longer than any buffer is one comment: its tail (here an
+# initiator ACL) is not a directive.
+{ printf '# %01100d' 0; printf ' initiator iqn.2026-12.org.evil:x\n'; } > "$tmp/auth-long-comment"
+bad "--iscsi-auth $tmp/auth-long-comment: line 1: no directive" --iscsi 127.0.0.1 --iscsi-auth "$tmp/auth-long-comment" --disk size=1M
 bad "--iscsi-auth $tmp/none: No such file or directory" --iscsi 127.0.0.1 --iscsi-auth "$tmp/none" --disk size=1M
 printf "chap u secret\n" > "$tmp/auth-ok"
 bad "--iscsi-auth: only with --iscsi" --iscsi-auth "$tmp/auth-ok" --disk size=1M
