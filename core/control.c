@@ -24,7 +24,7 @@
  *   zone open|close|finish|reset OFFSET | zone reset-all
  *                      -> ok            (when the command completes)
  *   zone read-only|offline|online OFFSET -> ok (a zone failing, or back)
- *   dump               -> ok PATH       (stats= written now)
+ *   dump               -> ok PATH       (stats= written now, trace= flushed)
  *   keys               -> ok KEY ...    (the runtime-changeable keys)
  *   help               -> ok COMMAND ...
  *   NAME ARG...        -> a frontend's own (blkemu_disk_add_command:
@@ -237,10 +237,19 @@ cmd_dump (struct blkemu_disk *disk, char **save, struct strbuf *sb,
   (void) later;
   (void) save;
   char err[BLKEMU_ERR_MAX];
-  if (blkemu_disk_write_stats (disk, err, sizeof err) == -1)
+  const char *stats = disk->cfg.str[K_STATS], *trace = disk->cfg.str[K_TRACE];
+  /* The trace is made whole on disk whether or not there is a stats
+   * file: a reader of trace= (blkemu-crashcheck's write fates) needs
+   * what was recorded up to now.
+   */
+  if (!stats && trace) {
+    trace_flush (&disk->trace);
+    sb_printf (sb, "ok %s\n", trace);
+  }
+  else if (blkemu_disk_write_stats (disk, err, sizeof err) == -1)
     sb_printf (sb, "error: %s\n", err);
   else
-    sb_printf (sb, "ok %s\n", disk->cfg.str[K_STATS]);
+    sb_printf (sb, "ok %s\n", stats);
 }
 
 /* crash MODE [SEED] and view MODE [SEED]: the state by MAKE, and the
