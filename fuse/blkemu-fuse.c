@@ -290,6 +290,18 @@ op_lookup (fuse_req_t req, fuse_ino_t parent, const char *name)
   fuse_reply_err (req, ENOENT);
 }
 
+/* Writes (the disks, their attribute and command files) are the
+ * mounting user's (and root's) alone: with -o allow_other another user
+ * may look, not change a limit, write a disk or crash it.  The kernel
+ * checks the modes too (default_permissions); this holds if it did not.
+ */
+static bool
+may_write (fuse_req_t req)
+{
+  const struct fuse_ctx *c = fuse_req_ctx (req);
+  return c->uid == 0 || c->uid == getuid ();
+}
+
 static void
 op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -318,6 +330,8 @@ op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
     return (void) fuse_reply_err (req, EPERM);
   if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
     return (void) fuse_reply_err (req, EPERM);
+  if (!may_write (req))
+    return (void) fuse_reply_err (req, EACCES);
   op_getattr (req, ino, fi);
 }
 
@@ -484,6 +498,8 @@ op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
   size_t d;
   unsigned attr;
+  if ((fi->flags & O_ACCMODE) != O_RDONLY && !may_write (req))
+    return (void) fuse_reply_err (req, EACCES);
   if (ino >= INO_DISK0 && ino < INO_DISK0 + ndisks) {
     pthread_once (&transport_once, record_transport);
     fi->keep_cache = 0;
@@ -1035,6 +1051,12 @@ main (int argc, char **argv)
   if (check_mountpoint (fo.mountpoint) == -1 || open_disks (&o) == -1)
     goto out_disks;
 
+  /* The kernel enforces the modes fill_stat reports (0644 disks and
+   * attributes owned by the mounting user): without it, -o allow_other
+   * would let any user write anything here.
+   */
+  if (fuse_opt_add_arg (&args, "-odefault_permissions") != 0)
+    goto out_disks;
   struct fuse_session *se = fuse_session_new (&args, &ops, sizeof ops, NULL);
   if (!se)
     goto out_disks;
