@@ -23,6 +23,7 @@
 #   blkemu-vm --kernel 6.12 scenarios/scsi-disk.sh
 # Skips (77) without target_core_user and tcm_loop.
 # blkemu-vm: needs target_core_user tcm_loop
+# kernels: 6.1 6.12 (sd reads the atomic write fields from 6.11 on; 6.1 refuses a max_sectors_kb above the cap and has no ublk leg)
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 scsi_require
 
@@ -105,6 +106,17 @@ if command -v sg_vpd > /dev/null; then
   sg_write_same --16 --in=/dev/zero --lba=135168 --num=16 "$dev"
   check "sg_write_same --16 (with UNMAP, then of zeroes): two zeroings" \
     "$(disk_stat arr .ops.zero.requests)" -eq 2
+  # A block that is not zeroes: repeated over 1 MiB, written in pieces
+  # of at most 256K (a command pins that much, not its whole range).
+  head -c 512 /dev/urandom > "$work/pattern"
+  ctl arr reset > /dev/null
+  sg_write_same --16 --in="$work/pattern" --lba=137216 --num=2048 "$dev"
+  for _ in $(seq 4); do cat "$work/pattern"; done > "$work/pattern4"
+  check "WRITE SAME of a pattern: 1 MiB written, in writes of at most 256K ($(disk_stat arr '.ops.write | "\(.bytes) bytes, largest \(.sizes | keys | map(tonumber) | max)"'))" \
+    "$(disk_stat arr .ops.write.bytes)/$(max_size arr write)" = 1048576/262144
+  dd if="$dev" bs=2048 skip=$((137216 / 4 + 511)) count=1 iflag=direct status=none 2>/dev/null |
+    cmp -s - "$work/pattern4"
+  check "WRITE SAME of a pattern: its last blocks hold the pattern" $? -eq 0
 else
   check "sg3-utils installed (tools/install-deps vm)" 0 -eq 1
 fi
@@ -301,8 +313,7 @@ else # 6.1 has no ublk: a second SCSI disk with other limits
   mb=${sd[mb]}
 fi
 ma=${sd[ma]}
-mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean \
-  --metadata=1.2 "$ma" "$mb" > "$work/mdadm.log" 2>&1 || cat "$work/mdadm.log"
+md_create /dev/md0 1 "$ma" "$mb"
 queue_limits "$ma" "$mb" md0
 check "md inherits the smaller leg's limit: max_sectors_kb 256" \
   "$(cat /sys/block/md0/queue/max_sectors_kb)" -eq 256
@@ -312,11 +323,7 @@ off=$(( $(cat /sys/block/md0/md/dev-${ma#/dev/}/offset) * 512 + (5 << 20) + (12 
 ctl ma bad add $off 4K > /dev/null
 dmesg -C 2>/dev/null
 ctl ma reset > /dev/null
-echo check > /sys/block/md0/md/sync_action
-for _ in $(seq 600); do
-  [ "$(cat /sys/block/md0/md/sync_action)" = idle ] && break
-  sleep 0.2
-done
+md_check /dev/md0
 dmesg | grep -i "medium error\|raid1.*\(read error\|corrected\)" | tail -3 | sed 's/^/  kernel: /'
 check "sd logged the MEDIUM ERROR at the bad sector ($((off / 512)))" \
   "$(dmesg | grep -c "critical medium error.*sector $((off / 512)) ")" -ge 1

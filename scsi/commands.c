@@ -640,6 +640,9 @@ unmap (struct scmd *c)
  * zeroing (which may deallocate with UNMAP); any other block, written
  * over the range.
  */
+/* The largest piece of a patterned WRITE SAME (see write_same). */
+#define WRITE_SAME_PIECE (256u << 10)
+
 static bool
 write_same (struct scmd *c, uint64_t lba, uint64_t nb)
 {
@@ -671,16 +674,33 @@ write_same (struct scmd *c, uint64_t lba, uint64_t nb)
             unmap_bit ? BLKEMU_FLAG_MAY_TRIM : 0);
     return true;
   }
-  c->buf = malloc (nb * lbs);
+  /* A pattern repeated over the range: one buffer of at most
+   * WRITE_SAME_PIECE bytes, the pattern in every block, written to each
+   * piece of the range in turn, so that 512 bytes from an initiator pin
+   * that much, not the whole range (32 MiB a command, gigabytes at the
+   * queue's depth).  The pieces go to the core together; the command
+   * ends with the last (scsi_io_done).
+   */
+  uint64_t per = WRITE_SAME_PIECE / lbs ? WRITE_SAME_PIECE / lbs : 1;
+  if (per > nb)
+    per = nb;
+  c->buf = malloc (per * lbs);
   if (!c->buf) {
     free (block);
     c->status = BUSY;
     return false;
   }
-  for (uint64_t i = 0; i < nb; i++)
+  for (uint64_t i = 0; i < per; i++)
     memcpy ((char *) c->buf + i * lbs, block, lbs);
   free (block);
-  submit (c, BLKEMU_OP_WRITE, c->buf, lba, nb, 0);
+  uint64_t pieces = (nb + per - 1) / per;
+  void *pattern = c->buf; /* C may be answered and gone after the last */
+  c->pending = (int) pieces;
+  for (uint64_t i = 0; i < pieces; i++) {
+    uint64_t n = i + 1 < pieces ? per : nb - i * per;
+    blkemu_submit (c->d->emu, BLKEMU_OP_WRITE, pattern, n * lbs,
+                   (lba + i * per) * lbs, 0, scsi_io_done, c);
+  }
   return true;
 }
 
