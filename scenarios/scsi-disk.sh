@@ -253,6 +253,24 @@ dmesg | grep -i "sense\|medium\|critical\|info fld" | head -6 | sed 's/^/  /'
 check "sd logged a Medium Error" "$(dmesg | grep -ci 'medium error')" -ge 1
 check "at the bad block, 16K into the read (sector 204832), not the read's first (204800)" \
   "$(dmesg | grep -c 'sector 204832')/$(dmesg | grep -c 'sector 204800')" = 1/0
+if command -v sg_verify > /dev/null; then
+  # VERIFY reads the medium: over the bad block it fails as a read does;
+  # with BYTCHK=1 it compares, and a difference is a MISCOMPARE.
+  sg_verify --lba=204800 --count=128 "$dev" > "$work/v.out" 2>&1
+  rc=$?
+  check "sg_verify over the bad block: MEDIUM ERROR (exit $rc: $(grep -im1 'medium\|error' "$work/v.out"))" "$rc" -eq 3
+  sg_verify --lba=20480 --count=128 "$dev" > /dev/null 2>&1
+  check "sg_verify of readable blocks: GOOD" $? -eq 0
+  dd if="$dev" of="$work/v.data" bs=64K skip=160 count=1 iflag=direct status=none
+  sg_verify --lba=20480 --count=128 --ndo=65536 --in="$work/v.data" "$dev" > /dev/null 2>&1
+  check "sg_verify --ndo (BYTCHK=1) of the same data: GOOD" $? -eq 0
+  printf 'X' | dd of="$work/v.data" bs=1 seek=1000 conv=notrunc status=none
+  sg_verify --lba=20480 --count=128 --ndo=65536 --in="$work/v.data" "$dev" > "$work/v.out" 2>&1
+  rc=$?
+  check "sg_verify --ndo of data that differs at byte 1000: MISCOMPARE (exit $rc: $(grep -im1 'miscompare' "$work/v.out"))" "$rc" -eq 14
+else
+  check "sg3-utils installed (tools/install-deps vm)" 0 -eq 1
+fi
 ctl arr bad clear 0 256M > /dev/null
 
 section "power cycle: NOT READY while off, UNIT ATTENTION after power-on"

@@ -491,6 +491,43 @@ result_to_sense (struct scmd *c, int err, bool write)
   }
 }
 
+/* A VERIFY's read is back: a read error is the medium's (MEDIUM ERROR
+ * at the first bad block); with BYTCHK, the blocks read are compared
+ * with the Data-Out buffer (BYTCHK=1: one block for each; 3: one block
+ * for all), and the first byte that differs is a MISCOMPARE whose
+ * information field is its offset into the Data-Out buffer (SBC-4).
+ */
+static void
+verify_done (struct scmd *c)
+{
+  uint8_t bytchk = c->bytchk - 1;
+  if (c->err || bytchk == 0) {
+    result_to_sense (c, c->err, false);
+    ring_complete (c);
+    return;
+  }
+  uint32_t lbs = c->d->geo.logical_block_size;
+  size_t want = bytchk == 1 ? c->data_len : lbs;
+  uint8_t *expected = malloc (want);
+  if (!expected) {
+    c->status = BUSY;
+    ring_complete (c);
+    return;
+  }
+  scsi_copy_out (c, expected, want);
+  const uint8_t *got = c->buf;
+  size_t at = 0;
+  for (; at < c->data_len; at++)
+    if (got[at] != expected[bytchk == 1 ? at : at % lbs])
+      break;
+  free (expected);
+  if (at < c->data_len)
+    sense_at (c, MISCOMPARE, 0x1d, 0x00, bytchk == 1 ? at : at % lbs);
+  else
+    c->status = GOOD;
+  ring_complete (c);
+}
+
 void
 scsi_io_done (void *cookie, int result)
 {
@@ -502,6 +539,10 @@ scsi_io_done (void *cookie, int result)
   pthread_mutex_unlock (&c->lock);
   if (!last)
     return;
+  if (c->bytchk) {
+    verify_done (c);
+    return;
+  }
   if (!c->err && c->data_in && c->buf) /* read into a bounce buffer */
     scsi_copy_in (c, c->buf, c->data_len);
   result_to_sense (c, c->err, !c->data_in);
@@ -563,6 +604,40 @@ read_write (struct scmd *c, bool write, uint64_t lba, uint64_t nblocks,
   c->pending = 1;
   submit (c, write ? BLKEMU_OP_WRITE : BLKEMU_OP_READ, buf, lba, nblocks,
           flags);
+  return true;
+}
+
+/* VERIFY(10)/(16): the blocks are read from the medium (a bad one
+ * fails as a read would) and, with BYTCHK, compared with what the
+ * initiator sent.  Transfer lengths past MAXIMUM TRANSFER LENGTH are
+ * refused, as for a read (SBC-4 counts VERIFY among the commands it
+ * bounds).
+ */
+static bool
+verify (struct scmd *c, uint64_t lba, uint64_t nblocks)
+{
+  const struct blkemu_geometry *g = &c->d->geo;
+  uint32_t lbs = g->logical_block_size;
+  uint8_t bytchk = (c->cdb[1] >> 1) & 3;
+  if (!in_range (c, lba, nblocks) || nblocks == 0)
+    return false;
+  size_t len = nblocks * lbs;
+  if (bytchk == 2 || (g->max_transfer_bytes && len > g->max_transfer_bytes) ||
+      (bytchk == 1 && c->data_len < len) ||
+      (bytchk == 3 && c->data_len < lbs)) {
+    scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
+    return false;
+  }
+  if (!(c->buf = malloc (len))) {
+    c->status = BUSY;
+    return false;
+  }
+  c->bytchk = bytchk + 1;
+  c->lba = lba;
+  c->data_in = false;
+  c->data_len = len;
+  c->pending = 1;
+  submit (c, BLKEMU_OP_READ, c->buf, lba, nblocks, 0);
   return true;
 }
 
@@ -885,12 +960,10 @@ dispatch (struct scmd *c)
     else
       scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_FIELD_IN_CDB, 0);
     return false;
-  case 0x2f: /* VERIFY(10), BYTCHK=0: the medium is readable */
-    in_range (c, be (&cdb[2], 4), be (&cdb[7], 2));
-    return false;
-  case 0x8f: /* VERIFY(16) */
-    in_range (c, be (&cdb[2], 8), be (&cdb[10], 4));
-    return false;
+  case 0x2f:
+    return verify (c, be (&cdb[2], 4), be (&cdb[7], 2)); /* VERIFY(10) */
+  case 0x8f:
+    return verify (c, be (&cdb[2], 8), be (&cdb[10], 4)); /* VERIFY(16) */
   default:
     scsi_sense (c, ILLEGAL_REQUEST, ASC_INVALID_OPCODE, 0);
     return false;
@@ -914,6 +987,8 @@ media_command (uint8_t opcode)
   case 0x42:
   case 0x93:
   case 0x94:
+  case 0x2f:
+  case 0x8f:
   case 0x9c: return true;
   default: return false;
   }

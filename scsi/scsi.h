@@ -135,6 +135,7 @@ struct scmd {
   bool counted;     /* in the disk's in_flight */
   int err;          /* the first part's error */
   bool zone_action; /* a ZBC OUT: errors map as zone errors */
+  uint8_t bytchk;   /* a VERIFY's BYTCHK + 1 (0: not a VERIFY) */
   pthread_mutex_t lock;
   struct scmd *prev, *next; /* on the disk's list of commands taken */
 };
@@ -150,6 +151,7 @@ struct scmd {
 #define ILLEGAL_REQUEST 0x5
 #define UNIT_ATTENTION 0x6
 #define DATA_PROTECT 0x7
+#define MISCOMPARE 0xe
 #define ASC_INVALID_OPCODE 0x20
 #define ASC_LBA_OUT_OF_RANGE 0x21
 #define ASC_INVALID_FIELD_IN_CDB 0x24
