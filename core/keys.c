@@ -265,11 +265,10 @@ const struct key_def config_keys[K_COUNT] = {
                        "model=array: rate at which the write cache drains (0: "
                        "bandwidth)" },
   [K_ATOMIC_UNIT] = { "atomic-unit", T_SIZE, "0", NULL, 0, 1u << 30, false,
-                      "the largest write the device never tears: a crash in "
-                      "torn mode cuts "
-                      "cached writes at multiples of it; a power of two >= "
-                      "logical (0: "
-                      "physical-block-size)" },
+                      "the aligned unit no write is torn within: a crash in "
+                      "torn mode cuts cached writes only at multiples of it "
+                      "(a write inside one unit is whole or absent); a power "
+                      "of two >= logical (0: physical-block-size)" },
   [K_ATOMIC_WRITE_MAX] = { "atomic-write-max", T_SIZE, "0", NULL, 0,
                            BLKEMU_MAX_TRANSFER, false,
                            "the largest atomic write the device takes (SCSI "

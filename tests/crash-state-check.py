@@ -80,6 +80,7 @@ def main():
     for f in fate_of.values():
         counts[f] += 1
     torn_units = {"kept": 0, "lost": 0}
+    straddlers_cut = 0
 
     # Expected version per sector: replay in order; a torn write's units
     # are decided by what the image shows (each unit all or nothing).
@@ -110,6 +111,8 @@ def main():
                 expect[s] = {seed}
         elif fate == "torn":
             spu = unit // SECTOR
+            kept_before = torn_units["kept"]
+            lost_before = torn_units["lost"]
             for u in range(off // unit, (off + length + unit - 1) // unit):
                 lo, hi = max(first, u * spu), min(last, (u + 1) * spu)
                 # The unit landed if its sectors hold this write, or a
@@ -130,6 +133,12 @@ def main():
                     sys.exit(f"FAIL: write {w} torn inside unit {u}: {held}")
                 else:
                     torn_units["lost"] += 1
+            # A write smaller than the unit that crosses a boundary may be
+            # cut there (the aligned-unit rule): count those seen cut.
+            if (length < unit and off // unit != (off + length - 1) // unit
+                    and torn_units["kept"] > kept_before
+                    and torn_units["lost"] > lost_before):
+                straddlers_cut += 1
         # lost: expect keeps the older version
     for s in range(nsect):
         v = version_of(data, s * SECTOR)
@@ -142,7 +151,9 @@ def main():
                      f"{sorted(expect[s])}")
     print(f"ok: {mode}: {len(cached)} cached writes: {counts['persisted']} "
           f"persisted, {counts['lost']} lost, {counts['torn']} torn "
-          f"({torn_units['kept']} units kept, {torn_units['lost']} lost); "
+          f"({torn_units['kept']} units kept, {torn_units['lost']} lost; "
+          f"{straddlers_cut} sub-unit writes cut at a unit boundary, none "
+          f"inside a unit); "
           f"{nsect} sectors each hold their one legal version")
 
 
