@@ -70,12 +70,43 @@ push (struct wcache *w, struct undo *u)
   w->bytes += u->len;
 }
 
-/* Destage the oldest entries until the log fits LIMIT bytes. */
+/* Destage the oldest entries until the log fits LIMIT bytes.  A write
+ * whose entry a FUA write cut in pieces (make_durable: same seq, next
+ * to each other) is destaged whole: destaging one piece would leave the
+ * write half on the medium while a crash called it lost (and an atomic
+ * one torn).
+ */
 static void
 trim_to (struct wcache *w, uint64_t limit)
 {
-  while (w->oldest && w->bytes > limit)
-    unlink_entry (w, w->oldest);
+  while (w->oldest && w->bytes > limit) {
+    uint64_t seq = w->oldest->seq;
+    while (w->oldest && w->oldest->seq == seq)
+      unlink_entry (w, w->oldest);
+  }
+}
+
+/* U's data now holds only U->len bytes: give the rest back (a FUA
+ * write inside a large cached one would otherwise keep every piece's
+ * old allocation, without bound).  Returns U where it now lives.
+ */
+static struct undo *
+shrink_entry (struct wcache *w, struct undo *u)
+{
+  if (u->zeros)
+    return u;
+  struct undo *n = realloc (u, sizeof *u + u->len);
+  if (!n || n == u)
+    return u;
+  if (n->newer)
+    n->newer->older = n;
+  else
+    w->newest = n;
+  if (n->older)
+    n->older->newer = n;
+  else
+    w->oldest = n;
+  return n;
 }
 
 /* [START, END) reached the media: no entry may restore it any more.
@@ -122,10 +153,12 @@ make_durable (struct wcache *w, uint64_t start, uint64_t end)
         w->bytes -= b - end;
       u->len = start - a;
       w->bytes -= end - start;
+      shrink_entry (w, u);
     }
     else if (a < start) { /* its tail */
       w->bytes -= b - start;
       u->len = start - a;
+      shrink_entry (w, u);
     }
     else { /* its head */
       if (!u->zeros)
@@ -133,6 +166,7 @@ make_durable (struct wcache *w, uint64_t start, uint64_t end)
       w->bytes -= end - a;
       u->offset = end;
       u->len = b - end;
+      shrink_entry (w, u);
     }
     u = older;
   }
