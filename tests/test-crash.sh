@@ -162,6 +162,22 @@ else
 fi
 expect_eq "pieces of the cut write" "$(jqr "$tmp/split-live.json" .write_cache.entries)" 401
 
+# A write a FUA write cut in two is destaged whole: when the log makes
+# room, both pieces reach the medium together (the older piece alone
+# left the write half there after a crash that called it lost).
+nbdkit -U - "$PLUGIN" size=64M write-cache=yes cache-size=128K control="$sock" --run '
+  set -e
+  "$NBD_IO" "$uri" write-fua 0 65536 4 > /dev/null     # durable old data
+  "$NBD_IO" "$uri" write 0 65536 5 > /dev/null         # W, cached
+  "$NBD_IO" "$uri" write-fua 32768 512 6 > /dev/null   # cuts W in two
+  "$NBD_IO" "$uri" write 1048576 98304 7 > /dev/null   # the log makes room
+  "$BLKEMU_CTL" "$sock" crash > /dev/null
+  "$BLKEMU_CTL" "$sock" power-on > /dev/null
+  "$NBD_IO" "$uri" read 0 32768 5 > /dev/null          # W destaged: both
+  "$NBD_IO" "$uri" read 33280 32256 5 > /dev/null      # pieces of it
+' || fail "a cut write destaged in part"
+echo "ok: a write cut by a FUA write is destaged whole"
+
 # A request in flight when the power goes does not complete as if nothing
 # happened: it fails with EIO, whatever it is.  (A 1 MiB write replied ok
 # at 2 s, after a crash at 0.4 s had rolled it back, and the next flush
