@@ -332,6 +332,30 @@ take_option (int opt, const char *arg)
   return -1;
 }
 
+/* --iscsi-auth and --paths as --iscsi takes them: 0, or -1 said. */
+static int
+iscsi_options_check (void)
+{
+  if (have_auth && !iscsi_portal[0]) {
+    fprintf (stderr, "blkemu-scsi: --iscsi-auth: only with --iscsi (a "
+                     "tcm_loop disk is local: no login to guard)\n");
+    return -1;
+  }
+  /* Path I listens on the portal's port + I. */
+  unsigned long last_port =
+    iscsi_portal[0]
+      ? strtoul (strrchr (iscsi_portal, ':') + 1, NULL, 10) + npaths - 1
+      : 0;
+  if (last_port > 65535) {
+    fprintf (stderr,
+             "blkemu-scsi: --iscsi %s with --paths %u: path I listens on "
+             "the port + I, and the last port, %lu, is above 65535\n",
+             iscsi_portal, npaths, last_port);
+    return -1;
+  }
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -352,22 +376,7 @@ main (int argc, char **argv)
   int r = frontend_parse_args (&cli, argc, argv, &o);
   if (r != -1)
     return r;
-  if (have_auth && !iscsi_portal[0]) {
-    fprintf (stderr, "blkemu-scsi: --iscsi-auth: only with --iscsi (a "
-                     "tcm_loop disk is local: no login to guard)\n");
-    frontend_args_free (&o);
-    return 1;
-  }
-  /* Path I listens on the portal's port + I. */
-  unsigned long last_port =
-    iscsi_portal[0]
-      ? strtoul (strrchr (iscsi_portal, ':') + 1, NULL, 10) + npaths - 1
-      : 0;
-  if (last_port > 65535) {
-    fprintf (stderr,
-             "blkemu-scsi: --iscsi %s with --paths %u: path I listens on "
-             "the port + I, and the last port, %lu, is above 65535\n",
-             iscsi_portal, npaths, last_port);
+  if (iscsi_options_check () == -1) {
     frontend_args_free (&o);
     return 1;
   }

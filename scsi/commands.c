@@ -168,6 +168,41 @@ static const uint8_t vpd_pages[] = {
   0x00, 0x80, 0x83, 0xb0, 0xb1, 0xb2, 0xb6
 };
 
+/* The Block Limits VPD page (SBC-3 6.6.4), its length: where sd learns
+ * max_sectors_kb's cap, io_opt, the unmap and write-same limits and,
+ * from 6.11, the atomic write fields.
+ */
+static size_t
+block_limits_page (const struct sdisk *d, uint8_t *b)
+{
+  const struct blkemu_geometry *g = &d->geo;
+  uint32_t lbs = g->logical_block_size;
+  put_be (&b[6], g->min_io_bytes / lbs, 2);
+  put_be (&b[8], blocks (d, g->max_transfer_bytes), 4);
+  put_be (&b[12], blocks (d, g->opt_io_bytes), 4);
+  if (g->can_trim) {
+    put_be (&b[20],
+            g->max_discard_bytes ? blocks (d, g->max_discard_bytes)
+                                 : UINT32_MAX,
+            4);
+    put_be (&b[24], g->max_discard_segments ? g->max_discard_segments : 1, 4);
+    put_be (&b[28], g->discard_granularity ? g->discard_granularity / lbs : 1,
+            4);
+    if (g->discard_alignment)
+      put_be (&b[32], 0x80000000u | g->discard_alignment / lbs, 4);
+  }
+  put_be (&b[36],
+          g->max_write_zeroes_bytes ? blocks (d, g->max_write_zeroes_bytes)
+                                    : blocks (d, g->max_transfer_bytes),
+          8);
+  if (g->atomic_write_max_bytes) { /* SBC-4: atomic writes, no boundary */
+    put_be (&b[44], blocks (d, g->atomic_write_max_bytes), 4);
+    put_be (&b[48], blocks (d, g->atomic_write_granularity), 4);
+    put_be (&b[52], blocks (d, g->atomic_write_granularity), 4);
+  }
+  return 0x3c;
+}
+
 static size_t
 vpd_page (const struct sdisk *d, uint8_t page, uint8_t *b)
 {
@@ -198,33 +233,7 @@ vpd_page (const struct sdisk *d, uint8_t page, uint8_t *b)
     b[27] = (uint8_t) strlen ((char *) &b[28]);
     len = 24 + b[27];
     break;
-  case 0xb0: /* block limits (SBC-3 6.6.4) */
-    len = 0x3c;
-    put_be (&b[6], g->min_io_bytes / lbs, 2);
-    put_be (&b[8], blocks (d, g->max_transfer_bytes), 4);
-    put_be (&b[12], blocks (d, g->opt_io_bytes), 4);
-    if (g->can_trim) {
-      put_be (&b[20],
-              g->max_discard_bytes ? blocks (d, g->max_discard_bytes)
-                                   : UINT32_MAX,
-              4);
-      put_be (&b[24], g->max_discard_segments ? g->max_discard_segments : 1,
-              4);
-      put_be (&b[28],
-              g->discard_granularity ? g->discard_granularity / lbs : 1, 4);
-      if (g->discard_alignment)
-        put_be (&b[32], 0x80000000u | g->discard_alignment / lbs, 4);
-    }
-    put_be (&b[36],
-            g->max_write_zeroes_bytes ? blocks (d, g->max_write_zeroes_bytes)
-                                      : blocks (d, g->max_transfer_bytes),
-            8);
-    if (g->atomic_write_max_bytes) { /* SBC-4: atomic writes, no boundary */
-      put_be (&b[44], blocks (d, g->atomic_write_max_bytes), 4);
-      put_be (&b[48], blocks (d, g->atomic_write_granularity), 4);
-      put_be (&b[52], blocks (d, g->atomic_write_granularity), 4);
-    }
-    break;
+  case 0xb0: len = block_limits_page (d, b); break;
   case 0xb1: /* block device characteristics */
     len = 0x3c;
     put_be (&b[4], d->rotation_rate, 2);

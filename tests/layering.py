@@ -82,8 +82,10 @@ def include_graph(top):
 
 def long_functions(top):
     found = []
-    dirs = ["core", "backends", "common", "nbd", "fuse", "ublk", "tools",
-            "bench"]
+    # the frontends: every folder with a descriptor.c
+    frontends = sorted(os.path.basename(os.path.dirname(d)) for d in
+                       glob.glob(os.path.join(top, "*", "descriptor.c")))
+    dirs = ["core", "backends", "common", "tools", "bench"] + frontends
     for d in dirs:
         for f in sorted(glob.glob(os.path.join(top, d, "*.c"))):
             name, start = None, None

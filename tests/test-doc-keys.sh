@@ -35,8 +35,20 @@ done
 # carriage` (the table in core/carriage.c), row for row.
 "$BLKEMU_CTL" carriage | tail -n +2 > "$tmp/carriage"
 [ -s "$tmp/carriage" ] || fail "blkemu-ctl carriage printed nothing"
-for pair in nbdkit-blkemu-plugin.1:2 blkemu-fuse.1:3 blkemu-ublk.8:4; do
-  doc=docs/${pair%:*}.md col=${pair#*:}
+# The frontends are the folders with a descriptor.c (a new one cannot
+# escape this check); each names its program (.prog) and its column in
+# the carriage table (.id), and its man page is docs/PROG.N.md.
+header=$("$BLKEMU_CTL" carriage | head -1)
+fronts=0
+for desc in "$top"/*/descriptor.c; do
+  prog=$(sed -n 's/^ *\.prog = "\(.*\)",/\1/p' "$desc")
+  id=$(sed -n 's/^ *\.id = "\(.*\)",/\1/p' "$desc")
+  [ -n "$prog" ] && [ -n "$id" ] || fail "$desc: no .prog or .id"
+  col=$(awk -v id="$id" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == id) print i }' <<< "$header")
+  [ -n "$col" ] || fail "blkemu-ctl carriage has no column for $id ($desc)"
+  doc=$(cd "$top" && ls docs/"$prog".[0-9].md 2>/dev/null | head -1)
+  [ -n "$doc" ] || fail "$desc: no man page docs/$prog.N.md"
+  fronts=$((fronts + 1))
   awk '/^\| limit key \|/ { on = 1; next } on && !/^\|/ { exit } on && !/^\|---/' \
       "$top/$doc" | awk -F'|' '{ gsub(/[` ]/, "", $2); gsub(/ /, "", $3); print $2, $3 }' \
       > "$tmp/doc-carriage"
@@ -45,3 +57,4 @@ for pair in nbdkit-blkemu-plugin.1:2 blkemu-fuse.1:3 blkemu-ublk.8:4; do
     fail "$doc: its limit table differs from blkemu-ctl carriage"
   echo "ok: $doc: carriage of $(wc -l < "$tmp/want-carriage") limit keys as the core says"
 done
+[ "$fronts" -ge 4 ] || fail "only $fronts frontends found (folders with a descriptor.c)"

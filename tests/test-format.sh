@@ -5,7 +5,10 @@
 source "$(dirname "$0")/functions.sh"
 requires clang-format --version
 cd "$top"
-files=$(find backends bench common core fuse fuzz include nbd tests tools ublk \
+# The frontends are every folder with a descriptor.c: a new one is
+# checked by being there.
+frontends=$(ls -d */descriptor.c | xargs -n1 dirname)
+files=$(find backends bench common core fuzz include tests tools $frontends \
           -name '*.[ch]' | sort)
 [ -n "$files" ] || fail "no C sources found under $top"
 bad=0 n=0
