@@ -1,12 +1,14 @@
 /* The standalone C tests' one assertion: count and print a failure,
  * carry on.  Each test's main() reports `failures` and exits 1 if any.
+ * The count is one for the test and its helpers (helpers.c defines it).
  */
 #ifndef BLKEMU_TEST_CHECK_H
 #define BLKEMU_TEST_CHECK_H
 
 #include <stdio.h>
 
-static int failures;
+extern int test_failures;
+#define failures test_failures
 
 #define CHECK(cond, ...)                                                      \
   do {                                                                        \

@@ -22,6 +22,7 @@
 
 #include "blkemu/blkemu.h"
 #include "check.h"
+#include "helpers.h"
 
 #define NREQ 16
 
@@ -95,19 +96,13 @@ cancel_later (void *arg)
   return NULL;
 }
 
-/* NAME's "FIELD":VALUE in OP's section of the compact stats JSON. */
+/* OP's FIELD in the stats (ops.OP.FIELD). */
 static long long
 op_field (struct blkemu_disk *d, const char *op, const char *field)
 {
-  char *json = blkemu_disk_stats_json (d, false);
-  char key[64];
-  snprintf (key, sizeof key, "\"%s\": {", op);
-  const char *p = json ? strstr (json, key) : NULL;
-  snprintf (key, sizeof key, "\"%s\":", field);
-  p = p ? strstr (p, key) : NULL;
-  long long v = p ? strtoll (p + strlen (key), NULL, 10) : -1;
-  free (json);
-  return v;
+  char path[64];
+  snprintf (path, sizeof path, "ops.%s.%s", op, field);
+  return (long long) test_stat (d, path);
 }
 
 struct queue {
@@ -182,10 +177,11 @@ stats_shards (void)
            op_field (d, "write", "requests") == 300,
          "merged while the queues live: %lld reads, %lld writes (201, 300)",
          op_field (d, "read", "requests"), op_field (d, "write", "requests"));
-  CHECK (op_field (d, "read", "4096") == 201 &&
-           op_field (d, "write", "8192") == 300,
+  CHECK (op_field (d, "read", "sizes.4096") == 201 &&
+           op_field (d, "write", "sizes.8192") == 300,
          "merged size tables: %lld x 4096, %lld x 8192",
-         op_field (d, "read", "4096"), op_field (d, "write", "8192"));
+         op_field (d, "read", "sizes.4096"),
+         op_field (d, "write", "sizes.8192"));
   blkemu_disk_reset_stats (d);
   CHECK (op_field (d, "read", "requests") == 0 &&
            op_field (d, "write", "requests") == 0,

@@ -17,6 +17,7 @@
 
 #include "blkemu/blkemu.h"
 #include "check.h"
+#include "helpers.h"
 
 #define LEN (192 * 1024) /* three 64 KiB chunks, one partly */
 #define OFF (32 * 1024)
@@ -82,14 +83,9 @@ reads_back (struct blkemu_disk *d)
 static struct blkemu_disk *
 open_disk (const char *spec)
 {
-  char err[BLKEMU_ERR_MAX] = "";
-  struct blkemu_disk *d =
-    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
-  CHECK (d, "open %s: %s", spec, err);
-  if (d) {
-    CHECK (blkemu_disk_start (d, err, sizeof err) == 0, "start: %s", err);
+  struct blkemu_disk *d = test_disk (spec, NULL);
+  if (d)
     blkemu_disk_set_write_source (d, source);
-  }
   return d;
 }
 

@@ -1,0 +1,27 @@
+/* What the C tests share beyond CHECK (check.h): a started disk from a
+ * spec, one figure of its stats by JSON path, and a clean skip.
+ */
+#ifndef BLKEMU_TEST_HELPERS_H
+#define BLKEMU_TEST_HELPERS_H
+
+#include <stdbool.h>
+
+#include "blkemu/blkemu.h"
+
+/* The disk of SPEC ("key=value,..."), opened (as frontend FE, or the
+ * core alone with NULL) and started; NULL after a CHECK failure that
+ * names the spec and the core's reason.
+ */
+struct blkemu_disk *test_disk (const char *spec,
+                               const struct blkemu_frontend *fe);
+
+/* The number at PATH ("ops.read.requests", "faults.lost_writes") in the
+ * disk's stats JSON; NAN after a CHECK failure naming a path that is not
+ * there or not a number.
+ */
+double test_stat (struct blkemu_disk *disk, const char *path);
+
+/* Says why and exits 77: meson counts the test as skipped. */
+_Noreturn void test_skip (const char *why);
+
+#endif
