@@ -8,7 +8,7 @@ PREFIX ?= /usr/local
 VERSION = $(shell dpkg-parsechangelog -S Version 2>/dev/null)
 ARCH = $(shell dpkg --print-architecture 2>/dev/null)
 
-.PHONY: all check demo bench format clean deps asan check-asan fuzz tsan check-tsan \
+.PHONY: all check check-long demo bench format clean deps asan check-asan fuzz tsan check-tsan \
 	install uninstall install-check deb deb-install
 
 all: $(BUILD)/build.ninja
@@ -21,6 +21,15 @@ check: deps
 	$(MAKE) all
 	meson test -C $(BUILD) --print-errorlogs --num-processes 1; \
 	  status=$$?; ./tools/test-summary $(BUILD) tests: && exit $$status
+
+# The long figures: every VM scenario at full scale (seed 000's three
+# runs of three profiles, its %diffs asserted) on both kernels, and a
+# ten-minute torture run.
+check-long: deps
+	$(MAKE) all
+	BLKEMU_VM_SCALE=full BLKEMU_VM_ALL_KERNELS=1 TORTURE_SECONDS=600 \
+	  meson test -C $(BUILD) --print-errorlogs --num-processes 1 --timeout-multiplier 4 vm-scenarios torture; \
+	  status=$$?; ./tools/test-summary $(BUILD) check-long: && exit $$status
 
 demo:
 	./tools/blkemu-demo

@@ -8,6 +8,7 @@
 #   blkemu-vm --kernel 6.12 scenarios/calibrate-ublk.sh
 # Skips (77) on kernels without ublk_drv (Debian's 6.1).
 # blkemu-vm: needs ublk_drv
+# budget: 260 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 CAL=${top:+$top/tools/}blkemu-calibrate

@@ -14,6 +14,7 @@
 # The disk itself is never changed by the views.
 #   blkemu-vm scenarios/crashcheck-ublk.sh
 # blkemu-vm: needs ublk_drv
+# budget: 250 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 modprobe ext4 2>/dev/null || true

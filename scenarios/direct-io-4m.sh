@@ -3,6 +3,7 @@
 # with max_sectors_kb at 4096, 1280 (6.12's default) and 128 (6.1's):
 # the sizes and merges the device saw, iostat-style.
 #   blkemu-vm scenarios/direct-io-4m.sh
+# budget: 40 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=4
 MB=$((1 << 20))
@@ -31,7 +32,7 @@ for kb in 4096 1280 128; do
     "$(awk -v s=$((s1 - s0)) -v t="$secs" 'BEGIN { print s / 2 / t }')" \
     "$(awk -v n=$((m1 - m0)) -v t="$secs" 'BEGIN { print n / t }')" \
     "$(awk -v b="$bytes" -v n="$reqs" 'BEGIN { print n ? b / n / 1024 : 0 }')" \
-    "$((largest / 1024))" "$reqs" "$rate"
+    "$(kib "$largest")" "$reqs" "$rate"
   eval "largest_$kb=$largest reqs_$kb=$reqs bytes_$kb=$bytes"
 done
 echo

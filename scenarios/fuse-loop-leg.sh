@@ -2,6 +2,7 @@
 # raid1 with one nbd leg (127K) and one loop-over-blkemu-fuse leg (512K):
 # both frontends, one core, the same stacked limit and invariants.
 #   blkemu-vm scenarios/fuse-loop-leg.sh
+# budget: 40 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=4
 modprobe raid1
@@ -15,8 +16,7 @@ mkdir -p "$work/fmnt"
 "$FUSE" "$work/fmnt" --disk name=fleg,size=256M,max-transfer=512K,oversize=error,latency-write=200us,bandwidth=400M,control="$work/fleg.ctl" \
   2> "$work/fuse.log" || { cat "$work/fuse.log"; exit 1; }
 loopdev=$("$ATTACH" loop "$work/fmnt/fleg")
-mdadm --create /dev/md0 --level=1 --raid-devices=2 --assume-clean --run --metadata=1.2 \
-  /dev/nbd0 "$loopdev" >/dev/null 2>&1 </dev/null
+md_create /dev/md0 1 /dev/nbd0 "$loopdev"
 section "queue limits"
 queue_limits nbd0 "$loopdev" md0
 check "md0 max_sectors_kb = the nbd leg's 127" "$(cat /sys/block/md0/queue/max_sectors_kb)" -eq 127

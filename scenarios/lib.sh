@@ -69,14 +69,43 @@ disk_stop () {
 }
 ctl () { "$CTL" "$work/$1.ctl" "${@:2}"; }
 
+# md_create DEV LEVEL MEMBER... [-- MDADM-OPTION...]: a running array
+# with 1.2 metadata (raid1 --assume-clean: the legs start identical), or
+# the scenario stops with mdadm's words.
+md_create () {
+  local md=$1 level=$2 members=() opts=()
+  shift 2
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do members+=("$1"); shift; done
+  [ $# -gt 0 ] && { shift; opts=("$@"); }
+  [ "$level" = 1 ] && opts+=(--assume-clean)
+  mdadm --create "$md" --run --level="$level" --raid-devices=${#members[@]} --metadata=1.2 \
+    ${opts[@]+"${opts[@]}"} "${members[@]}" > "$work/mdadm.log" 2>&1 < /dev/null ||
+    { cat "$work/mdadm.log"; echo "mdadm --create $md failed"; exit 1; }
+}
+# md_wait DEV [SECONDS]: wait (default 120 s) for the array's resync,
+# recovery or check to end; fails if it did not.
+md_wait () {
+  wait_for "$1 idle" "${2:-120}" sh -c "[ \"\$(cat /sys/block/${1#/dev/}/md/sync_action)\" = idle ]"
+}
+# md_check DEV: run md's check (reads every leg, repairs read errors from
+# the others, counts mismatches) and wait for it.
+md_check () { echo check > "/sys/block/${1#/dev/}/md/sync_action"; md_wait "$1" 120; }
+
 # raid1_on A B: disks A and B (disk_start) attached as /dev/nbd0 and
 # /dev/nbd1 and made /dev/md0, a clean raid1 with 1.2 metadata.
 raid1_on () {
   "$ATTACH" nbd "$work/$1.sock" /dev/nbd0 > /dev/null
   "$ATTACH" nbd "$work/$2.sock" /dev/nbd1 > /dev/null
-  mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean \
-    --metadata=1.2 /dev/nbd0 /dev/nbd1 > "$work/mdadm.log" 2>&1 ||
-    { cat "$work/mdadm.log"; exit 1; }
+  md_create /dev/md0 1 /dev/nbd0 /dev/nbd1
+}
+
+# wait_for WHAT SECONDS COMMAND...: poll COMMAND four times a second
+# until it succeeds; after SECONDS say that WHAT never came and fail.
+wait_for () {
+  local what=$1 n=$2 i; shift 2
+  for i in $(seq $((n * 4))); do "$@" && return 0; sleep 0.25; done
+  echo "  (no $what after $n s)"
+  return 1
 }
 
 # server_ready NAME TENTHS WHAT: wait up to TENTHS tenths of a second for
@@ -222,8 +251,13 @@ iscsi_logout () {
 
 # disk_stat NAME JQ: one value from a disk's live stats.
 disk_stat () { ctl "$1" stats | jq -r "$2"; }
-# max_size NAME OP: the largest request size (bytes) the disk saw for OP.
-max_size () { disk_stat "$1" "[.ops.$2.sizes | keys[] | select(. != \"other\") | tonumber] | max // 0"; }
+# max_size NAME OP: the largest request size (bytes) the disk saw for OP;
+# "none" when it saw none, so that a bound on it ("-le 127K") fails
+# instead of holding for a disk that was never written.
+max_size () { disk_stat "$1" "[.ops.$2.sizes | keys[] | select(. != \"other\") | tonumber] | max // \"none\""; }
+
+# kib BYTES: BYTES in KiB, or "none" as max_size says it.
+kib () { case $1 in none) echo none ;; *) echo $(($1 / 1024)) ;; esac; }
 
 # queue_limits DEV...: one line per device, like the seeds' tables.
 queue_limits () {

@@ -8,7 +8,11 @@
 # PROFILES (default "san-hsv400 san-xiv wd-re-500g"), SLOWDOWN (default 25),
 # HDD_CACHE and HDD_SIZE_MB (the WD RE's cache and job size, 4M and 64),
 # HDD_SLOWDOWN (the WD RE's, default 10),
-# TRANSPORT (ublk or nbd; default ublk where the kernel has it).
+# TRANSPORT (ublk or nbd; default ublk where the kernel has it),
+# BLKEMU_SCENARIO_SCALE (full, the default: the seed's table over three
+# profiles and RUNS runs, its %diffs asserted; quick, as the suite runs
+# it: one run of san-hsv400 whose request sizes are asserted and whose
+# figures are printed only, the timing left to make check-long).
 #
 # Under TCG the guest spends ~15 ms of CPU per MiB moved through nbd, more
 # than the emulated devices take; slowdown=N stretches every request's
@@ -42,7 +46,12 @@
 # control drifts (-4..-7% at 2M, -12% at 4M measured over nbd).  Through
 # blkemu-ublk the kernel hands the server a request whose data is already
 # in its buffer: the emulator's own cost is small against the device's.
+# budget: 150 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
+scale=${BLKEMU_SCENARIO_SCALE:-full}
+if [ "$scale" = quick ]; then
+  : "${RUNS:=1}" "${PROFILES:=san-hsv400}" "${SIZE_MB:=8}"
+fi
 transport=${TRANSPORT:-}
 if [ -z "$transport" ]; then
   transport=nbd
@@ -105,7 +114,7 @@ for p in $profiles; do
         bw[$kb,$bs]=$(awk -v a="${bw[$kb,$bs]:-0}" -v b="$b" 'BEGIN { print a + b }')
         lat[$kb,$bs]=$(awk -v a="${lat[$kb,$bs]:-0}" -v b="$l" 'BEGIN { print a + b }')
         m=$(max_size "$p" write)
-        [ "$m" -gt "${largest[$kb]:-0}" ] && largest[$kb]=$m
+        [ "$m" != none ] && [ "$m" -gt "${largest[$kb]:-0}" ] && largest[$kb]=$m
         ctl "$p" reset
       done
     done
@@ -115,8 +124,9 @@ for p in $profiles; do
     bw[$key]=$(awk -v s="${bw[$key]}" -v n="$runs" 'BEGIN { printf "%.1f", s / n / 1024 }')
     lat[$key]=$(awk -v s="${lat[$key]}" -v n="$runs" 'BEGIN { printf "%.0f", s / n }')
   done
-  check "max_sectors_kb=1024: no write above 1M reached the disk (${largest[1024]})" \
-    "${largest[1024]}" -le $((1 << 20))
+  # Exactly 1M: the writes were cut there, and they did reach the disk.
+  check "max_sectors_kb=1024: 4M writes reached the disk cut to 1M, none larger (${largest[1024]})" \
+    "${largest[1024]}" -eq $((1 << 20))
   check "max_sectors_kb=32767: whole 4M writes reached the disk (${largest[32767]})" \
     "${largest[32767]}" -eq $((4 << 20))
   echo
@@ -141,6 +151,12 @@ for p in $profiles; do
 done
 
 echo
+if [ "$scale" != full ]; then
+  echo "  (BLKEMU_SCENARIO_SCALE=$scale: $runs run(s), the figures above are not asserted;"
+  echo "   the seed's %diffs are checked at full scale: make check-long)"
+  finish
+  exit
+fi
 # At 1M both settings send the same requests: what differs is the
 # transport's noise, held to the control's bound (TCG over nbd moved an
 # identical 1M job by 7% once).

@@ -4,6 +4,8 @@
 # larger leg sees merged requests; again with 4 KiB logical blocks; then
 # with the cap lifted.
 #   blkemu-vm scenarios/md-raid1-mixed-limits.sh
+# kernels: 6.1 6.12 (6.12 aligns md's splits to the physical block: 124K pieces with 4K blocks)
+# budget: 80 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=8
 modprobe raid1
@@ -20,8 +22,7 @@ run () {
     latency-write=200us bandwidth=400M
   "$ATTACH" nbd "$work/$s.sock" /dev/nbd0
   "$ATTACH" nbd "$work/$f.sock" /dev/nbd1
-  mdadm --create /dev/md0 --level=1 --raid-devices=2 --assume-clean --run \
-    --metadata=1.2 /dev/nbd0 /dev/nbd1 >/dev/null 2>&1 </dev/null
+  md_create /dev/md0 1 /dev/nbd0 /dev/nbd1
   queue_limits nbd0 nbd1 md0
   local lbk=$((lbs / 1024)) want
   [ "$lbk" -ge 1 ] || lbk=1
@@ -58,8 +59,7 @@ disk_start slow size=256M max-transfer=127K oversize=error latency-write=200us b
 disk_start fast size=256M max-transfer=512K oversize=error latency-write=200us bandwidth=400M
 "$ATTACH" nbd "$work/slow.sock" /dev/nbd0
 "$ATTACH" nbd "$work/fast.sock" /dev/nbd1
-mdadm --create /dev/md0 --level=1 --raid-devices=2 --assume-clean --run --metadata=1.2 \
-  /dev/nbd0 /dev/nbd1 >/dev/null 2>&1 </dev/null
+md_create /dev/md0 1 /dev/nbd0 /dev/nbd1
 echo "  before: md0 max_sectors_kb=$(cat /sys/block/md0/queue/max_sectors_kb)"
 mdadm --stop /dev/md0 >/dev/null 2>&1
 ctl slow set max-transfer=512K

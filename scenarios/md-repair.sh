@@ -6,6 +6,7 @@
 # it back to leg a, which heals the sectors.  The array keeps both legs,
 # the data reads back whole, and the disks' counters say what happened.
 #   blkemu-vm scenarios/md-repair.sh
+# budget: 50 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=4
 modprobe raid1 2>/dev/null || true
@@ -26,11 +27,7 @@ echo "  leg a data offset $data_off; unreadable: $(ctl a bad)"
 check "leg a has 3 unreadable ranges" "$(ctl a bad | cut -d' ' -f1)" = 3
 
 section "md check reads both legs and repairs leg a from leg b"
-echo check > /sys/block/md0/md/sync_action
-for _ in $(seq 600); do
-  [ "$(cat /sys/block/md0/md/sync_action)" = idle ] && break
-  sleep 0.2
-done
+md_check /dev/md0
 echo "  sync_action $(cat /sys/block/md0/md/sync_action) after the check"
 dmesg | grep -i "raid1.*\(read error\|corrected\|redirect\)" | tail -3 | sed 's/^/  kernel: /'
 grep -A1 '^md0' /proc/mdstat | sed 's/^/  /'

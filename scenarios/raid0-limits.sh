@@ -4,6 +4,7 @@
 # chunk boundaries and at each member's own limit, both visible in what
 # each disk saw.
 #   blkemu-vm scenarios/raid0-limits.sh
+# budget: 70 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=8
 modprobe raid0
@@ -15,8 +16,7 @@ for i in 0 1 2 3; do
     bandwidth=400M trace="$results/m$i.trace"
   "$ATTACH" nbd "$work/m$i.sock" /dev/nbd$i
 done
-mdadm --create /dev/md0 --level=0 --chunk=$chunk_kb --raid-devices=4 --run --metadata=1.2 \
-  /dev/nbd0 /dev/nbd1 /dev/nbd2 /dev/nbd3 >/dev/null 2>&1 </dev/null
+md_create /dev/md0 0 /dev/nbd0 /dev/nbd1 /dev/nbd2 /dev/nbd3 -- --chunk=$chunk_kb
 section "queue limits"
 queue_limits nbd0 nbd1 nbd2 nbd3 md0
 check "md0 max_sectors_kb = smallest member (64)" "$(cat /sys/block/md0/queue/max_sectors_kb)" -eq 64
@@ -31,7 +31,7 @@ phase () {
   printf '  %-6s %8s %10s %10s %12s\n' member limit requests largest "MiB written"
   for i in 0 1 2 3; do
     printf '  %-6s %8s %10s %9sK %12s\n' "m$i" "${limits[$i]}" "$(disk_stat m$i .ops.write.requests)" \
-      "$(( $(max_size m$i write) / 1024 ))" "$(( $(disk_stat m$i .ops.write.bytes) >> 20 ))"
+      "$(kib "$(max_size m$i write)")" "$(( $(disk_stat m$i .ops.write.bytes) >> 20 ))"
   done
 }
 

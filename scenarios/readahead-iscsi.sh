@@ -15,6 +15,7 @@
 # the TCG guest's own costs stay small; figures are shown both as measured
 # and x SLOWDOWN, the rate the modelled link would give), MB per cell (16),
 # TRANSPORT=nbd to take NBD anyway.
+# budget: 100 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 slowdown=${SLOWDOWN:-10}
 mb=${MB:-16}
@@ -66,7 +67,7 @@ for ra in $ras; do
       'BEGIN { printf "%.1f", b / (ns / 1e9) / 1e6 * k }')
     reqsize[$ra,$msk]=$(disk_stat iscsi '(.ops.read.bytes / ([.ops.read.requests, 1] | max) / 1024) | floor')
     largest=$(max_size iscsi read)
-    check "ra=$ra msk=$msk: no request above ${msk}K ($((largest / 1024))K)" "$largest" -le $((msk * 1024))
+    check "ra=$ra msk=$msk: no request above ${msk}K ($(kib "$largest")K)" "$largest" -le $((msk * 1024))
   done
 done
 

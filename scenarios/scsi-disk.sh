@@ -24,6 +24,7 @@
 # Skips (77) without target_core_user and tcm_loop.
 # blkemu-vm: needs target_core_user tcm_loop
 # kernels: 6.1 6.12 (sd reads the atomic write fields from 6.11 on; 6.1 refuses a max_sectors_kb above the cap and has no ublk leg)
+# budget: 180 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 scsi_require
 

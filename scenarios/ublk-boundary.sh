@@ -7,6 +7,7 @@
 #   blkemu-vm --kernel 6.12 scenarios/ublk-boundary.sh
 # Skips (77) without ublk_drv.
 # blkemu-vm: needs ublk_drv
+# budget: 50 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 modprobe raid0 2>/dev/null || true
@@ -35,8 +36,7 @@ ublk_disk_stop one
 section "md raid0 (chunk 256K) over two boundary=128K disks: 4 MiB writes at 64K"
 d0=$(ublk_disk_start leg0 "$b/leg0.trace") || exit 1
 d1=$(ublk_disk_start leg1 "$b/leg1.trace") || exit 1
-mdadm --create /dev/md0 --run --level=0 --raid-devices=2 --chunk=256 "$d0" "$d1" \
-  > "$work/mdadm.log" 2>&1 < /dev/null || { cat "$work/mdadm.log"; exit 1; }
+md_create /dev/md0 0 "$d0" "$d1" -- --chunk=256
 queue_limits "${d0#/dev/}" md0
 ctl leg0 reset; ctl leg1 reset
 fio --name=md --filename=/dev/md0 --ioengine=libaio --direct=1 --rw=write \

@@ -17,6 +17,7 @@
 #   blkemu-vm --kernel 6.12 scenarios/ublk-engine.sh
 # Skips (77) without ublk_drv.
 # blkemu-vm: needs ublk_drv
+# budget: 40 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 queues=2

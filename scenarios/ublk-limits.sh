@@ -8,6 +8,7 @@
 #   blkemu-vm --kernel 6.12 scenarios/ublk-limits.sh
 # Skips (77) on kernels without ublk_drv (Debian's 6.1).
 # blkemu-vm: needs ublk_drv
+# budget: 60 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 modprobe raid1
@@ -77,8 +78,7 @@ check "nothing refused as oversize ($(disk_stat slow .oversize.rejected) + $(dis
 check "slow: 64 MiB written ($(disk_stat slow .ops.write.bytes))" "$(disk_stat slow .ops.write.bytes)" -eq $MB64
 
 section "md raid1 over the two: md inherits the hardware limit, not just the soft one"
-mdadm --create /dev/md0 --level=1 --raid-devices=2 --assume-clean --run \
-  --metadata=1.2 "${dev[slow]}" "${dev[fast]}" >/dev/null 2>&1 </dev/null
+md_create /dev/md0 1 "${dev[slow]}" "${dev[fast]}"
 queue_limits "$s" "$f" md0
 check "md0 max_hw_sectors_kb $(q md0 max_hw_sectors_kb) = 127 (from the slow leg)" "$(q md0 max_hw_sectors_kb)" -eq 127
 check "md0 physical_block_size $(q md0 physical_block_size) = 4096 (the larger)" "$(q md0 physical_block_size)" -eq 4096

@@ -17,6 +17,7 @@
 # slower so the TCG guest keeps up; IOPS are shown x SLOWDOWN), RUNTIME
 # per cell in s (3).  Skips (77) without ublk_drv.
 # blkemu-vm: needs ublk_drv
+# budget: 80 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 modprobe raid0 2>/dev/null || true
@@ -45,8 +46,8 @@ run_config () {
   [ -e "$work/ready" ] || { cat "$work/ublk.log"; echo "blkemu-ublk did not start"; exit 1; }
   local devs; devs=$(awk '{ print $2 }' "$work/ready")
   local b0; b0=$(awk 'NR == 1 { sub("/dev/", "", $2); print $2 }' "$work/ready")
-  mdadm --create /dev/md0 --run --level=0 --raid-devices=4 --chunk=512 $devs \
-    > "$work/mdadm.log" 2>&1 </dev/null || { cat "$work/mdadm.log"; exit 1; }
+  # shellcheck disable=SC2086
+  md_create /dev/md0 0 $devs -- --chunk=512
   sched[$queues]=$(sed 's/.*\[\(.*\)\].*/\1/' "/sys/block/$b0/queue/scheduler")
   check "$queues queue(s): $(ls "/sys/block/$b0/mq" | wc -l) hardware queue(s) of $(cat "/sys/block/$b0/mq/0/nr_tags") tags" \
     "$(ls "/sys/block/$b0/mq" | wc -l)/$(cat "/sys/block/$b0/mq/0/nr_tags")" = "$queues/$depth"

@@ -15,6 +15,7 @@
 #      succeeds) instead of failing it.
 #   blkemu-vm scenarios/ublk-recovery.sh
 # blkemu-vm: needs ublk_drv
+# budget: 60 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 if ! "$UBLK" --features 2>/dev/null | grep -q "yes *user-recovery-reissue"; then
@@ -46,8 +47,7 @@ spec_b="size=256M,backend=file,file=$work/b.img,latency-write=300us"
 a=$(rec_start a "$spec_a") || exit 1
 b=$(rec_start b "$spec_b") || exit 1
 echo "  leg a $a, leg b $b"
-mdadm --create /dev/md0 --run --level=1 --raid-devices=2 --assume-clean \
-  --metadata=1.2 "$a" "$b" > "$work/mdadm.log" 2>&1 || { cat "$work/mdadm.log"; exit 1; }
+md_create /dev/md0 1 "$a" "$b"
 fio --name=verify --filename=/dev/md0 --ioengine=libaio --direct=1 \
   --rw=randwrite --bs=16k --iodepth=16 --size=96M --verify=crc32c \
   --verify_fatal=1 --do_verify=1 --output-format=json \
@@ -82,8 +82,7 @@ md=/sys/block/md0/md
 check "md0 not degraded ($(cat $md/degraded))" "$(cat $md/degraded)" = 0
 check "leg a still in_sync, 0 errors ($(cat $md/dev-${a#/dev/}/state), $(cat $md/dev-${a#/dev/}/errors))" \
   "$(cat $md/dev-${a#/dev/}/state)/$(cat $md/dev-${a#/dev/}/errors)" = in_sync/0
-echo check > $md/sync_action
-for _ in $(seq 600); do [ "$(cat $md/sync_action)" = idle ] && break; sleep 0.2; done
+md_check /dev/md0
 check "md check: the legs hold the same data (mismatch_cnt $(cat $md/mismatch_cnt))" \
   "$(cat $md/mismatch_cnt)" = 0
 mdadm --stop /dev/md0 > /dev/null 2>&1

@@ -12,6 +12,7 @@
 # Skips (77) without target_core_user and tcm_loop.
 # blkemu-vm: udev
 # blkemu-vm: needs target_core_user tcm_loop
+# budget: 40 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 
 section "udevd is running and the boot's events are processed"

@@ -10,6 +10,8 @@
 # disk.  Prints the guest's CPU count (blkemu-vm --cpus may exceed the
 # host's).
 #   blkemu-vm scenarios/vm-any-module.sh
+# kernels: 6.1 6.12 (6.1 has no nvme-loop: nvme-tcp stands in)
+# budget: 50 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 
 section "module autoload: a script that loads nothing by hand"
