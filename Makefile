@@ -56,10 +56,12 @@ tsan:
 check-tsan: deps tsan
 	./tools/run-tsan-tests build-tsan
 
-# libFuzzer harnesses (fuzz/): each runs FUZZ_SECONDS from the seed corpus.
+# libFuzzer harnesses (fuzz/): each runs FUZZ_SECONDS from the seed corpus,
+# in FUZZ_JOBS processes side by side (CI: 2, one a core).
 FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
 fuzz: deps
-	./fuzz/run -t $(FUZZ_SECONDS)
+	./fuzz/run -t $(FUZZ_SECONDS) -j $(FUZZ_JOBS)
 
 install: all
 	meson configure $(BUILD) --prefix=$(PREFIX)
