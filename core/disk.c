@@ -94,6 +94,7 @@ disk_create (const struct blkemu_spec *spec, char *err)
   wcache_init (&disk->wcache, &disk->backend);
   overlay_init (&disk->view);
   badranges_init (&disk->bad);
+  badranges_init (&disk->view_bad);
   stuckbits_init (&disk->stuck);
   pthread_mutex_init (&disk->inflight_lock, NULL);
   engine_init (&disk->engine, pipeline_fire);
@@ -116,6 +117,7 @@ fail_trace:
   wcache_destroy (&disk->wcache);
   overlay_destroy (&disk->view);
   badranges_destroy (&disk->bad);
+  badranges_destroy (&disk->view_bad);
   stuckbits_destroy (&disk->stuck);
   pthread_mutex_destroy (&disk->inflight_lock);
   model_destroy (disk->model, disk->model_state);
@@ -138,6 +140,7 @@ disk_destroy (struct blkemu_disk *disk)
   wcache_destroy (&disk->wcache);
   overlay_destroy (&disk->view);
   badranges_destroy (&disk->bad);
+  badranges_destroy (&disk->view_bad);
   stuckbits_destroy (&disk->stuck);
   pthread_mutex_destroy (&disk->inflight_lock);
   zones_destroy (&disk->zones);

@@ -62,6 +62,9 @@ struct blkemu_disk {
   struct wcache wcache;            /* write-cache=yes */
   struct overlay view;             /* a crash view's state */
   struct badranges bad;            /* unreadable sectors */
+  struct badranges view_bad;       /* those a crash view shows: the
+                                      medium's at its start, less what
+                                      the view wrote */
   struct stuckbits stuck;          /* bits that read one value */
   pthread_mutex_t inflight_lock;   /* guards INFLIGHT_WRITES */
   struct request *inflight_writes; /* writes between admission and end */

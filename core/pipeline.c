@@ -161,6 +161,7 @@ struct request {
   /* A write on the disk's in-flight list (interrupted crashes). */
   struct request *wnext, *wprev;
   bool listed;
+  bool view_heals; /* a crash view's write: heals view_bad when done */
   uint64_t cache_size, crash_gen;
   unsigned io_state; /* IO_PENDING | IO_DUE, atomic */
   int due_err;       /* the engine's cancel error, once due */
@@ -661,12 +662,18 @@ static void
 medium_admit (struct request *req, struct fault_verdict *fv)
 {
   struct blkemu_disk *disk = req->disk;
+  /* A crash view shows the medium's unreadable sectors as the crash
+   * would leave them, until the view writes them.
+   */
+  struct badranges *bad = req->view ? &disk->view_bad : &disk->bad;
   if (req->op == BLKEMU_OP_READ &&
-      badranges_hit (&disk->bad, req->offset, req->len)) {
+      badranges_hit (bad, req->offset, req->len)) {
     fv->err = EIO;
     req->marks |= TRACE_MEDIUM;
     stats_count (&disk->stats, &disk->stats.faults.medium_errors);
   }
+  else if (req->view && model_is_write (req->op))
+    req->view_heals = true; /* its own scratch: no crash interrupts it */
   else if (req->op == BLKEMU_OP_WRITE || req->op == BLKEMU_OP_ZERO) {
     pthread_mutex_lock (&disk->inflight_lock);
     req->wprev = NULL;
@@ -686,6 +693,9 @@ static void
 medium_written (struct request *req, int err)
 {
   struct blkemu_disk *disk = req->disk;
+  if (req->view_heals && err == 0 &&
+      (req->op == BLKEMU_OP_WRITE || req->op == BLKEMU_OP_ZERO))
+    badranges_clear (&disk->view_bad, req->offset, req->len);
   if (!req->listed)
     return;
   pthread_mutex_lock (&disk->inflight_lock);
@@ -880,7 +890,7 @@ request_begin (struct request *req, void *buf, bool defer)
   req->buf = buf;
   request_admit (req);
   request_leave (req, plain);
-  if (!req->view && !fv.err)
+  if (!fv.err)
     medium_admit (req, &fv);
   /* The zone's new write pointer reaches its sidecar before the data
    * moves (backend=file), with the disk lock dropped.  Only writes move

@@ -209,6 +209,7 @@ static void
 view_end_locked (struct blkemu_disk *disk)
 {
   disk->viewing = false;
+  badranges_clear_all (&disk->view_bad);
   disk->faults.offline = true;
   wcache_power_cut (&disk->wcache);
   overlay_reset (&disk->view, false);
@@ -410,6 +411,30 @@ view_zones (struct blkemu_disk *disk, const struct ranges *undone)
   return r;
 }
 
+/* The view starts with the medium's unreadable sectors: a read of one
+ * fails there as after the matching crash.  0 or ENOMEM.
+ */
+static int
+view_bad_copy (struct blkemu_disk *disk)
+{
+  size_t total = 0;
+  struct bad_range one;
+  badranges_clear_all (&disk->view_bad);
+  badranges_list (&disk->bad, 0, &one, 1, &total);
+  if (total == 0)
+    return 0;
+  struct bad_range *all = calloc (total, sizeof *all);
+  if (!all)
+    return ENOMEM;
+  size_t n = badranges_list (&disk->bad, 0, all, total, NULL);
+  int r = 0;
+  for (size_t i = 0; i < n && r == 0; i++)
+    r =
+      badranges_add (&disk->view_bad, all[i].start, all[i].end - all[i].start);
+  free (all);
+  return r;
+}
+
 int
 blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
                        uint64_t seed, struct blkemu_crash_report *report,
@@ -449,6 +474,11 @@ blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
                strerrordesc_np (w));
       r = -1;
     }
+  }
+  if (r == 0 && view_bad_copy (disk) != 0) {
+    overlay_reset (&disk->view, false);
+    set_err (e, "view: out of memory copying the unreadable ranges");
+    r = -1;
   }
   if (r == 0) {
     disk_change_lock (disk);

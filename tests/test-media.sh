@@ -75,6 +75,35 @@ nbdkit -U - "$PLUGIN" size=16M write-cache=yes latency-write=2s \
 ' || fail "crash interrupted"
 grep -q "^mode=interrupted seed=5 " "$tmp/reply" || fail "reply: $(cat "$tmp/reply")"
 
+# A crash view shows unreadable sectors as the matching crash leaves
+# them: a read of one fails in the view as after the crash, until the
+# view writes it; the view's writes heal its copy only, and the next
+# view starts from the medium again.
+nbdkit -U - "$PLUGIN" size=16M logical-block-size=4096 write-cache=yes \
+    control="$sock" --run '
+  set -e
+  io () { "$NBD_IO" "$uri" "$@"; }
+  ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
+  io write-fua 0 1048576 1 > /dev/null
+  ctl bad add 64K 4K
+  io write 524288 4096 2 > /dev/null      # something cached for the views
+  ctl power-off > /dev/null
+  ctl view subset 1 > /dev/null
+  [ "$(io read 65536 4096 2>/dev/null)" = EIO ] || { echo "view: a bad sector read"; exit 1; }
+  io read 0 65536 1 > /dev/null           # around it, the data
+  io write 65536 4096 3 > /dev/null       # the view writes it: readable there
+  io read 65536 4096 3 > /dev/null
+  ctl view end > /dev/null
+  ctl view subset 2 > /dev/null
+  [ "$(io read 65536 4096 2>/dev/null)" = EIO ] || { echo "the next view: healed by the last"; exit 1; }
+  ctl view end > /dev/null
+  ctl crash subset 1 > /dev/null
+  ctl power-on > /dev/null
+  [ "$(io read 65536 4096 2>/dev/null)" = EIO ] || { echo "crash: a bad sector read"; exit 1; }
+  [ "$(ctl bad)" = "1 65536+4096" ]
+' || fail "crash views and unreadable sectors"
+echo "ok: a crash view reads unreadable sectors as the crash leaves them"
+
 # Where the head was: a misdirected write in flight at an interrupted
 # crash leaves the place it was landing on unreadable, its own place
 # readable; a write the drive was losing touched no sector.
