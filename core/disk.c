@@ -91,7 +91,7 @@ disk_create (const struct blkemu_spec *spec, char *err)
   }
   rng_seed (&disk->rng, disk->cfg.num[K_SEED]);
   faults_init (&disk->faults, &disk->cfg, clock_now_ns ());
-  wcache_init (&disk->wcache, &disk->backend);
+  wcache_init (&disk->wcache, &disk->backend, &disk->bad);
   overlay_init (&disk->view);
   badranges_init (&disk->bad);
   badranges_init (&disk->view_bad);

@@ -243,6 +243,7 @@ disk_crash (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
     c.undone = ranges_add;
     c.arg = &undone;
   }
+  c.unreadable = &disk->bad;
   int r = state_walk (disk, &c, false);
   if (zoned) {
     disk_change_lock (disk);
@@ -456,8 +457,13 @@ blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
   }
   disk_change_unlock (disk);
   struct ranges undone = { 0 };
+  if (r == 0 && view_bad_copy (disk) != 0) {
+    set_err (e, "view: out of memory copying the unreadable ranges");
+    r = -1;
+  }
   if (r == 0) {
     overlay_reset (&disk->view, true);
+    c.unreadable = &disk->view_bad;
     c.sink = overlay_sink;
     c.sink_arg = &disk->view;
     if (zones_on (&disk->zones)) {
@@ -474,11 +480,6 @@ blkemu_disk_view_open (struct blkemu_disk *disk, enum blkemu_crash_mode mode,
                strerrordesc_np (w));
       r = -1;
     }
-  }
-  if (r == 0 && view_bad_copy (disk) != 0) {
-    overlay_reset (&disk->view, false);
-    set_err (e, "view: out of memory copying the unreadable ranges");
-    r = -1;
   }
   if (r == 0) {
     disk_change_lock (disk);

@@ -10,16 +10,20 @@ struct undo {
   struct undo *newer, *older;
   uint64_t offset, len; /* the range this entry would restore */
   uint64_t seq;
-  bool zeros;  /* the old contents were all zero: no data */
-  bool atomic; /* an atomic write's: a crash keeps it whole or loses it */
+  bool zeros;    /* the old contents were all zero: no data */
+  bool atomic;   /* an atomic write's: a crash keeps it whole or loses it */
+  uint32_t nbad; /* the saved sectors that were unreadable */
+  struct bad_range *bad; /* (rare: NULL when none) */
   unsigned char data[];
 };
 
 void
-wcache_init (struct wcache *w, const struct backend *backend)
+wcache_init (struct wcache *w, const struct backend *backend,
+             struct badranges *bad)
 {
   memset (w, 0, sizeof *w);
   w->backend = backend;
+  w->bad = bad;
   pthread_mutex_init (&w->lock, NULL);
 }
 
@@ -36,7 +40,53 @@ unlink_entry (struct wcache *w, struct undo *u)
     w->oldest = u->newer;
   w->bytes -= u->len;
   w->entries--;
+  free (u->bad);
   free (u);
+}
+
+/* Which of [OFFSET, OFFSET + LEN) was unreadable when U saved it: into
+ * U->bad (left empty when none, or if it cannot allocate: then a crash
+ * puts back readable data, as before).
+ */
+static void
+note_unreadable (struct wcache *w, struct undo *u)
+{
+  uint64_t end = u->offset + u->len;
+  if (!w->bad || !badranges_hit (w->bad, u->offset, u->len))
+    return;
+  size_t total = 0;
+  struct bad_range one;
+  badranges_list (w->bad, u->offset, &one, 1, &total);
+  struct bad_range *r = calloc (total ? total : 1, sizeof *r);
+  if (!r)
+    return;
+  size_t n = badranges_list (w->bad, u->offset, r, total, NULL), k = 0;
+  for (size_t i = 0; i < n && r[i].start < end; i++) {
+    uint64_t s = r[i].start > u->offset ? r[i].start : u->offset;
+    uint64_t e = r[i].end < end ? r[i].end : end;
+    if (s < e)
+      r[k++] = (struct bad_range){ s, e };
+  }
+  if (k == 0) {
+    free (r);
+    return;
+  }
+  u->bad = r;
+  u->nbad = (uint32_t) k;
+}
+
+/* A copy of U's unreadable ranges for a piece cut from it (NULL, 0 when
+ * none or out of memory).
+ */
+static void
+copy_unreadable (const struct undo *u, struct undo *to)
+{
+  to->bad = NULL;
+  to->nbad = 0;
+  if (!u->nbad || !(to->bad = malloc (u->nbad * sizeof *u->bad)))
+    return;
+  memcpy (to->bad, u->bad, u->nbad * sizeof *u->bad);
+  to->nbad = u->nbad;
 }
 
 static void
@@ -138,6 +188,7 @@ make_durable (struct wcache *w, uint64_t start, uint64_t end)
                                .seq = u->seq,
                                .zeros = u->zeros,
                                .atomic = u->atomic };
+        copy_unreadable (u, tail);
         if (!u->zeros)
           memcpy (tail->data, u->data + (end - a), b - end);
         tail->newer = u->newer;
@@ -198,6 +249,8 @@ wcache_write (struct wcache *w, enum blkemu_op op, void *buf, uint64_t len,
   int err = w->frozen ? EIO : 0;
   if (u && err == 0) {
     err = backend_io (w->backend, BLKEMU_OP_READ, u->data, len, offset, 0);
+    if (err == 0)
+      note_unreadable (w, u);
     if (err == 0 && all_zero (u->data, len)) {
       struct undo *small = realloc (u, sizeof *u);
       u = small ? small : u;
@@ -434,6 +487,15 @@ restore (struct walk *wk, const struct undo *u, uint64_t start, uint64_t end)
   c->lost_bytes += end - start;
   if (c->undone)
     c->undone (c->arg, start, end - start);
+  /* What was unreadable before the write is unreadable again: the write
+   * that healed it is undone.
+   */
+  for (uint32_t i = 0; c->unreadable && i < u->nbad; i++) {
+    uint64_t s = u->bad[i].start > start ? u->bad[i].start : start;
+    uint64_t e = u->bad[i].end < end ? u->bad[i].end : end;
+    if (s < e)
+      badranges_add (c->unreadable, s, e - s);
+  }
 }
 
 static bool

@@ -27,12 +27,18 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "badranges.h"
 #include "blkemu/blkemu.h"
 
 struct undo;
 
 struct wcache {
   const struct backend *backend;
+  /* The medium's unreadable ranges (NULL: none kept): an entry remembers
+   * which of the sectors it saved were unreadable, so that a crash
+   * putting them back makes them unreadable again.
+   */
+  struct badranges *bad;
   pthread_mutex_t lock;
   struct undo *newest, *oldest;
   uint64_t bytes; /* old data held, bytes */
@@ -51,7 +57,8 @@ struct wcache {
   } scratch[4];
 };
 
-void wcache_init (struct wcache *w, const struct backend *backend);
+void wcache_init (struct wcache *w, const struct backend *backend,
+                  struct badranges *bad);
 void wcache_destroy (struct wcache *w);
 
 /* Serve a write, write-zeroes or trim (or one piece of one) through the
@@ -109,6 +116,10 @@ struct wcache_crash {
    */
   int (*sink) (void *arg, uint64_t offset, uint64_t len, const void *data);
   void *sink_arg;
+  /* Where sectors put back unreadable become so again (the medium's
+   * ranges at a crash, a view's own copy; NULL: nowhere).
+   */
+  struct badranges *unreadable;
   /* Out: writes by fate, and the bytes put back. */
   uint64_t persisted, lost, torn, lost_bytes;
 };

@@ -104,6 +104,39 @@ nbdkit -U - "$PLUGIN" size=16M logical-block-size=4096 write-cache=yes \
 ' || fail "crash views and unreadable sectors"
 echo "ok: a crash view reads unreadable sectors as the crash leaves them"
 
+# A repair that a crash undoes is no repair: a cached write heals a bad
+# sector, the crash puts its old contents back, and with them the
+# unreadability (before, the sector silently returned the stale data);
+# a view of the same crash shows it so too.  A repair that was flushed
+# stays.
+nbdkit -U - "$PLUGIN" size=16M logical-block-size=4096 write-cache=yes \
+    control="$sock" --run '
+  set -e
+  io () { "$NBD_IO" "$uri" "$@"; }
+  ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
+  io write-fua 0 1048576 1 > /dev/null
+  ctl bad add 64K 8K
+  io write 61440 8192 2 > /dev/null       # heals 64K+4K, cached
+  io read 65536 4096 2 > /dev/null
+  [ "$(ctl bad)" = "1 69632+4096" ]
+  ctl power-off > /dev/null
+  ctl view lose-all > /dev/null
+  [ "$(io read 65536 4096 2>/dev/null)" = EIO ] || { echo "view: the undone repair reads"; exit 1; }
+  io read 61440 4096 1 > /dev/null        # what was readable: its old data
+  ctl view end > /dev/null
+  ctl crash lose-all > /dev/null
+  ctl power-on > /dev/null
+  [ "$(io read 65536 4096 2>/dev/null)" = EIO ] || { echo "crash: the undone repair reads stale data"; exit 1; }
+  [ "$(ctl bad)" = "1 65536+8192" ] || { echo "bad: $(ctl bad)"; exit 1; }
+  io write 65536 8192 3 > /dev/null       # repaired again, and flushed
+  io flush 0 0 > /dev/null
+  ctl crash lose-all > /dev/null
+  ctl power-on > /dev/null
+  io read 65536 8192 3 > /dev/null
+  [ "$(ctl bad)" = 0 ]
+' || fail "a crash undoing a repair"
+echo "ok: a crash that undoes a repair write leaves the sector unreadable again"
+
 # Where the head was: a misdirected write in flight at an interrupted
 # crash leaves the place it was landing on unreadable, its own place
 # readable; a write the drive was losing touched no sector.
