@@ -249,6 +249,65 @@ iscsi_logout () {
   iscsiadm -m node -T "$1" -p "$2" --logout > /dev/null 2>&1
 }
 
+# One seed on every frontend that carries it, the scenario form of
+# nbdkit's foreach_plugin: for_each_frontend FUNC runs FUNC FRONTEND
+# for nbd, ublk and scsi in turn, each in its own section, skipping (and
+# saying so) those this kernel lacks; inside, frontend_disk serves a
+# disk through FRONTEND and prints its block device, and ctl, disk_stat
+# and seen work on it by NAME whatever the frontend.
+frontend_usable () {
+  case $1 in
+    nbd) modprobe nbd nbds_max=8 2>/dev/null; [ -e /dev/nbd0 ] ;;
+    ublk) ublk_available ;;
+    scsi) modprobe target_core_user 2>/dev/null && modprobe tcm_loop 2>/dev/null &&
+            modprobe sd_mod 2>/dev/null && command -v "$SCSI" > /dev/null ;;
+    *) return 1 ;;
+  esac
+}
+for_each_frontend () {
+  local f ran=0
+  for f in nbd ublk scsi; do
+    if ! frontend_usable "$f"; then
+      section "$f: not on this kernel ($(uname -r)), skipped"
+      continue
+    fi
+    section "through $f"
+    "$1" "$f"
+    ran=$((ran + 1))
+  done
+  check "ran on $ran frontends (nbd, and ublk or scsi at least)" "$ran" -ge 2
+}
+# frontend_disk FRONTEND NAME KEY=VALUE...: the disk NAME (control socket
+# $work/NAME.ctl, stats in the results) served through FRONTEND; sets
+# $dev to its block device (not in a $(...): the servers are this
+# shell's children, for frontend_disk_stop to wait on).
+frontend_disk () {
+  local f=$1 name=$2 keys n; shift 2
+  case $f in
+    nbd)
+      disk_start "$name" "$@"
+      for n in $(seq 0 7); do
+        [ -s /sys/block/nbd$n/pid ] || break
+      done
+      "$ATTACH" nbd "$work/$name.sock" "/dev/nbd$n" > /dev/null || { echo "cannot attach $name"; exit 1; }
+      echo "/dev/nbd$n" > "$work/$name.dev" ;;
+    ublk) ublk_disk_start "$name" "$@" > "$work/$name.dev" ;;
+    scsi)
+      keys=$(IFS=,; echo "$*")
+      scsi_start "$name" --disk "name=$name,control=$work/$name.ctl,stats=$results/$name.json${keys:+,$keys}"
+      echo "${sd[$name]}" > "$work/$name.dev" ;;
+  esac
+  dev=$(cat "$work/$name.dev")
+}
+# frontend_disk_stop FRONTEND NAME: the disk gone, its stats written.
+frontend_disk_stop () {
+  case $1 in
+    nbd) "$ATTACH" detach "$(cat "$work/$2.dev")" > /dev/null; disk_stop "$2" ;;
+    ublk) ublk_disk_stop "$2" ;;
+    scsi) scsi_stop "$2" ;;
+  esac
+}
+
 # disk_stat NAME JQ: one value from a disk's live stats.
 disk_stat () { ctl "$1" stats | jq -r "$2"; }
 # max_size NAME OP: the largest request size (bytes) the disk saw for OP;

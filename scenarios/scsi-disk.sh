@@ -225,7 +225,7 @@ scsi_stop is
 check "the iSCSI target is gone from configfs" \
   "$(ls /sys/kernel/config/target/iscsi 2>/dev/null | grep -c blkemu)" -eq 0
 
-section "seed 004: 4 MiB direct reads reach the disk as 1 MiB commands"
+section "4 MiB direct reads reach the disk cut to its MAXIMUM TRANSFER LENGTH, 1 MiB"
 ctl arr reset > /dev/null
 dd if="$dev" of=/dev/null bs=4M count=16 iflag=direct 2>/dev/null
 check "64 MiB read, the largest READ the disk saw is 1 MiB ($(max_size arr read))" \
