@@ -191,5 +191,12 @@ main (int argc, char **argv)
   printf (",\n");
   print_figures ("handoff_late_us", handoff, total);
   printf ("\n}\n");
+  for (long i = 0; i < pairs; i++) {
+    free (p[i].timer_late);
+    free (p[i].handoff_late);
+    close (p[i].pipe[0]);
+  }
+  free (timer);
+  free (handoff);
   return 0;
 }
