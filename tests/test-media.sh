@@ -75,16 +75,23 @@ nbdkit -U - "$PLUGIN" size=16M write-cache=yes latency-write=2s \
 ' || fail "crash interrupted"
 grep -q "^mode=interrupted seed=5 " "$tmp/reply" || fail "reply: $(cat "$tmp/reply")"
 
+# cached_disk SCRIPT: SCRIPT (with io and ctl) against a write-cached
+# 16M disk of 4K blocks whose first MiB holds durable data of seed 1.
+cached_disk () {
+  nbdkit -U - "$PLUGIN" size=16M logical-block-size=4096 write-cache=yes \
+      control="$sock" --run '
+    set -e
+    io () { "$NBD_IO" "$uri" "$@"; }
+    ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
+    io write-fua 0 1048576 1 > /dev/null
+    '"$1"
+}
+
 # A crash view shows unreadable sectors as the matching crash leaves
 # them: a read of one fails in the view as after the crash, until the
 # view writes it; the view's writes heal its copy only, and the next
 # view starts from the medium again.
-nbdkit -U - "$PLUGIN" size=16M logical-block-size=4096 write-cache=yes \
-    control="$sock" --run '
-  set -e
-  io () { "$NBD_IO" "$uri" "$@"; }
-  ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
-  io write-fua 0 1048576 1 > /dev/null
+cached_disk '
   ctl bad add 64K 4K
   io write 524288 4096 2 > /dev/null      # something cached for the views
   ctl power-off > /dev/null
@@ -109,12 +116,7 @@ echo "ok: a crash view reads unreadable sectors as the crash leaves them"
 # unreadability (before, the sector silently returned the stale data);
 # a view of the same crash shows it so too.  A repair that was flushed
 # stays.
-nbdkit -U - "$PLUGIN" size=16M logical-block-size=4096 write-cache=yes \
-    control="$sock" --run '
-  set -e
-  io () { "$NBD_IO" "$uri" "$@"; }
-  ctl () { "$BLKEMU_CTL" "$sock" "$@"; }
-  io write-fua 0 1048576 1 > /dev/null
+cached_disk '
   ctl bad add 64K 8K
   io write 61440 8192 2 > /dev/null       # heals 64K+4K, cached
   io read 65536 4096 2 > /dev/null
