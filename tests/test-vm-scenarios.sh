@@ -118,6 +118,10 @@ for k in $kernels; do
 done
 "$top/tools/blkemu-vm" --frontend ublk true > "$tmp/out" 2>&1 && failed+=("--frontend without --disk accepted")
 grep -q "\-\-frontend goes with --disk" "$tmp/out" || failed+=("--frontend without --disk: $(cat "$tmp/out")")
+"$top/tools/blkemu-vm" --batch --disk size=1M true > "$tmp/out" 2>&1 && failed+=("--batch with --disk accepted")
+grep -q "\-\-batch and --disk do not go together" "$tmp/out" || failed+=("--batch --disk: $(cat "$tmp/out")")
+"$top/tools/blkemu-vm" --batch "$tmp/no-such-script" > "$tmp/out" 2>&1 && failed+=("--batch of a missing script accepted")
+grep -q "no-such-script: no such script" "$tmp/out" || failed+=("--batch missing script: $(cat "$tmp/out")")
 "$top/tools/blkemu-vm" --disk size=1M --frontend nvme true > "$tmp/out" 2>&1 && failed+=("--frontend nvme accepted")
 grep -q "must be auto, ublk or scsi" "$tmp/out" || failed+=("--frontend nvme: $(cat "$tmp/out")")
 
