@@ -17,10 +17,13 @@ all: $(BUILD)/build.ninja
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) --prefix=$(PREFIX) $(MESON_OPTS)
 
+# The VM scenarios run beside the host tests (tools/run-check); the make
+# targets in CHECK_BESIDE_VM run after the host tests, still beside the
+# guest (CI: check-asan check-tsan).
+CHECK_BESIDE_VM ?=
 check: deps
 	$(MAKE) all
-	meson test -C $(BUILD) --print-errorlogs --num-processes 1; \
-	  status=$$?; ./tools/test-summary $(BUILD) tests: && exit $$status
+	./tools/run-check $(BUILD) $(CHECK_BESIDE_VM)
 
 # The long figures: every VM scenario at full scale (seed 000's three
 # runs of three profiles, its %diffs asserted) on both kernels, and a
