@@ -126,7 +126,17 @@ overlay_reset (struct overlay *o, bool open)
   pthread_mutex_lock (&o->lock);
   clear (o);
   o->open = open;
+  o->epoch++;
   pthread_mutex_unlock (&o->lock);
+}
+
+uint64_t
+overlay_epoch (struct overlay *o)
+{
+  pthread_mutex_lock (&o->lock);
+  uint64_t e = o->epoch;
+  pthread_mutex_unlock (&o->lock);
+  return e;
 }
 
 /* A new range [START, END) reading DATA (NULL: zeros), held by OWNER. */
@@ -156,7 +166,7 @@ insert (struct overlay *o, struct range *r)
 }
 
 int
-overlay_put (struct overlay *o, uint64_t offset, uint64_t len,
+overlay_put (struct overlay *o, uint64_t epoch, uint64_t offset, uint64_t len,
              const void *data)
 {
   if (len == 0)
@@ -179,7 +189,7 @@ overlay_put (struct overlay *o, uint64_t offset, uint64_t len,
     return ENOMEM;
   }
   pthread_mutex_lock (&o->lock);
-  if (!o->open) {
+  if (!o->open || o->epoch != epoch) {
     pthread_mutex_unlock (&o->lock);
     free_range (r);
     return EIO;

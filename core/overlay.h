@@ -7,9 +7,11 @@
  * tree.  Memory: 24 bytes a base range plus the writes (BYTES), nothing
  * per disk byte.
  *
- * Locking: LOCK guards everything; any thread may call in.  Puts fail
- * with EIO once the overlay is closed, so a request still in flight
- * when its view ends cannot write into the next one.
+ * Locking: LOCK guards everything; any thread may call in.  Each reset
+ * begins a new epoch, and a put names the epoch its request was admitted
+ * in: it fails with EIO once the overlay is closed or reset since, so a
+ * request still in flight when its view ends cannot write into that
+ * view's successor, open by then or not.
  */
 #ifndef BLKEMU_OVERLAY_H
 #define BLKEMU_OVERLAY_H
@@ -27,18 +29,22 @@ struct overlay {
   size_t nbase, base_cap;
   void *root; /* what was written over it: a tsearch tree */
   bool open;
+  uint64_t epoch; /* resets so far: the opening a put belongs to */
   uint64_t ranges, bytes;
 };
 
 void overlay_init (struct overlay *o);
 void overlay_destroy (struct overlay *o);
-/* Empty, and taking puts (open) or refusing them (closed). */
+/* Empty, and taking puts (open) or refusing them (closed); a new epoch. */
 void overlay_reset (struct overlay *o, bool open);
-/* A write: [OFFSET, OFFSET + LEN) now reads a copy of DATA (NULL:
- * zeros), over the base and earlier writes.  0 or an errno.
+/* The epoch now: what a request admitted into the open overlay puts with. */
+uint64_t overlay_epoch (struct overlay *o);
+/* A write of epoch EPOCH: [OFFSET, OFFSET + LEN) now reads a copy of DATA
+ * (NULL: zeros), over the base and earlier writes.  0, EIO when the
+ * overlay is closed or no longer in EPOCH, or another errno.
  */
-int overlay_put (struct overlay *o, uint64_t offset, uint64_t len,
-                 const void *data);
+int overlay_put (struct overlay *o, uint64_t epoch, uint64_t offset,
+                 uint64_t len, const void *data);
 /* The state under the writes: [OFFSET, OFFSET + LEN) reads DATA (NULL:
  * zeros), borrowed: the bytes must stay until overlay_reset (the cache's
  * log, frozen while the disk is powered off).  Calls come in increasing

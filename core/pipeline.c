@@ -49,16 +49,18 @@ refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
  */
 static int
 serve_view (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
-            uint64_t len, uint64_t offset)
+            uint64_t len, uint64_t offset, uint64_t epoch)
 {
   switch (op) {
   case BLKEMU_OP_READ: {
     int r = backend_io (&disk->backend, op, buf, len, offset, 0);
     return r ? r : overlay_patch (&disk->view, buf, offset, len);
   }
-  case BLKEMU_OP_WRITE: return overlay_put (&disk->view, offset, len, buf);
+  case BLKEMU_OP_WRITE:
+    return overlay_put (&disk->view, epoch, offset, len, buf);
   case BLKEMU_OP_TRIM:
-  case BLKEMU_OP_ZERO: return overlay_put (&disk->view, offset, len, NULL);
+  case BLKEMU_OP_ZERO:
+    return overlay_put (&disk->view, epoch, offset, len, NULL);
   default: return 0; /* a flush: the view is thrown away anyway */
   }
 }
@@ -68,15 +70,17 @@ serve_view (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
  * turned off still needs its flush); CRASH_GEN is the cache's generation
  * when the request arrived.  HOST_LEN is the whole request's length, of
  * which this may be a piece: a write larger than the cache goes through
- * to the medium, all of its pieces (blkemu-robustness(7)).
+ * to the medium, all of its pieces (blkemu-robustness(7)).  VIEW: the
+ * request was admitted into a crash view, of epoch VIEW_EPOCH.
  */
 static int
 serve_data (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
             uint64_t len, uint64_t offset, unsigned flags, uint64_t host_len,
-            bool cache, uint64_t cache_size, uint64_t crash_gen, bool view)
+            bool cache, uint64_t cache_size, uint64_t crash_gen, bool view,
+            uint64_t view_epoch)
 {
   if (view)
-    return serve_view (disk, op, buf, len, offset);
+    return serve_view (disk, op, buf, len, offset, view_epoch);
   if (op == BLKEMU_OP_FLUSH)
     return wcache_flush_run (&disk->wcache, crash_gen);
   if (cache && model_is_write (op))
@@ -156,8 +160,9 @@ struct request {
   unsigned lend_zones;
   uint64_t lend_zone_end[LEND_ZONES], lend_data_end[LEND_ZONES];
   bool cache;
-  bool view;  /* served by the open crash view */
-  bool stuck; /* a read a stuck bit changed */
+  bool view;           /* served by the open crash view */
+  uint64_t view_epoch; /* ... the view's overlay epoch at admission */
+  bool stuck;          /* a read a stuck bit changed */
   /* A write on the disk's in-flight list (interrupted crashes). */
   struct request *wnext, *wprev;
   bool listed;
@@ -386,6 +391,10 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
   req->qd = __atomic_add_fetch (&disk->in_flight, 1, __ATOMIC_RELAXED);
   req->crash_gen = wcache_generation (&disk->wcache);
   req->view = disk->viewing;
+  /* The view's opening: a put after it ended (or the next one opened)
+   * is refused, not laid into the next view.
+   */
+  req->view_epoch = req->view ? overlay_epoch (&disk->view) : 0;
   return 0;
 }
 
@@ -405,7 +414,7 @@ zone_cmd_transfer (struct request *req)
    */
   if (req->view) {
     if (span->unwritten < span->hi)
-      req->err = overlay_put (&disk->view, span->unwritten,
+      req->err = overlay_put (&disk->view, req->view_epoch, span->unwritten,
                               span->hi - span->unwritten, NULL);
     return;
   }
@@ -609,7 +618,7 @@ request_transfer (struct request *req)
       serve_data (disk, req->op,
                   req->buf ? (char *) req->buf + (lo - req->offset) : NULL,
                   hi - lo, lo + shift, req->flags, req->len, req->cache,
-                  req->cache_size, req->crash_gen, req->view);
+                  req->cache_size, req->crash_gen, req->view, req->view_epoch);
   }
   flip_read (req);
 }
@@ -794,6 +803,10 @@ request_admit (struct request *req)
   struct blkemu_disk *disk = req->disk;
   req->cache = disk->cfg.num[K_WRITE_CACHE] != 0;
   req->view = disk->viewing;
+  /* The view's opening: a put after it ended (or the next one opened)
+   * is refused, not laid into the next view.
+   */
+  req->view_epoch = req->view ? overlay_epoch (&disk->view) : 0;
   /* A cache larger than the disk holds at most the disk's size of old
    * data: cache-size=1T on a 64M disk must not let repeated overwrites
    * grow the undo log to a terabyte.

@@ -377,8 +377,10 @@ static int
 finished_zeroes (struct overlay *view, const struct ranges *finished)
 {
   int r = finished->lost ? ENOMEM : 0;
+  uint64_t epoch = overlay_epoch (view);
   for (size_t i = 0; i < finished->n && r == 0; i++)
-    r = overlay_put (view, finished->r[i].offset, finished->r[i].len, NULL);
+    r = overlay_put (view, epoch, finished->r[i].offset, finished->r[i].len,
+                     NULL);
   return r;
 }
 

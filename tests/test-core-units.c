@@ -190,11 +190,12 @@ test_overlay (void)
   CHECK (overlay_base_add (&o, 0, 4096, a) == EINVAL, "a closed overlay "
                                                       "takes nothing");
   overlay_reset (&o, true);
+  uint64_t first = overlay_epoch (&o);
   CHECK (overlay_base_add (&o, 4096, 4096, a) == 0, "base 1");
   CHECK (overlay_base_add (&o, 0, 512, a) == EINVAL, "base out of order");
   CHECK (overlay_base_add (&o, 10240, 1024, NULL) == 0, "base zeros");
-  CHECK (overlay_put (&o, 6144, 4096, b) == 0, "a write over the base");
-  CHECK (overlay_put (&o, 7168, 512, NULL) == 0, "zeros cut the write");
+  CHECK (overlay_put (&o, first, 6144, 4096, b) == 0, "a write over the base");
+  CHECK (overlay_put (&o, first, 7168, 512, NULL) == 0, "zeros cut the write");
   CHECK (overlay_base_add (&o, 12288, 512, a) == EINVAL, "base after a write");
   memset (buf, 'm', sizeof buf); /* the medium */
   CHECK (overlay_patch (&o, buf, 0, sizeof buf) == 0, "patch");
@@ -223,10 +224,19 @@ test_overlay (void)
   CHECK (ranges == 3 && bytes == 3584, "written: %llu ranges, %llu bytes",
          (unsigned long long) ranges, (unsigned long long) bytes);
   overlay_reset (&o, false);
-  CHECK (overlay_put (&o, 0, 512, b) == EIO, "a closed view refuses writes");
+  CHECK (overlay_put (&o, first, 0, 512, b) == EIO,
+         "a closed view refuses writes");
   memset (buf, 'm', 8192);
   CHECK (overlay_patch (&o, buf, 0, 8192) == 0 && buf[5000] == 'm',
          "after the reset the medium shows");
+  /* The next opening: a put of the first one (a request still in flight
+   * when its view ended) is refused there too (issue 37, defect 3).
+   */
+  overlay_reset (&o, true);
+  CHECK (overlay_put (&o, first, 0, 512, b) == EIO,
+         "the next view refuses a put of the one before");
+  CHECK (overlay_put (&o, overlay_epoch (&o), 0, 512, b) == 0,
+         "and takes its own");
   overlay_destroy (&o);
 }
 
