@@ -70,9 +70,13 @@ check "model hdd" "$(awk '$1 == "model" { print $3 }' "$work/wd.conf")" = hdd
 # two late, at random: that widens the rotational spread the rpm comes
 # from (on the host, with loop and FUSE, the same fit lands on 7200).
 rpm=$(awk '$1 == "rpm" { print $3 }' "$work/wd.conf")
-# Late wake-ups only widen the spread, so the estimate errs low: seen
-# 4200 to 5400 over seven runs; held to -30%..+10%.
-check "rpm from -30% to +10% of 5400 ($rpm)" "$rpm" -ge 3780 -a "$rpm" -le 5940
+# Alone on the host the estimate errs low (late wake-ups widen the
+# spread): 4200 to 5400 over seven runs.  With the host's own tests
+# running beside the guest (make check) it measured 6775 once, the
+# fit's floor of seek time taken by the same lateness.  Held to
+# -30%..+35%: a wrong model or unit is far outside that; the 10% figure
+# is test-calibrate's, on the host.
+check "rpm from -30% to +35% of 5400 ($rpm)" "$rpm" -ge 3780 -a "$rpm" -le 7290
 c=$(ublk_disk_start wd-copy "profile=$work/wd.conf")
 # The copy's probes are printed, not held to 10% here: under TCG every
 # request that waits is woken ~2 ms late, at random (rand-4k measures

@@ -19,6 +19,9 @@ source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 modprobe ext4 2>/dev/null || true
 states=${STATES:-200}
+# The fdatasync section's states: 40, or 20 at quick scale (CI's suite).
+fsync_states=40
+[ "${BLKEMU_SCENARIO_SCALE:-full}" = quick ] && fsync_states=20
 if [ -n "$top" ]; then
   crashcheck=$top/tools/blkemu-crashcheck records=$top/build/tests/crash-records
 else
@@ -112,7 +115,7 @@ records_check () {
 section "an application's records: fdatasync after each one"
 n=$(records_epoch 64 --fsync)
 echo "  64 records written, $n acknowledged after fdatasync; $(stats .write_cache.entries) writes unflushed"
-"$crashcheck" --control "$work/fs.ctl" --dev "$dev" --states 40 --seed 3000 \
+"$crashcheck" --control "$work/fs.ctl" --dev "$dev" --states "$fsync_states" --seed 3000 \
   --mode torn -q --check "$(records_check "$n")" > "$work/fsync.out" 2>&1
 rc=$?
 tail -1 "$work/fsync.out" | sed 's/^/  /'
