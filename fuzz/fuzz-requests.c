@@ -26,6 +26,12 @@
  *     after the crash finds where it went: its own blocks or one other
  *     run, never both, holding its data in order (all of it without the
  *     cache), and in mode interrupted that run, and only it, unreadable;
+ *   - a crash view shows a legal crash state and serves its own writes;
+ *     a view opened after it with the same mode and seed shows the same
+ *     state, none of the first one's writes (views after views); then
+ *     power-on gives back every block as written (no view touched the
+ *     medium or the cache), or the crash of that mode and seed leaves
+ *     exactly what the views showed;
  *   - stats count exactly the bytes of the requests that succeeded, and
  *     no latency exceeds the time that passed;
  *   - all of it holds whichever way the requests come: blkemu_io, or
@@ -455,6 +461,116 @@ landed (struct blkemu_disk *disk, uint64_t lbs, uint64_t b, uint64_t nb,
     written (at + i, token (b + i, v), durable);
 }
 
+/* ---- crash views ---------------------------------------------------- */
+
+/* Read every block one by one into TOKENS (each read checked, none may
+ * fail); false when a read could not be checked.
+ */
+static bool
+read_all (struct blkemu_disk *disk, uint64_t lbs, uint32_t *tokens,
+          uint64_t *read_bytes)
+{
+  static unsigned char blk[65536];
+  for (uint64_t i = 0; i < BLOCKS; i++) {
+    if (read_checked (disk, blk, lbs, i * lbs, read_bytes) != 0)
+      return false;
+    tokens[i] = token_of (blk, lbs);
+  }
+  return true;
+}
+
+static void
+view_fail (const char *what, uint64_t block, uint32_t got, uint32_t want)
+{
+  fprintf (stderr, "views: %s: block %llu holds token %u, want %u\n", what,
+           (unsigned long long) block, got, want);
+  abort ();
+}
+
+/* Power off, open a view in MODE and SEED, check it, write into it, end
+ * it, open the same view again: the same state, without those writes.
+ * Then power-on (AND_CRASH false: every block as it was) or the crash
+ * itself (the state the views showed).  The disk has no faults and its
+ * data is checked.
+ */
+static void
+views_after_views (struct blkemu_disk *disk, uint64_t lbs, bool cache,
+                   enum blkemu_crash_mode mode, uint64_t seed, uint64_t wb,
+                   uint64_t wnb, bool and_crash, uint64_t *ok_bytes)
+{
+  static unsigned char wbuf[BLOCKS * 4096];
+  uint32_t first[BLOCKS], again[BLOCKS];
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_crash_report rep;
+  if (mode == BLKEMU_CRASH_INTERRUPTED)
+    mode = BLKEMU_CRASH_TORN; /* a view shows data, not unreadable sectors */
+  if (blkemu_disk_power_off (disk, err, sizeof err) != 0 ||
+      blkemu_disk_view_open (disk, mode, seed, &rep, err, sizeof err) != 0) {
+    fprintf (stderr, "views: %s\n", err);
+    abort ();
+  }
+  if (!read_all (disk, lbs, first, &ok_bytes[BLKEMU_OP_READ]))
+    abort ();
+  for (uint64_t i = 0; i < BLOCKS; i++)
+    if (cache ? !may_hold (&sh[i], first[i]) : first[i] != sh[i].latest)
+      view_fail ("not a legal crash state", i, first[i], sh[i].durable);
+  /* The view's own writes: served, read back, then thrown away. */
+  uint32_t v = next_version++;
+  for (uint64_t i = 0; i < wnb; i++)
+    fill (wbuf + i * lbs, lbs, wb + i, v);
+  int r = io (disk, BLKEMU_OP_WRITE, wbuf, wnb * lbs, wb * lbs, 0);
+  if (r == 0) {
+    ok_bytes[BLKEMU_OP_WRITE] += wnb * lbs;
+    if (!read_all (disk, lbs, again, &ok_bytes[BLKEMU_OP_READ]))
+      abort ();
+    for (uint64_t i = 0; i < BLOCKS; i++) {
+      uint32_t want = i >= wb && i < wb + wnb ? token (i, v) : first[i];
+      if (again[i] != want)
+        view_fail ("a view reads its own writes", i, again[i], want);
+    }
+  }
+  else if (r != EINVAL) /* above max-transfer with oversize=error */
+    abort ();
+  if (blkemu_disk_view_close (disk, err, sizeof err) != 0 ||
+      blkemu_disk_view_open (disk, mode, seed, &rep, err, sizeof err) != 0) {
+    fprintf (stderr, "views: %s\n", err);
+    abort ();
+  }
+  if (!read_all (disk, lbs, again, &ok_bytes[BLKEMU_OP_READ]))
+    abort ();
+  for (uint64_t i = 0; i < BLOCKS; i++)
+    if (again[i] != first[i])
+      view_fail ("the same view again, without the first one's writes", i,
+                 again[i], first[i]);
+  if (blkemu_disk_view_close (disk, err, sizeof err) != 0)
+    abort ();
+  if (and_crash) {
+    inside_crash = 1;
+    crash_mode = mode;
+    crash_seed = seed;
+    crash_now (disk);
+    inside_crash = 0;
+  }
+  blkemu_disk_power_on (disk);
+  if (!read_all (disk, lbs, again, &ok_bytes[BLKEMU_OP_READ]))
+    abort ();
+  for (uint64_t i = 0; i < BLOCKS; i++) {
+    uint32_t want = and_crash ? first[i] : sh[i].latest;
+    if (again[i] != want)
+      view_fail (and_crash ? "the crash leaves what its view showed"
+                           : "power-on after views: the disk as written",
+                 i, again[i], want);
+    if (and_crash) {
+      sh[i].latest = sh[i].durable = want;
+      sh[i].ncand = 0;
+    }
+  }
+  if (getenv ("FUZZ_DEBUG"))
+    fprintf (stderr, "views: %s seed %llu, two views, then %s\n",
+             blkemu_crash_mode_name (mode), (unsigned long long) seed,
+             and_crash ? "the crash" : "power-on");
+}
+
 /* ---- one run -------------------------------------------------------- */
 
 int
@@ -547,7 +663,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   enum blkemu_op last_zero_op = BLKEMU_OP_TRIM;
   for (int step = 0; step < 64 && in.n > 0; step++) {
-    unsigned what = take (&in, 10);
+    unsigned what = take (&in, 11);
     /* A write the crash struck that may have been misdirected: its
      * version (0: none).
      */
@@ -560,8 +676,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     uint64_t off = b * lbs, len = nb * lbs;
     int r;
     /* Now and then the power goes while this step's request waits. */
-    bool strike = what != 7 && what != 8 && take (&in, 8) == 0;
-    if (strike || what == 7) {
+    bool strike = what != 7 && what != 8 && what != 10 && take (&in, 8) == 0;
+    if (strike || what == 7 || what == 10) {
       crash_mode =
         (enum blkemu_crash_mode) take (&in, BLKEMU_CRASH_MODE_COUNT);
       crash_seed = take (&in, 256);
@@ -685,6 +801,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       }
       break;
     }
+    case 10: /* views after views, then power-on or the crash */
+      /* Clean data only: faults and silent ones have their own checks. */
+      if (check_data && !faults && !silent && !misdirect)
+        views_after_views (disk, lbs, cache, crash_mode, crash_seed, b, nb,
+                           take (&in, 2), ok_bytes);
+      break;
     default: /* an unaligned or wild request */
       r = io (disk, BLKEMU_OP_READ, buf, lbs, off + 1 + take (&in, 511), 0);
       if (r != EINVAL)
