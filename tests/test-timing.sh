@@ -99,26 +99,26 @@ between "QD8 latency on queue-depth=128 (us)" "$(mean_us "$tmp/qd8.json" read)" 
 between "QD8 on queue-depth=128, server-side mean (us)" "$(jqr "$tmp/qd8.json.stats" .ops.read.latency_us.mean)" 995 "$(bound 1000 "$ref_handoff")"
 
 # Bandwidth: 100 MiB/s sequential writes, 1M requests, 4 in flight.  The
-# cap is a ceiling, held to +5% on any host.  Under it, a loaded host may
-# be what cannot keep up (92 MiB/s with the rest of the suite running
-# beside): the same job on nbdkit's memory plugin, no blkemu, is the
-# reference, and the -5% floor holds where it moves at least twice the
-# cap.  Out of bounds, both are measured once more before judging.
+# cap is a ceiling, held to +5% on any host.  Under it, the host may be
+# what takes time away: a stall of the client or of the completion
+# thread longer than the queue's 30 ms of work leaves the device idle.
+# Beside the VM scenarios and the sanitizer runs (make check in CI) it
+# measured 92-94 MiB/s with 1% of the writes over 100 ms late, while
+# nbdkit's memory plugin moved 2 GiB/s: not throughput, stalls.  The
+# reference is tests/wake-ref, a thread sleeping 10 ms at a time beside
+# the run: the time it lost to late wake-ups, as a fraction of the run,
+# comes off the -5% floor.  Out of bounds, both are measured once more.
 bw_job="--rw=write --bs=1M --size=64M --iodepth=4 --time_based --runtime=3"
-floor=95
 for try in 1 2; do
+  "$WAKE_REF" --pairs 1 --period-us 10000 --seconds 3 > "$tmp/bw-ref.json" &
+  ref_pid=$!
   fio_nbd "$tmp/bw.json" $bw_job -- size=64M bandwidth=100M
+  wait $ref_pid || fail "wake-ref failed"
   bw=$(jqr "$tmp/bw.json" '.jobs[0].write.bw_bytes / 1048576')
-  nbdkit -U - memory 64M --run 'fio --name=t --ioengine=nbd --uri="$uri" '"$bw_job"' \
-      --output-format=json --output='"$tmp/bw-ref.json"
-  ref_bw=$(jqr "$tmp/bw-ref.json" '.jobs[0].write.bw_bytes / 1048576')
-  echo "write bandwidth: ${bw} MiB/s capped at 100; the host's reference (memory plugin): ${ref_bw} MiB/s"
-  awk -v b="$bw" 'BEGIN { exit !(b >= 95 && b <= 105) }' && break
-  if awk -v r="$ref_bw" 'BEGIN { exit !(r < 200) }'; then
-    echo "the host moves under twice the cap without blkemu: the floor is not held"
-    floor=0
-    break
-  fi
+  lost=$(jqr "$tmp/bw-ref.json" '.timer_late_us.mean * .timer_late_us.samples / 3000000')
+  floor=$(awk -v l="$lost" 'BEGIN { printf "%.2f", 95 * (1 - l) }')
+  echo "write bandwidth: ${bw} MiB/s capped at 100; the host took $(awk -v l="$lost" 'BEGIN { printf "%.2f", l * 100 }')% of the run from a sleeper beside it: floor ${floor}"
+  awk -v b="$bw" -v f="$floor" 'BEGIN { exit !(b >= f && b <= 105) }' && break
   [ $try = 1 ] && echo "measuring again"
 done
-between "write bandwidth (MiB/s)" "$bw" $floor 105
+between "write bandwidth (MiB/s)" "$bw" "$floor" 105
