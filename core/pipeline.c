@@ -356,6 +356,18 @@ request_check (struct request *req, bool plain, struct fault_verdict *fv,
   return check_zones (req, fv, counter);
 }
 
+/* Whether REQ is served by the open crash view, and that view's opening:
+ * a put after it ended (or the next one opened) is refused, not laid
+ * into the next view.  Under the disk lock.
+ */
+static void
+view_admit (struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  req->view = disk->viewing;
+  req->view_epoch = req->view ? overlay_epoch (&disk->view) : 0;
+}
+
 /* Under the disk lock: a zone command's checks, state change and
  * schedule (latency-zone, no media model).  Returns 0 or the errno of a
  * refusal, counted in *COUNTER.
@@ -390,11 +402,7 @@ zone_cmd_begin (struct request *req, uint64_t **counter)
   req->entry.deadline_ns = req->deadline[0];
   req->qd = __atomic_add_fetch (&disk->in_flight, 1, __ATOMIC_RELAXED);
   req->crash_gen = wcache_generation (&disk->wcache);
-  req->view = disk->viewing;
-  /* The view's opening: a put after it ended (or the next one opened)
-   * is refused, not laid into the next view.
-   */
-  req->view_epoch = req->view ? overlay_epoch (&disk->view) : 0;
+  view_admit (req);
   return 0;
 }
 
@@ -802,11 +810,7 @@ request_admit (struct request *req)
 {
   struct blkemu_disk *disk = req->disk;
   req->cache = disk->cfg.num[K_WRITE_CACHE] != 0;
-  req->view = disk->viewing;
-  /* The view's opening: a put after it ended (or the next one opened)
-   * is refused, not laid into the next view.
-   */
-  req->view_epoch = req->view ? overlay_epoch (&disk->view) : 0;
+  view_admit (req);
   /* A cache larger than the disk holds at most the disk's size of old
    * data: cache-size=1T on a 64M disk must not let repeated overwrites
    * grow the undo log to a terabyte.

@@ -479,6 +479,22 @@ read_all (struct blkemu_disk *disk, uint64_t lbs, uint32_t *tokens,
   return true;
 }
 
+/* Open the view of MODE and SEED and read every block of it into TOKENS. */
+static void
+view_read_all (struct blkemu_disk *disk, uint64_t lbs,
+               enum blkemu_crash_mode mode, uint64_t seed, uint32_t *tokens,
+               uint64_t *read_bytes)
+{
+  char err[BLKEMU_ERR_MAX];
+  struct blkemu_crash_report rep;
+  if (blkemu_disk_view_open (disk, mode, seed, &rep, err, sizeof err) != 0) {
+    fprintf (stderr, "views: view open: %s\n", err);
+    abort ();
+  }
+  if (!read_all (disk, lbs, tokens, read_bytes))
+    abort ();
+}
+
 static void
 view_fail (const char *what, uint64_t block, uint32_t got, uint32_t want)
 {
@@ -501,16 +517,13 @@ views_after_views (struct blkemu_disk *disk, uint64_t lbs, bool cache,
   static unsigned char wbuf[BLOCKS * 4096];
   uint32_t first[BLOCKS], again[BLOCKS];
   char err[BLKEMU_ERR_MAX];
-  struct blkemu_crash_report rep;
   if (mode == BLKEMU_CRASH_INTERRUPTED)
     mode = BLKEMU_CRASH_TORN; /* a view shows data, not unreadable sectors */
-  if (blkemu_disk_power_off (disk, err, sizeof err) != 0 ||
-      blkemu_disk_view_open (disk, mode, seed, &rep, err, sizeof err) != 0) {
-    fprintf (stderr, "views: %s\n", err);
+  if (blkemu_disk_power_off (disk, err, sizeof err) != 0) {
+    fprintf (stderr, "views: power-off: %s\n", err);
     abort ();
   }
-  if (!read_all (disk, lbs, first, &ok_bytes[BLKEMU_OP_READ]))
-    abort ();
+  view_read_all (disk, lbs, mode, seed, first, &ok_bytes[BLKEMU_OP_READ]);
   for (uint64_t i = 0; i < BLOCKS; i++)
     if (cache ? !may_hold (&sh[i], first[i]) : first[i] != sh[i].latest)
       view_fail ("not a legal crash state", i, first[i], sh[i].durable);
@@ -531,13 +544,9 @@ views_after_views (struct blkemu_disk *disk, uint64_t lbs, bool cache,
   }
   else if (r != EINVAL) /* above max-transfer with oversize=error */
     abort ();
-  if (blkemu_disk_view_close (disk, err, sizeof err) != 0 ||
-      blkemu_disk_view_open (disk, mode, seed, &rep, err, sizeof err) != 0) {
-    fprintf (stderr, "views: %s\n", err);
+  if (blkemu_disk_view_close (disk, err, sizeof err) != 0)
     abort ();
-  }
-  if (!read_all (disk, lbs, again, &ok_bytes[BLKEMU_OP_READ]))
-    abort ();
+  view_read_all (disk, lbs, mode, seed, again, &ok_bytes[BLKEMU_OP_READ]);
   for (uint64_t i = 0; i < BLOCKS; i++)
     if (again[i] != first[i])
       view_fail ("the same view again, without the first one's writes", i,

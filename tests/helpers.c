@@ -1,10 +1,12 @@
 /* The C tests' shared helpers: see helpers.h. */
 #include "helpers.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -22,6 +24,26 @@ test_disk (const char *spec, const struct blkemu_frontend *fe)
     d = NULL;
   }
   return d;
+}
+
+void
+test_done (void *cookie, int result)
+{
+  struct test_done *rec = cookie;
+  rec->result = result;
+  __atomic_store_n (&rec->done, true, __ATOMIC_RELEASE);
+}
+
+int
+test_wait (struct test_done *rec, unsigned seconds)
+{
+  for (unsigned ms = 0; ms < seconds * 1000u; ms++) {
+    if (__atomic_load_n (&rec->done, __ATOMIC_ACQUIRE))
+      return rec->result;
+    usleep (1000);
+  }
+  return __atomic_load_n (&rec->done, __ATOMIC_ACQUIRE) ? rec->result
+                                                        : ETIMEDOUT;
 }
 
 /* The end of the JSON value at P: past its closing bracket, quote or

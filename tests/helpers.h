@@ -21,6 +21,17 @@ struct blkemu_disk *test_disk (const char *spec,
  */
 double test_stat (struct blkemu_disk *disk, const char *path);
 
+/* A submitted request's completion: blkemu_submit (..., test_done, &rec)
+ * fills REC from the completion thread; test_wait waits for it, at most
+ * SECONDS, and returns its result (ETIMEDOUT if it never came).
+ */
+struct test_done {
+  bool done;
+  int result;
+};
+void test_done (void *cookie, int result);
+int test_wait (struct test_done *rec, unsigned seconds);
+
 /* Says why and exits 77: meson counts the test as skipped. */
 _Noreturn void test_skip (const char *why);
 

@@ -18,28 +18,6 @@
 #include "check.h"
 #include "helpers.h"
 
-struct done_rec {
-  bool done;
-  int result;
-};
-
-static void
-done (void *cookie, int result)
-{
-  struct done_rec *d = cookie;
-  d->result = result;
-  __atomic_store_n (&d->done, true, __ATOMIC_RELEASE);
-}
-
-static bool
-wait_done (struct done_rec *r)
-{
-  for (int i = 0; i < 20000 && !__atomic_load_n (&r->done, __ATOMIC_ACQUIRE);
-       i++)
-    usleep (1000);
-  return r->done;
-}
-
 #define BLOCK 4096
 #define BIG (256ULL << 20) /* the read that keeps the worker busy */
 
@@ -53,26 +31,27 @@ attempt (struct blkemu_disk *d, unsigned char *big, int round)
   char err[BLKEMU_ERR_MAX];
   struct blkemu_crash_report rep;
   unsigned char mine[BLOCK], got[BLOCK];
-  struct done_rec rd = { 0 }, wr = { 0 };
+  struct test_done rd = { 0 }, wr = { 0 };
 
   CHECK (blkemu_disk_view_open (d, BLKEMU_CRASH_LOSE_ALL, 0, &rep, err,
                                 sizeof err) == 0,
          "round %d: view 1: %s", round, err);
   memset (mine, 0xB0 + round, BLOCK);
-  blkemu_submit (d, BLKEMU_OP_READ, big, BIG, 1 << 20, 0, done, &rd);
-  blkemu_submit (d, BLKEMU_OP_WRITE, mine, BLOCK, 0, 0, done, &wr);
+  blkemu_submit (d, BLKEMU_OP_READ, big, BIG, 1 << 20, 0, test_done, &rd);
+  blkemu_submit (d, BLKEMU_OP_WRITE, mine, BLOCK, 0, 0, test_done, &wr);
   CHECK (blkemu_disk_view_close (d, err, sizeof err) == 0,
          "round %d: view 1 ends: %s", round, err);
   CHECK (blkemu_disk_view_open (d, BLKEMU_CRASH_LOSE_ALL, 0, &rep, err,
                                 sizeof err) == 0,
          "round %d: view 2: %s", round, err);
   bool raced = !__atomic_load_n (&wr.done, __ATOMIC_ACQUIRE);
-  CHECK (wait_done (&rd) && wait_done (&wr), "round %d: both completed",
+  int rr = test_wait (&rd, 20), wr_result = test_wait (&wr, 20);
+  CHECK (rr != ETIMEDOUT && wr_result != ETIMEDOUT, "round %d: both completed",
          round);
   if (raced) {
-    CHECK (wr.result == EIO,
+    CHECK (wr_result == EIO,
            "round %d: the write of the ended view fails with EIO (%d)", round,
-           wr.result);
+           wr_result);
     CHECK (blkemu_io (d, BLKEMU_OP_READ, got, BLOCK, 0, 0) == 0,
            "round %d: view 2 reads block 0", round);
     CHECK (got[0] == 0xA5 && memcmp (got, got + 1, BLOCK - 1) == 0,

@@ -27,11 +27,6 @@ static unsigned calls, whole_calls;
 static uint64_t took;
 static int fail_with;
 
-struct done_rec {
-  bool done;
-  int result;
-};
-
 static int
 source (void *cookie, uint64_t at, void *dst, uint64_t len)
 {
@@ -47,29 +42,18 @@ source (void *cookie, uint64_t at, void *dst, uint64_t len)
   return 0;
 }
 
-static void
-done (void *cookie, int result)
-{
-  struct done_rec *d = cookie;
-  d->result = result;
-  __atomic_store_n (&d->done, true, __ATOMIC_RELEASE);
-}
-
 /* Submit one write of LEN at OFF with BUF (poisoned: must not reach the
  * disk unless the source filled it), wait, return its result.
  */
 static int
 write_one (struct blkemu_disk *d, unsigned char *buf)
 {
-  struct done_rec rec = { 0 };
+  struct test_done rec = { 0 };
   memset (buf, 0xEE, LEN);
   calls = whole_calls = 0;
   took = 0;
-  blkemu_submit (d, BLKEMU_OP_WRITE, buf, LEN, OFF, 0, done, &rec);
-  for (int i = 0; i < 5000 && !__atomic_load_n (&rec.done, __ATOMIC_ACQUIRE);
-       i++)
-    usleep (1000);
-  return rec.done ? rec.result : ETIMEDOUT;
+  blkemu_submit (d, BLKEMU_OP_WRITE, buf, LEN, OFF, 0, test_done, &rec);
+  return test_wait (&rec, 5);
 }
 
 static bool
