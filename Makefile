@@ -17,13 +17,10 @@ all: $(BUILD)/build.ninja
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) --prefix=$(PREFIX) $(MESON_OPTS)
 
-# The VM scenarios run beside the host tests (tools/run-check); the make
-# targets in CHECK_BESIDE_VM run after the host tests, still beside the
-# guest (CI: check-asan check-tsan).
-CHECK_BESIDE_VM ?=
+# The measure suite, the VM scenarios, the host tests (tools/run-check).
 check: deps
 	$(MAKE) all
-	./tools/run-check $(BUILD) $(CHECK_BESIDE_VM)
+	./tools/run-check $(BUILD)
 
 # The long figures: every VM scenario at full scale (seed 000's three
 # runs of three profiles, its %diffs asserted) on both kernels, and a
