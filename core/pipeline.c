@@ -10,6 +10,8 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -835,18 +837,36 @@ request_admit (struct request *req)
   }
 }
 
+/* A blocking caller's slot on the plain path, kept per thread in a
+ * pthread key rather than a __thread variable: the plugin is dlopen'ed,
+ * its dynamic TLS is freed by glibc when a thread exits, and
+ * ThreadSanitizer reported the next thread's first use of that memory
+ * as a race with the free (as clock.c's timer-slack flag did).
+ */
+static pthread_key_t slot_key;
+static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
+
+static void
+slot_key_create (void)
+{
+  pthread_key_create (&slot_key, NULL);
+}
+
 /* Where REQ counts on the plain path: its queue's slot, or its
  * thread's (blocking callers: nbdkit's and FUSE's threads).
  */
 static unsigned
 plain_slot (const struct request *req)
 {
-  static __thread unsigned thread_slot; /* 1 + slot; 0: none yet */
   if (req->tl)
     return req->tl->plain_slot;
-  if (!thread_slot)
-    thread_slot = 1 + disk_plain_slot (req->disk);
-  return thread_slot - 1;
+  pthread_once (&slot_once, slot_key_create);
+  uintptr_t slot = (uintptr_t) pthread_getspecific (slot_key); /* 1 + slot */
+  if (!slot) {
+    slot = 1 + disk_plain_slot (req->disk);
+    pthread_setspecific (slot_key, (void *) slot);
+  }
+  return (unsigned) (slot - 1);
 }
 
 /* Admission's way in: the plain path where the disk has nothing for a
