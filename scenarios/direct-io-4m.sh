@@ -21,6 +21,14 @@ seed004 () {
   q=/sys/block/${dev#/dev/}/queue
   # Fill the disk so reads move real data.
   dd if=/dev/urandom of="$dev" bs=4M count=$((mib / 4)) oflag=direct status=none
+  # What bounds a request besides max_sectors_kb: 4M (dd's size), the
+  # queue's hardware limit, or its segments of a page -- what the seed's
+  # SRP initiator did (tcm_loop's 256 segments of a page: 1 MiB).
+  local cap=$((4 * MB)) hw seg
+  hw=$(( $(cat "$q/max_hw_sectors_kb") * 1024 ))
+  seg=$(( $(cat "$q/max_segments") * 4096 ))
+  [ "$hw" -lt "$cap" ] && cap=$hw
+  [ "$seg" -lt "$cap" ] && cap=$seg
   printf '\n  %-14s %8s %9s %8s %10s %9s %12s %9s\n' max_sectors_kb "r/s" "rkB/s" "rrqm/s" "avg-KiB" "largest" "dev reqs" "dd MB/s"
   for kb in 4096 1280 128; do
     echo "$kb" > "$q/max_sectors_kb"
@@ -49,16 +57,26 @@ seed004 () {
     check "$f: max_sectors_kb=$kb: no read above the limit (${!l})" "${!l}" -le $((kb * 1024))
     check "$f: max_sectors_kb=$kb: $mib MiB read in all" "${!b_}" -eq $((mib * MB))
   done
-  check "$f: smaller max_sectors_kb -> more device requests ($reqs_4096 <= $reqs_1280 <= $reqs_128)" \
-    "$reqs_4096" -le "$reqs_1280" -a "$reqs_1280" -le "$reqs_128"
-  # At 4096 the requests are as large as the queue lets them be: 4M,
-  # or the transport's own cap -- what the seed's SRP initiator did
-  # (tcm_loop's 256 segments of a page: 1 MiB).
-  local cap=$((4 * MB)) hw seg
-  hw=$(( $(cat "$q/max_hw_sectors_kb") * 1024 ))
-  seg=$(( $(cat "$q/max_segments") * 4096 ))
-  [ "$hw" -lt "$cap" ] && cap=$hw
-  [ "$seg" -lt "$cap" ] && cap=$seg
+  # A smaller limit means more requests where it is the one that binds:
+  # at least bytes / limit at each setting, and strictly more than the
+  # next larger setting when its effective limit is smaller.  Where the
+  # transport caps both (SCSI: 1 MiB at 4096 and at 1280) the counts
+  # differ only by how the pages happened to fall into segments (32 and
+  # 40 for 32 MiB), and no order is claimed.
+  local prev_kb='' prev_eff eff
+  for kb in 4096 1280 128; do
+    eff=$((kb * 1024)); [ "$cap" -lt "$eff" ] && eff=$cap
+    local r_=reqs_$kb
+    check "$f: max_sectors_kb=$kb: at least $mib MiB / $((eff / 1024))K requests (${!r_})" \
+      "${!r_}" -ge $(( (mib * MB + eff - 1) / eff ))
+    if [ -n "$prev_kb" ] && [ "$eff" -lt "$prev_eff" ]; then
+      local p_=reqs_$prev_kb
+      check "$f: max_sectors_kb $prev_kb -> $kb: more device requests (${!p_} < ${!r_})" \
+        "${!p_}" -lt "${!r_}"
+    fi
+    prev_kb=$kb prev_eff=$eff
+  done
+  # At 4096 the requests are as large as the queue lets them be.
   check "$f: 4096: requests as large as the queue allows ($largest_4096 = $((cap / 1024))K: max_hw_sectors_kb $((hw / 1024)), $(cat "$q/max_segments") segments)" \
     "$largest_4096" -eq "$cap"
   check "$f: none refused as oversize ($(disk_stat "$b" .oversize.rejected))" "$(disk_stat "$b" .oversize.rejected)" -eq 0
