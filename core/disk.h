@@ -150,6 +150,19 @@ void timelines_destroy (struct blkemu_disk *disk);
 struct stats *timelines_stats_snapshot (struct blkemu_disk *disk);
 void timelines_stats_reset (struct blkemu_disk *disk);
 
+/* The unit a crash keeps whole in every write, and the device cuts a
+ * split request at: atomic-unit, else physical-block-size, else the
+ * logical block.
+ */
+static inline uint64_t
+disk_atomic_unit (const struct blkemu_disk *disk)
+{
+  const uint64_t *n = disk->cfg.num;
+  return n[K_ATOMIC_UNIT]           ? n[K_ATOMIC_UNIT]
+         : n[K_PHYSICAL_BLOCK_SIZE] ? n[K_PHYSICAL_BLOCK_SIZE]
+                                    : n[K_LOGICAL_BLOCK_SIZE];
+}
+
 /* Human summary: iostat-style totals, latency, size histograms. */
 void disk_write_summary (struct blkemu_disk *disk, FILE *fp);
 

@@ -132,6 +132,7 @@ struct request {
   uint64_t npieces;
   uint64_t split_limit;      /* split: the pieces' largest size, or 0 */
   uint64_t split_boundary;   /* split: at multiples of this, or 0 */
+  uint64_t split_unit;       /* split: a limit's cut at a multiple of this */
   uint64_t qd;               /* in flight, this request's pieces included */
   uint64_t free_lo, free_hi; /* trim: the whole discard units freed */
   int err;                   /* injected or from the backend */
@@ -195,11 +196,20 @@ piece_len (const struct request *req, uint64_t i)
  * next multiple of BOUNDARY, whichever comes first (0: no such cut).
  */
 static uint64_t
-next_cut (uint64_t pos, uint64_t end, uint64_t limit, uint64_t boundary)
+next_cut (uint64_t pos, uint64_t end, uint64_t limit, uint64_t boundary,
+          uint64_t unit)
 {
   uint64_t e = end;
-  if (limit && end - pos > limit)
+  if (limit && end - pos > limit) {
     e = pos + limit;
+    /* At a multiple of the atomic unit where the limit leaves room for
+     * one: each piece is a write of its own in a crash state, and no
+     * device tears a unit by its own split (127K on a 4K-sector disk
+     * is served as 124K pieces).
+     */
+    if (e / unit * unit > pos)
+      e = e / unit * unit;
+  }
   if (boundary) {
     uint64_t b = (pos / boundary + 1) * boundary;
     if (b < e)
@@ -209,11 +219,12 @@ next_cut (uint64_t pos, uint64_t end, uint64_t limit, uint64_t boundary)
 }
 
 static uint64_t
-count_pieces (uint64_t offset, uint64_t len, uint64_t limit, uint64_t boundary)
+count_pieces (uint64_t offset, uint64_t len, uint64_t limit, uint64_t boundary,
+              uint64_t unit)
 {
   uint64_t n = 0;
   for (uint64_t pos = offset, end = offset + len; pos < end;
-       pos = next_cut (pos, end, limit, boundary))
+       pos = next_cut (pos, end, limit, boundary, unit))
     n++;
   return n ? n : 1;
 }
@@ -331,8 +342,9 @@ request_check (struct request *req, bool plain, struct fault_verdict *fv,
   if ((over || across) && policy == OVERSIZE_SPLIT) {
     req->split_limit = over ? limit : 0;
     req->split_boundary = across ? n[K_BOUNDARY] : 0;
-    req->npieces =
-      count_pieces (offset, len, req->split_limit, req->split_boundary);
+    req->split_unit = disk_atomic_unit (disk);
+    req->npieces = count_pieces (offset, len, req->split_limit,
+                                 req->split_boundary, req->split_unit);
     req->marks = (req->marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
   }
   if (plain)
@@ -798,8 +810,8 @@ request_cut (struct request *req)
   uint64_t end = req->offset + req->len;
   req->cut[0] = req->offset;
   for (uint64_t i = 1; i < req->npieces; i++)
-    req->cut[i] =
-      next_cut (req->cut[i - 1], end, req->split_limit, req->split_boundary);
+    req->cut[i] = next_cut (req->cut[i - 1], end, req->split_limit,
+                            req->split_boundary, req->split_unit);
   req->cut[req->npieces] = end;
   return 0;
 }

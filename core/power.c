@@ -148,13 +148,10 @@ state_setup (struct blkemu_disk *disk, bool view, enum blkemu_crash_mode mode,
                   "interrupted), not a view's");
     return -1;
   }
-  const uint64_t *n = disk->cfg.num;
   *c = (struct wcache_crash){
     .mode = mode,
     .seed = seed,
-    .unit = n[K_ATOMIC_UNIT]           ? n[K_ATOMIC_UNIT]
-            : n[K_PHYSICAL_BLOCK_SIZE] ? n[K_PHYSICAL_BLOCK_SIZE]
-                                       : n[K_LOGICAL_BLOCK_SIZE],
+    .unit = disk_atomic_unit (disk),
   };
   /* A sequential zone keeps a prefix of its writes: holes below the
    * write pointer are no state a zoned drive produces.

@@ -65,8 +65,9 @@ void wcache_destroy (struct wcache *w);
  * cache: saves the old contents unless WRITE_THROUGH, then does the I/O,
  * keeping at most LIMIT bytes of old data.  The caller decides
  * WRITE_THROUGH for the whole host request (FUA, or larger than the
- * cache), so every piece of a split request shares one fate.  Returns 0
- * or an errno.
+ * cache), so the pieces of a split request are durable together; cached,
+ * each is a write of its own in a crash state (the caller cuts them at
+ * atomic-unit multiples).  Returns 0 or an errno.
  */
 int wcache_write (struct wcache *w, enum blkemu_op op, void *buf, uint64_t len,
                   uint64_t offset, unsigned flags, bool write_through,

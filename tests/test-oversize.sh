@@ -47,6 +47,20 @@ expect_eq "no 4M write" "$(jqr "$tmp/split.json" '.ops.write.sizes["4194304"] //
 expect_eq "write bytes" "$(jqr "$tmp/split.json" .ops.write.bytes)" $M4
 expect_eq "write requests" "$(jqr "$tmp/split.json" .ops.write.requests)" $(( pieces + 1 ))
 
+# split on a 4K-sector disk: each piece a write of its own in a crash
+# state, so the device cuts at multiples of the atomic unit (4K here)
+# where 127K is not one.  1 MiB from 2K: 126K to the first 4K multiple,
+# seven of 124K, a 30K tail (before, 127K pieces tore a unit at each cut).
+nbdkit -U - "$PLUGIN" size=64M physical-block-size=4096 max-transfer=127K \
+    oversize=split stats="$tmp/split4k.json" --run '
+  "$NBD_IO" "$uri" write 2048 1048576 5'
+for size_count in 129024:1 126976:7 30720:1; do
+  expect_eq "4K sectors: ${size_count%:*}-byte pieces" \
+    "$(jqr "$tmp/split4k.json" ".ops.write.sizes[\"${size_count%:*}\"] // 0")" "${size_count#*:}"
+done
+expect_eq "4K sectors: no 127K piece" \
+  "$(jqr "$tmp/split4k.json" ".ops.write.sizes[\"$PIECE\"] // 0")" 0
+
 # allow: served whole, counted.
 nbdkit -U - "$PLUGIN" size=64M max-transfer=127K oversize=allow \
     stats="$tmp/allow.json" --run '"$NBD_IO" "$uri" write 0 '$M4
