@@ -8,7 +8,10 @@
  *     torn at a random atomic-unit), every block holds its flushed (or
  *     FUA'd, or written through: a host write larger than the cache,
  *     split or not) version or one written since: flushed data survives,
- *     nothing else appears; without write-cache nothing is lost;
+ *     nothing else appears; without write-cache nothing is lost; each
+ *     aligned atomic unit an acknowledged write touched holds all of its
+ *     blocks there or none (what later requests left aside), in a view
+ *     as after the crash;
  *   - a request in flight when a crash strikes (the crash runs inside its
  *     wait, and power may come back before it completes) fails with EIO,
  *     whatever it is: nothing is acknowledged that the crash undid; in
@@ -34,6 +37,9 @@
  *     exactly what the views showed;
  *   - stats count exactly the bytes of the requests that succeeded, and
  *     no latency exceeds the time that passed;
+ *   - the heap the disk holds stays within a bound of its size, as the
+ *     allocator counts it (a log that counts itself right can still
+ *     keep more than it counts);
  *   - all of it holds whichever way the requests come: blkemu_io, or
  *     submitted on a timeline (as blkemu-ublk's queues do; the crash
  *     strikes between the submit and the run), with or without a write
@@ -55,6 +61,8 @@
 #include "timeline.h"
 
 #include "virtual-clock.h"
+
+#include <sanitizer/allocator_interface.h>
 
 /* ---- the backend wrapper -------------------------------------------- */
 
@@ -167,6 +175,130 @@ may_hold (const struct shadow *s, uint32_t v)
     if (s->cand[i] == v)
       return true;
   return false;
+}
+
+/* ---- atomicity ------------------------------------------------------ */
+
+/* After a crash each aligned atomic unit that an acknowledged write
+ * touched holds all of that write's blocks in it or none of them
+ * (blkemu-robustness(7)): a write inside one unit is whole or absent,
+ * one crossing a multiple is cut there only.  The groups to check are
+ * the writes since the last flush or crash, one group per unit they
+ * touch, as a mask of blocks (BLOCKS is 64).  A later request takes the
+ * blocks it touches out of every group (they hold what that one left);
+ * what is left of a group is still whole or absent: a FUA write that
+ * cut a cached one's undo entry in two must not leave half the rest.
+ */
+_Static_assert(BLOCKS == 64, "a group is a 64-bit mask of blocks");
+struct group {
+  uint64_t mask;
+  uint32_t v;
+};
+static struct group groups[BLOCKS];
+static unsigned ngroups;
+
+static uint64_t
+blocks_mask (uint64_t b, uint64_t nb)
+{
+  return (nb >= 64 ? ~0ull : (1ull << nb) - 1) << b;
+}
+
+static void
+groups_touch (uint64_t b, uint64_t nb)
+{
+  uint64_t m = blocks_mask (b, nb);
+  unsigned kept = 0;
+  for (unsigned i = 0; i < ngroups; i++)
+    if ((groups[i].mask &= ~m) != 0)
+      groups[kept++] = groups[i];
+  ngroups = kept;
+}
+
+/* oversize=split: max-transfer in blocks (0: writes are not split).  A
+ * piece the device cuts is a write of its own in a crash state, cut at
+ * a multiple of the unit where the limit leaves room for one (so below
+ * one unit a piece may hold part of one: atomic-unit above max-transfer
+ * promises nothing more).
+ */
+static uint64_t split_blocks;
+
+/* Version V written to NB blocks from B, UNIT blocks to an atomic unit:
+ * a group for each unit each piece touches.
+ */
+static void
+groups_add (uint64_t b, uint64_t nb, uint32_t v, uint64_t unit)
+{
+  groups_touch (b, nb);
+  for (uint64_t at = b, cut = b; at < b + nb;) {
+    if (at == cut) { /* a piece starts: where does it end? */
+      cut = b + nb;
+      if (split_blocks && cut - at > split_blocks) {
+        cut = at + split_blocks;
+        if (cut / unit * unit > at)
+          cut = cut / unit * unit;
+      }
+    }
+    uint64_t end = (at / unit + 1) * unit;
+    if (end > cut)
+      end = cut;
+    if (ngroups == BLOCKS)
+      abort (); /* disjoint, none empty: cannot be */
+    groups[ngroups++] = (struct group){ blocks_mask (at, end - at), v };
+    at = end;
+  }
+}
+
+/* TOKENS: every block of a crash state (WHAT: which one). */
+static void
+groups_check (const uint32_t *tokens, const char *what)
+{
+  for (unsigned i = 0; i < ngroups; i++) {
+    const struct group *g = &groups[i];
+    uint64_t there = 0;
+    for (unsigned j = 0; j < BLOCKS; j++)
+      if (g->mask >> j & 1 && tokens[j] == token (j, g->v))
+        there |= 1ull << j;
+    if (there != 0 && there != g->mask) {
+      fprintf (stderr,
+               "%s: a write of version %u is in blocks %#llx of its %#llx "
+               "in one atomic unit\n",
+               what, g->v, (unsigned long long) there,
+               (unsigned long long) g->mask);
+      for (unsigned j = 0; j < BLOCKS; j++)
+        fprintf (stderr, "  block %u: version %u%s\n", j, tokens[j] / BLOCKS,
+                 g->mask >> j & 1 ? " (the group's)" : "");
+      abort ();
+    }
+  }
+}
+
+/* ---- memory --------------------------------------------------------- */
+
+/* The heap a disk holds beyond what it held once opened, as the
+ * allocator counts it (not the log's own counters: FUA writes inside a
+ * large cached one once grew memory by a copy of the rest each, while
+ * the log counted less than cache-size).  Its log keeps at most the
+ * disk's size of old data, whatever cache-size says; a crash state or
+ * a view puts back at most as much; bookkeeping is small.  BASE: after
+ * the open.
+ */
+static size_t heap_peak; /* the most seen above BASE (FUZZ_DEBUG) */
+
+static void
+heap_check (size_t base, uint64_t disk_bytes, int step)
+{
+  size_t now = __sanitizer_get_current_allocated_bytes ();
+  size_t bound = 3 * disk_bytes + (512 << 10);
+  size_t held = now > base ? now - base : 0;
+  if (held > heap_peak)
+    heap_peak = held;
+  if (held > bound) {
+    fprintf (stderr,
+             "step %d: the disk holds %zu bytes of heap more than at its "
+             "open (bound %zu: a disk of %llu bytes)\n",
+             step, held, bound, (unsigned long long) disk_bytes);
+    abort ();
+  }
 }
 
 /* ---- the way requests come ------------------------------------------- */
@@ -491,6 +623,12 @@ view_read_all (struct blkemu_disk *disk, uint64_t lbs,
     fprintf (stderr, "views: view open: %s\n", err);
     abort ();
   }
+  if (getenv ("FUZZ_DEBUG"))
+    fprintf (stderr,
+             "views: %s seed %llu: persisted %llu lost %llu torn %llu\n",
+             blkemu_crash_mode_name (mode), (unsigned long long) seed,
+             (unsigned long long) rep.persisted, (unsigned long long) rep.lost,
+             (unsigned long long) rep.torn);
   if (!read_all (disk, lbs, tokens, read_bytes))
     abort ();
 }
@@ -527,6 +665,7 @@ views_after_views (struct blkemu_disk *disk, uint64_t lbs, bool cache,
   for (uint64_t i = 0; i < BLOCKS; i++)
     if (cache ? !may_hold (&sh[i], first[i]) : first[i] != sh[i].latest)
       view_fail ("not a legal crash state", i, first[i], sh[i].durable);
+  groups_check (first, "a view");
   /* The view's own writes: served, read back, then thrown away. */
   uint32_t v = next_version++;
   for (uint64_t i = 0; i < wnb; i++)
@@ -574,6 +713,8 @@ views_after_views (struct blkemu_disk *disk, uint64_t lbs, bool cache,
       sh[i].ncand = 0;
     }
   }
+  if (and_crash)
+    ngroups = 0;
   if (getenv ("FUZZ_DEBUG"))
     fprintf (stderr, "views: %s seed %llu, two views, then %s\n",
              blkemu_crash_mode_name (mode), (unsigned long long) seed,
@@ -653,6 +794,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   wrapper.pwrite = w_pwrite;
   disk->backend.ops = &wrapper;
   max_rw = policy == 2 ? 0 : mt_blocks * lbs;
+  split_blocks = policy == 1 ? mt_blocks : 0;
   by_source = way == 2;
   if (by_source) {
     blkemu_disk_set_write_source (disk, take_write);
@@ -665,13 +807,22 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 
   memset (sh, 0, sizeof sh);
   next_version = 1;
+  ngroups = 0;
+  /* Atomicity is checked where every acknowledged write is where the
+   * shadow says (no silent faults) and the cache has something to undo.
+   */
+  bool atomic_check = cache && !null_backend && !silent && !misdirect;
+  uint64_t unit_blocks = disk->cfg.num[K_ATOMIC_UNIT] / lbs;
   uint64_t ok_bytes[BLKEMU_OP_COUNT] = { 0 };
   uint64_t t_start = now_ns;
   bool offline = false, check_data = !null_backend;
   static unsigned char buf[BLOCKS * 4096];
 
   enum blkemu_op last_zero_op = BLKEMU_OP_TRIM;
+  size_t heap_base = __sanitizer_get_current_allocated_bytes ();
+  heap_peak = 0;
   for (int step = 0; step < 64 && in.n > 0; step++) {
+    heap_check (heap_base, BLOCKS * lbs, step);
     unsigned what = take (&in, 11);
     /* A write the crash struck that may have been misdirected: its
      * version (0: none).
@@ -713,7 +864,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         fill (buf + i * lbs, lbs, b + i, v);
       uint64_t lost = silent_count (disk, LOST);
       uint64_t mis = silent_count (disk, MISDIRECTED);
+      groups_touch (b, nb); /* whatever comes of it */
       r = io (disk, BLKEMU_OP_WRITE, buf, len, off, fua ? BLKEMU_FLAG_FUA : 0);
+      if (getenv ("FUZZ_DEBUG"))
+        fprintf (stderr, "step %d: write v%u blocks %llu..%llu%s: %d\n", step,
+                 v, (unsigned long long) b, (unsigned long long) (b + nb),
+                 fua ? " FUA" : "", r);
       if (r == 0 && strike) {
         /* Done without waiting: the crash did not come (landed() must
          * not meet it either).
@@ -732,9 +888,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           if (check_data)
             landed (disk, lbs, b, nb, v, durable, &ok_bytes[BLKEMU_OP_READ]);
         }
-        else
+        else {
           for (uint64_t i = 0; kept && i < nb; i++)
             written (b + i, token (b + i, v), durable);
+          if (kept && atomic_check)
+            groups_add (b, nb, v, unit_blocks);
+        }
       }
       else if (strike && !during_next_wait) { /* lost, maybe, too */
         /* Misdirected, maybe: its own blocks may keep what they held. */
@@ -769,16 +928,25 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       break;
     case 5: /* flush */
       r = io (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
-      if (r == 0)
+      if (getenv ("FUZZ_DEBUG"))
+        fprintf (stderr, "step %d: flush: %d\n", step, r);
+      if (r == 0) {
         for (int i = 0; i < BLOCKS; i++) {
           sh[i].durable = sh[i].latest;
           sh[i].ncand = 0;
         }
+        ngroups = 0;
+      }
       break;
     case 6: /* write-zeroes or trim */
       checking = false;
       last_zero_op = take (&in, 2) ? BLKEMU_OP_ZERO : BLKEMU_OP_TRIM;
+      groups_touch (b, nb);
       r = io (disk, last_zero_op, NULL, len, off, 0);
+      if (getenv ("FUZZ_DEBUG"))
+        fprintf (stderr, "step %d: %s blocks %llu..%llu: %d\n", step,
+                 last_zero_op == BLKEMU_OP_ZERO ? "write-zeroes" : "trim",
+                 (unsigned long long) b, (unsigned long long) (b + nb), r);
       if (r == 0)
         for (uint64_t i = 0; i < nb; i++)
           written (b + i, 0, false);
@@ -805,6 +973,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           max_rw = disk->cfg.num[K_MAX_TRANSFER];
         if (k == 2 && max_rw)
           max_rw = disk->cfg.num[K_MAX_TRANSFER];
+        if (k == 0)
+          split_blocks = 0;
+        if (k == 1 || (k == 2 && split_blocks))
+          split_blocks = disk->cfg.num[K_MAX_TRANSFER] / lbs;
         if (k == 6)
           faults = 0;
       }
@@ -850,6 +1022,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
      * at home and away.
      */
     uint64_t mis_at = UINT64_MAX, seen_home = 0, seen_away = 0;
+    uint32_t after[BLOCKS];
     if (strike && during_next_wait)
       during_next_wait = NULL;
     else if (strike) {
@@ -942,7 +1115,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       sh[i].latest = sh[i].durable = v;
       sh[i].ncand = 0;
       sh[i].has_alt = false;
+      after[i] = v;
     }
+    if (check_data)
+      groups_check (after, "after the crash");
+    ngroups = 0;
     if (struck_version && check_data) {
       /* Home or away, never both; without the cache all of it where it
        * went (its data moved before it waited); in mode interrupted the
@@ -979,6 +1156,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         blkemu_disk_bad_clear (disk, 0, BLOCKS * lbs, err, sizeof err))
       abort ();
   }
+
+  heap_check (heap_base, BLOCKS * lbs, 64);
+  if (getenv ("FUZZ_DEBUG"))
+    fprintf (stderr, "heap: at most %zu bytes above the open (disk %llu)\n",
+             heap_peak, (unsigned long long) (BLOCKS * lbs));
 
   /* Byte accounting and latencies, the timeline's shard merged in. */
   struct stats *st = timelines_stats_snapshot (disk);
