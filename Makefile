@@ -18,9 +18,12 @@ $(BUILD)/build.ninja:
 	meson setup $(BUILD) --prefix=$(PREFIX) $(MESON_OPTS)
 
 # The measure suite, the VM scenarios, the host tests (tools/run-check).
+# CHECK_BESIDE_VM: make arguments run beside the VM scenarios at nice 19
+# (CI: "check-asan check-tsan fuzz FUZZ_JOBS=1").
+CHECK_BESIDE_VM ?=
 check: deps
 	$(MAKE) all
-	./tools/run-check $(BUILD)
+	./tools/run-check $(BUILD) $(CHECK_BESIDE_VM)
 
 # The long figures: every VM scenario at full scale (seed 000's three
 # runs of three profiles, its %diffs asserted) on both kernels, and a
