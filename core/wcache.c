@@ -487,9 +487,15 @@ restore (struct walk *wk, const struct undo *u, uint64_t start, uint64_t end)
   c->lost_bytes += end - start;
   if (c->undone)
     c->undone (c->arg, start, end - start);
-  /* What was unreadable before the write is unreadable again: the write
-   * that healed it is undone.
-   */
+}
+
+/* What was unreadable when lost write U came is unreadable again over
+ * [START, END): the write that healed it never reached the medium.
+ */
+static void
+unheal (struct walk *wk, const struct undo *u, uint64_t start, uint64_t end)
+{
+  struct wcache_crash *c = wk->c;
   for (uint32_t i = 0; c->unreadable && i < u->nbad; i++) {
     uint64_t s = u->bad[i].start > start ? u->bad[i].start : start;
     uint64_t e = u->bad[i].end < end ? u->bad[i].end : end;
@@ -655,7 +661,7 @@ sweep (struct walk *wk, uint32_t nentries)
    * an entry's pieces never overlap each other; the trees count exactly
    * these), then the two trees.
    */
-  size_t ptrs = n + nentries, words = 2 * ((size_t) nentries + 1);
+  size_t ptrs = n + nentries, words = 3 * ((size_t) nentries + 1);
   char *block = scratch (wk->w, SCRATCH_SWEEP,
                          ptrs * sizeof (void *) + words * sizeof (uint32_t));
   if (!block)
@@ -667,6 +673,8 @@ sweep (struct walk *wk, uint32_t nentries)
   uint32_t *t = (uint32_t *) (active + nentries);
   struct fenwick kept = { t, nentries, highest_pow2 (nentries) };
   struct fenwick lost = { t + nentries + 1, nentries, kept.top };
+  /* The lost ones that healed unreadable sectors (few: NBAD > 0). */
+  struct fenwick healers = { t + 2 * (nentries + 1), nentries, kept.top };
   qsort (p, n, sizeof *p, piece_by_start);
   for (size_t i = 0; i < n; i++)
     byend[i] = &p[i];
@@ -682,12 +690,16 @@ sweep (struct walk *wk, uint32_t nentries)
       const struct piece *q = byend[ei];
       if (active[q->entry] == q) {
         fw_add (q->keep ? &kept : &lost, q->entry, -1);
+        if (!q->keep && wk->entry[q->entry]->nbad)
+          fw_add (&healers, q->entry, -1);
         active[q->entry] = NULL;
       }
     }
     for (; si < n && p[si].start == pos; si++) {
       active[p[si].entry] = &p[si];
       fw_add (p[si].keep ? &kept : &lost, p[si].entry, 1);
+      if (!p[si].keep && wk->entry[p[si].entry]->nbad)
+        fw_add (&healers, p[si].entry, 1);
     }
     if (ei == n)
       break;
@@ -697,6 +709,13 @@ sweep (struct walk *wk, uint32_t nentries)
     uint32_t k = fw_prefix (&kept, nentries) ? fw_find (&kept, 1) : nentries;
     uint32_t below = fw_prefix (&lost, k);
     const struct undo *win = below ? wk->entry[fw_find (&lost, below)] : NULL;
+    /* Every lost write newer than the kept one is undone here, not only
+     * the one whose old data is put back: if any of them healed an
+     * unreadable sector, that sector is unreadable again (it was, on the
+     * medium, until a write that never got there).
+     */
+    for (uint32_t j = 1, nh = fw_prefix (&healers, k); j <= nh; j++)
+      unheal (wk, wk->entry[fw_find (&healers, j)], pos, next);
     if (win && win == run && run_end == pos) {
       run_end = next;
       continue;

@@ -139,6 +139,25 @@ cached_disk '
 ' || fail "a crash undoing a repair"
 echo "ok: a crash that undoes a repair write leaves the sector unreadable again"
 
+# The repair undone under an older cached write: the crash puts back the
+# data from before that older write (its undo entry saw no bad sector),
+# and the sector is still unreadable, since the repair never reached the
+# medium (before, only the entry whose data came back was asked).
+cached_disk '
+  io write 65536 4096 1 > /dev/null       # cached, before the defect
+  ctl bad add 64K 4K
+  io write 65536 4096 2 > /dev/null       # the repair, cached
+  ctl power-off > /dev/null
+  ctl view lose-all > /dev/null
+  [ "$(io read 65536 4096 2>/dev/null)" = EIO ] || { echo "view: the undone repair reads"; exit 1; }
+  ctl view end > /dev/null
+  ctl crash lose-all > /dev/null
+  ctl power-on > /dev/null
+  [ "$(io read 65536 4096 2>/dev/null)" = EIO ] || { echo "crash: the undone repair reads"; exit 1; }
+  [ "$(ctl bad)" = "1 65536+4096" ] || { echo "bad: $(ctl bad)"; exit 1; }
+' || fail "a crash undoing a repair over an older cached write"
+echo "ok: ... and so when an older cached write's data comes back"
+
 # Where the head was: a misdirected write in flight at an interrupted
 # crash leaves the place it was landing on unreadable, its own place
 # readable; a write the drive was losing touched no sector.
