@@ -35,6 +35,11 @@
  *     power-on gives back every block as written (no view touched the
  *     medium or the cache), or the crash of that mode and seed leaves
  *     exactly what the views showed;
+ *   - unreadable sectors (bad add) fail every read until a write or
+ *     write-zeroes heals them (a trim does not); after a crash, in a
+ *     view as in the crash itself, a block is unreadable exactly when
+ *     it holds a version from before its heal (the crash undid the
+ *     heal) or was never healed;
  *   - stats count exactly the bytes of the requests that succeeded, and
  *     no latency exceeds the time that passed;
  *   - the heap the disk holds stays within a bound of its size, as the
@@ -108,9 +113,21 @@ struct shadow {
   int ncand;           /* -1: too many to track */
   bool has_alt;        /* without the cache: ALT is as legal as LATEST */
   uint32_t alt;        /* (a struck write that may have been refused) */
+  /* Unreadable sectors (bad add): BAD, reads fail now; MARKED, a mark
+   * that no crash has yet been kept from bringing back: BAD, or healed
+   * by cached writes only.  POST: the versions written since the heal
+   * (NPOST -1: too many).  A crash that leaves one of them is readable;
+   * one that leaves an older version undid the heal: unreadable.
+   * PRE_ZERO: zeroes were among the older versions (token 0 is every
+   * zeroing's, so a 0 then says nothing).
+   */
+  bool bad, marked, pre_zero;
+  uint32_t post[CAND];
+  int npost;
 };
 
 static struct shadow sh[BLOCKS];
+#define TOKEN_EIO (UINT32_MAX - 1) /* read_all: this block read EIO */
 static uint32_t next_version;
 
 /* What a block holds, as the shadow names it: version V of the data
@@ -254,7 +271,12 @@ groups_check (const uint32_t *tokens, const char *what)
 {
   for (unsigned i = 0; i < ngroups; i++) {
     const struct group *g = &groups[i];
-    uint64_t there = 0;
+    uint64_t there = 0, unread = 0;
+    for (unsigned j = 0; j < BLOCKS; j++)
+      if (g->mask >> j & 1 && tokens[j] == TOKEN_EIO)
+        unread |= 1ull << j;
+    if (unread)
+      continue; /* what an unreadable block holds is not known */
     for (unsigned j = 0; j < BLOCKS; j++)
       if (g->mask >> j & 1 && tokens[j] == token (j, g->v))
         there |= 1ull << j;
@@ -299,6 +321,88 @@ heap_check (size_t base, uint64_t disk_bytes, int step)
              step, held, bound, (unsigned long long) disk_bytes);
     abort ();
   }
+}
+
+/* ---- unreadable sectors ------------------------------------------------ */
+
+static void
+post_add (struct shadow *s, uint32_t v)
+{
+  if (s->npost >= 0 && s->npost < CAND)
+    s->post[s->npost++] = v;
+  else
+    s->npost = -1;
+}
+
+/* bad add over block B. */
+static void
+mark_bad (uint64_t b)
+{
+  struct shadow *s = &sh[b];
+  bool zero = s->latest == 0 || s->durable == 0 || s->ncand < 0;
+  for (int i = 0; i < s->ncand; i++)
+    zero |= s->cand[i] == 0;
+  for (int i = 0; i < s->npost; i++)
+    zero |= s->post[i] == 0;
+  s->pre_zero = (s->marked && s->pre_zero) || zero || s->npost < 0;
+  s->bad = s->marked = true;
+  s->npost = 0;
+}
+
+/* Version V reached block B: a write or write-zeroes (HEALS) or a trim
+ * (which does not), DURABLE or cached.
+ */
+static void
+medium_wrote (uint64_t b, uint32_t v, bool heals, bool durable)
+{
+  struct shadow *s = &sh[b];
+  if (!s->marked || (s->bad && !heals))
+    return; /* a trim of an unreadable block: still unreadable */
+  if (durable) {
+    s->bad = s->marked = false;
+    return;
+  }
+  s->bad = false;
+  post_add (s, v);
+}
+
+/* A flush succeeded: a heal is durable, a mark on an unread block stays. */
+static void
+bad_flushed (void)
+{
+  for (int i = 0; i < BLOCKS; i++) {
+    struct shadow *s = &sh[i];
+    if (!s->bad)
+      s->marked = false;
+    s->pre_zero = s->latest == 0;
+    s->npost = 0;
+  }
+}
+
+/* After a crash that left version V in block S (as read once healed):
+ * 1 unreadable, 0 readable, -1 either (the shadow cannot tell).
+ */
+static int
+bad_after_crash (const struct shadow *s, uint32_t v)
+{
+  if (!s->marked)
+    return 0;
+  if (s->bad)
+    return 1;
+  if (s->npost < 0 || (v == 0 && s->pre_zero))
+    return -1;
+  for (int i = 0; i < s->npost; i++)
+    if (s->post[i] == v)
+      return 0;
+  return 1;
+}
+
+/* The block is as read after a crash (healed if it was unreadable). */
+static void
+bad_reset (struct shadow *s)
+{
+  s->bad = s->marked = s->pre_zero = false;
+  s->npost = 0;
 }
 
 /* ---- the way requests come ------------------------------------------- */
@@ -516,6 +620,12 @@ struck (uint64_t b, uint64_t nb, uint32_t v, bool cache, bool faults)
   for (uint64_t i = 0; i < nb; i++) {
     struct shadow *s = &sh[b + i];
     uint32_t t = token (b + i, v);
+    if (s->marked && !s->bad) /* healed before: may be what is left */
+      post_add (s, t);
+    else if (s->bad) { /* it may have healed the block before it failed */
+      s->bad = false;
+      s->npost = -1;
+    }
     if (!cache && !faults)
       s->latest = t;
     else if (!cache) { /* an injected error may have kept it out */
@@ -595,8 +705,9 @@ landed (struct blkemu_disk *disk, uint64_t lbs, uint64_t b, uint64_t nb,
 
 /* ---- crash views ---------------------------------------------------- */
 
-/* Read every block one by one into TOKENS (each read checked, none may
- * fail); false when a read could not be checked.
+/* Read every block one by one into TOKENS (each read checked; none may
+ * fail but one the shadow marked bad: TOKEN_EIO); false when a read
+ * could not be checked.
  */
 static bool
 read_all (struct blkemu_disk *disk, uint64_t lbs, uint32_t *tokens,
@@ -604,7 +715,12 @@ read_all (struct blkemu_disk *disk, uint64_t lbs, uint32_t *tokens,
 {
   static unsigned char blk[65536];
   for (uint64_t i = 0; i < BLOCKS; i++) {
-    if (read_checked (disk, blk, lbs, i * lbs, read_bytes) != 0)
+    int r = read_checked (disk, blk, lbs, i * lbs, read_bytes);
+    if (r == EIO && sh[i].marked) {
+      tokens[i] = TOKEN_EIO;
+      continue;
+    }
+    if (r != 0)
       return false;
     tokens[i] = token_of (blk, lbs);
   }
@@ -662,9 +778,15 @@ views_after_views (struct blkemu_disk *disk, uint64_t lbs, bool cache,
     abort ();
   }
   view_read_all (disk, lbs, mode, seed, first, &ok_bytes[BLKEMU_OP_READ]);
-  for (uint64_t i = 0; i < BLOCKS; i++)
+  for (uint64_t i = 0; i < BLOCKS; i++) {
+    if (first[i] == TOKEN_EIO)
+      continue; /* marked bad (read_all): judged against the crash below */
     if (cache ? !may_hold (&sh[i], first[i]) : first[i] != sh[i].latest)
       view_fail ("not a legal crash state", i, first[i], sh[i].durable);
+    if (bad_after_crash (&sh[i], first[i]) == 1)
+      view_fail ("a block the crash leaves unreadable reads", i, first[i],
+                 TOKEN_EIO);
+  }
   groups_check (first, "a view");
   /* The view's own writes: served, read back, then thrown away. */
   uint32_t v = next_version++;
@@ -703,14 +825,30 @@ views_after_views (struct blkemu_disk *disk, uint64_t lbs, bool cache,
   if (!read_all (disk, lbs, again, &ok_bytes[BLKEMU_OP_READ]))
     abort ();
   for (uint64_t i = 0; i < BLOCKS; i++) {
-    uint32_t want = and_crash ? first[i] : sh[i].latest;
+    uint32_t want = and_crash   ? first[i]
+                    : sh[i].bad ? TOKEN_EIO
+                                : sh[i].latest;
     if (again[i] != want)
       view_fail (and_crash ? "the crash leaves what its view showed"
                            : "power-on after views: the disk as written",
                  i, again[i], want);
+    if (and_crash && want == TOKEN_EIO) {
+      /* Healed without writing: the block holds what the medium has. */
+      static unsigned char blk[65536];
+      if (blkemu_disk_bad_clear (disk, i * lbs, lbs, err, sizeof err) ||
+          read_checked (disk, blk, lbs, i * lbs, &ok_bytes[BLKEMU_OP_READ]))
+        abort ();
+      want = token_of (blk, lbs);
+      if (cache ? !may_hold (&sh[i], want) : want != sh[i].latest)
+        view_fail ("not a legal crash state", i, want, sh[i].durable);
+      if (bad_after_crash (&sh[i], want) == 0)
+        view_fail ("a block the crash leaves readable reads EIO", i, TOKEN_EIO,
+                   want);
+    }
     if (and_crash) {
       sh[i].latest = sh[i].durable = want;
       sh[i].ncand = 0;
+      bad_reset (&sh[i]);
     }
   }
   if (and_crash)
@@ -812,6 +950,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
    * shadow says (no silent faults) and the cache has something to undo.
    */
   bool atomic_check = cache && !null_backend && !silent && !misdirect;
+  /* Unreadable sectors where every read is checked and nothing else
+   * fails a read (injected errors are off for the rest of the run once
+   * error-mode=off is set).
+   */
+  bool bad_ok = !null_backend && !silent && !misdirect;
   uint64_t unit_blocks = disk->cfg.num[K_ATOMIC_UNIT] / lbs;
   uint64_t ok_bytes[BLKEMU_OP_COUNT] = { 0 };
   uint64_t t_start = now_ns;
@@ -889,8 +1032,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
             landed (disk, lbs, b, nb, v, durable, &ok_bytes[BLKEMU_OP_READ]);
         }
         else {
-          for (uint64_t i = 0; kept && i < nb; i++)
+          for (uint64_t i = 0; kept && i < nb; i++) {
+            medium_wrote (b + i, token (b + i, v), true, durable || !cache);
             written (b + i, token (b + i, v), durable);
+          }
           if (kept && atomic_check)
             groups_add (b, nb, v, unit_blocks);
         }
@@ -905,8 +1050,21 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       break;
     }
     case 3:
-    case 4: /* read and compare */
+    case 4: { /* read and compare */
+      bool any_bad = false;
+      for (uint64_t i = 0; i < nb; i++)
+        any_bad |= sh[b + i].bad;
       r = read_checked (disk, buf, len, off, &ok_bytes[BLKEMU_OP_READ]);
+      if (any_bad && r != EIO && r != EINVAL) {
+        fprintf (stderr,
+                 "step %d: read of blocks %llu..%llu over an unreadable "
+                 "one returned %d\n",
+                 step, (unsigned long long) b, (unsigned long long) (b + nb),
+                 r);
+        abort ();
+      }
+      if (any_bad)
+        break;
       if (r == -1)
         r = 0; /* served, not checkable */
       else if (r == 0) {
@@ -926,6 +1084,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         abort ();
       }
       break;
+    }
     case 5: /* flush */
       r = io (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
       if (getenv ("FUZZ_DEBUG"))
@@ -936,6 +1095,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           sh[i].ncand = 0;
         }
         ngroups = 0;
+        bad_flushed ();
       }
       break;
     case 6: /* write-zeroes or trim */
@@ -948,8 +1108,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                  last_zero_op == BLKEMU_OP_ZERO ? "write-zeroes" : "trim",
                  (unsigned long long) b, (unsigned long long) (b + nb), r);
       if (r == 0)
-        for (uint64_t i = 0; i < nb; i++)
+        for (uint64_t i = 0; i < nb; i++) {
+          medium_wrote (b + i, 0, last_zero_op == BLKEMU_OP_ZERO, !cache);
           written (b + i, 0, false);
+        }
       else if (strike && !during_next_wait)
         struck (b, nb, 0, cache, faults);
       break;
@@ -988,7 +1150,19 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         views_after_views (disk, lbs, cache, crash_mode, crash_seed, b, nb,
                            take (&in, 2), ok_bytes);
       break;
-    default: /* an unaligned or wild request */
+    default: /* an unaligned or wild request, or unreadable sectors */
+      if (take (&in, 2) && bad_ok && !faults) {
+        if (blkemu_disk_bad_add (disk, off, len, err, sizeof err) != 0) {
+          fprintf (stderr, "bad add: %s\n", err);
+          abort ();
+        }
+        for (uint64_t i = 0; i < nb; i++)
+          mark_bad (b + i);
+        if (getenv ("FUZZ_DEBUG"))
+          fprintf (stderr, "step %d: bad add blocks %llu..%llu\n", step,
+                   (unsigned long long) b, (unsigned long long) (b + nb));
+        break;
+      }
       r = io (disk, BLKEMU_OP_READ, buf, lbs, off + 1 + take (&in, 511), 0);
       if (r != EINVAL)
         abort ();
@@ -1068,6 +1242,12 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       bool unreadable = i >= unreadable_lo && i < unreadable_hi;
       if (unreadable && unreadable_maybe && rr == 0)
         unreadable = false;
+      /* A bad mark outside the struck run: judged once the block's
+       * version is read (below).
+       */
+      bool marked = sh[i].marked && !unreadable;
+      if (marked)
+        unreadable = rr == EIO;
       if (unreadable != (rr == EIO)) {
         fprintf (stderr,
                  "block %llu after an interrupted crash: read "
@@ -1089,6 +1269,17 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       bool legal = cache
                      ? may_hold (&sh[i], v)
                      : v == sh[i].latest || (sh[i].has_alt && v == sh[i].alt);
+      int want_eio = marked ? bad_after_crash (&sh[i], v) : -1;
+      if (want_eio >= 0 && want_eio != (rr == EIO)) {
+        fprintf (stderr,
+                 "block %llu after the crash: version %u %s (marked bad; "
+                 "%s since)\n",
+                 (unsigned long long) i, v / BLOCKS,
+                 rr == EIO ? "unreadable" : "readable",
+                 sh[i].bad ? "not healed" : "healed by cached writes");
+        abort ();
+      }
+      bad_reset (&sh[i]);
       if (struck_version && v != 0 && v != UINT32_MAX &&
           v / BLOCKS == struck_version) {
         if (v % BLOCKS == i)
