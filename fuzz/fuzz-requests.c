@@ -356,8 +356,12 @@ static void
 medium_wrote (uint64_t b, uint32_t v, bool heals, bool durable)
 {
   struct shadow *s = &sh[b];
-  if (!s->marked || (s->bad && !heals))
-    return; /* a trim of an unreadable block: still unreadable */
+  if (!s->marked)
+    return;
+  if (s->bad && !heals) {  /* a trim of an unreadable block: still so */
+    s->pre_zero |= v == 0; /* and its zeroes are from before the heal */
+    return;
+  }
   if (durable) {
     s->bad = s->marked = false;
     return;
