@@ -649,8 +649,9 @@ highest_pow2 (uint32_t n)
 }
 
 /* The sweep: at each stretch between two piece boundaries, the first
- * kept entry K and the last lost one below it decide what is put back;
- * neighbouring stretches of one entry are put back at once.
+ * kept entry K and the last lost one below it decide what is put back
+ * (neighbouring stretches of one entry are put back at once), and every
+ * lost entry below K that healed unreadable sectors puts them back.
  */
 static int
 sweep (struct walk *wk, uint32_t nentries)
@@ -659,7 +660,7 @@ sweep (struct walk *wk, uint32_t nentries)
   struct piece *p = wk->p;
   /* One block: BYEND, then ACTIVE[e] (entry e's piece at the position:
    * an entry's pieces never overlap each other; the trees count exactly
-   * these), then the two trees.
+   * these), then the three trees (kept, lost, lost that healed).
    */
   size_t ptrs = n + nentries, words = 3 * ((size_t) nentries + 1);
   char *block = scratch (wk->w, SCRATCH_SWEEP,
