@@ -33,6 +33,22 @@ dmesg -n 1 2>/dev/null || true
 # (where a long run spends its time shows without another tool).
 section () { printf '\n=== %s  [t+%d s]\n' "$*" "$SECONDS"; }
 
+# same_on_every_kernel WHAT: true where the sections WHAT names check
+# nothing the kernel's version changes.  At quick scale (CI) they run on
+# the newest kernel of the header's "# kernels:" line only (elsewhere
+# this says so and is false); at full scale on every kernel.
+same_on_every_kernel () {
+  [ "${BLKEMU_SCENARIO_SCALE:-full}" = quick ] || return 0
+  local newest
+  newest=$(sed -n 's/^# kernels: *\([0-9. ]*\).*/\1/p' "$0" | head -1 | awk '{ print $NF }')
+  [ -n "$newest" ] || return 0
+  case $(uname -r) in
+    "$newest".* | "$newest"-*) return 0 ;;
+  esac
+  printf '\n=== %s: on %s only at quick scale (the same on every kernel)\n' "$1" "$newest"
+  return 1
+}
+
 # check DESCRIPTION TEST-ARGS...: an invariant, counted and printed.
 check () {
   local what=$1; shift

@@ -71,159 +71,161 @@ echo "  wwid: $wwid"
 check "VPD 0x83: an NAA identifier (wwid naa.6001405...)" \
   "$(echo "$wwid" | grep -c '^naa\.6001405')" -eq 1
 
-section "sg3-utils read what the spec says"
-if command -v sg_vpd > /dev/null; then
-  sg_vpd -p bl "$dev" > "$work/bl" 2>&1
-  sed 's/^/  /' "$work/bl"
-  vpd () { sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$work/bl" | head -1; }
-  check "sg_vpd -p bl: Maximum transfer length 2048 blocks (1M)" "$(vpd 'Maximum transfer length')" -eq 2048
-  check "sg_vpd -p bl: Optimal transfer length 2048 blocks" "$(vpd 'Optimal transfer length')" -eq 2048
-  check "sg_vpd -p bl: Optimal transfer length granularity 8 blocks (min-io 4K)" \
-    "$(vpd 'Optimal transfer length granularity')" -eq 8
-  check "sg_vpd -p bl: Maximum unmap LBA count 32768 (16M)" "$(vpd 'Maximum unmap LBA count')" -eq 32768
-  check "sg_vpd -p bl: Maximum unmap block descriptor count 4" \
-    "$(vpd 'Maximum unmap block descriptor count')" -eq 4
-  sg_vpd -p bdc "$dev" > "$work/bdc" 2>&1
-  grep -i "rotation" "$work/bdc" | sed 's/^/  /'
-  check "sg_vpd -p bdc: the rotation rate is rpm= (7200)" "$(grep -ci 'rotation rate: 7200' "$work/bdc")" -eq 1
-  sg_readcap --16 "$dev" > "$work/rc" 2>&1
-  sed 's/^/  /' "$work/rc" | head -12
-  check "sg_readcap --16: physical block exponent 3 (4K of 512)" \
-    "$(grep -c 'blocks per physical block exponent=3' "$work/rc")" -eq 1
-  check "sg_readcap --16: logical block provisioning (LBPME=1)" "$(grep -ci 'lbpme=1' "$work/rc")" -eq 1
-  sg_opcodes "$dev" > "$work/op" 2>&1
-  sed 's/^/  /' "$work/op" | head -30
-  check "sg_opcodes: REPORT SUPPORTED OPERATION CODES lists WRITE SAME(16) and UNMAP" \
-    "$(grep -ciE 'write same\(16\)|^ *42 .*unmap' "$work/op")" -eq 2
-  sg_opcodes -o 0x88 "$dev" > "$work/op1" 2>&1
-  sed 's/^/  /' "$work/op1" | head -8
-  check "sg_opcodes -o 0x88: READ(16) supported as the standard says" \
-    "$(grep -ciE 'supported \[conforming|supported.*standard' "$work/op1")" -ge 1
-  ctl arr reset > /dev/null
-  sg_unmap --force --lba=131072 --num=2048 "$dev"
-  check "sg_unmap: one 1M UNMAP reached the disk as a trim" \
-    "$(disk_stat arr .ops.trim.bytes)" -eq 1048576
-  sg_write_same --16 --unmap --lba=133120 --num=2048 "$dev"
-  sg_write_same --16 --in=/dev/zero --lba=135168 --num=16 "$dev"
-  check "sg_write_same --16 (with UNMAP, then of zeroes): two zeroings" \
-    "$(disk_stat arr .ops.zero.requests)" -eq 2
-  # A block that is not zeroes: repeated over 1 MiB, written in pieces
-  # of at most 256K (a command pins that much, not its whole range).
-  head -c 512 /dev/urandom > "$work/pattern"
-  ctl arr reset > /dev/null
-  sg_write_same --16 --in="$work/pattern" --lba=137216 --num=2048 "$dev"
-  for _ in $(seq 4); do cat "$work/pattern"; done > "$work/pattern4"
-  check "WRITE SAME of a pattern: 1 MiB written, in writes of at most 256K ($(disk_stat arr '.ops.write | "\(.bytes) bytes, largest \(.sizes | keys | map(tonumber) | max)"'))" \
-    "$(disk_stat arr .ops.write.bytes)/$(max_size arr write)" = 1048576/262144
-  dd if="$dev" bs=2048 skip=$((137216 / 4 + 511)) count=1 iflag=direct status=none 2>/dev/null |
-    cmp -s - "$work/pattern4"
-  check "WRITE SAME of a pattern: its last blocks hold the pattern" $? -eq 0
-else
-  check "sg3-utils installed (tools/install-deps vm)" 0 -eq 1
-fi
+if same_on_every_kernel "sg3-utils, INQUIRY and iSCSI"; then
+  section "sg3-utils read what the spec says"
+  if command -v sg_vpd > /dev/null; then
+    sg_vpd -p bl "$dev" > "$work/bl" 2>&1
+    sed 's/^/  /' "$work/bl"
+    vpd () { sed -n "s/^ *$1: *\([0-9]*\).*/\1/p" "$work/bl" | head -1; }
+    check "sg_vpd -p bl: Maximum transfer length 2048 blocks (1M)" "$(vpd 'Maximum transfer length')" -eq 2048
+    check "sg_vpd -p bl: Optimal transfer length 2048 blocks" "$(vpd 'Optimal transfer length')" -eq 2048
+    check "sg_vpd -p bl: Optimal transfer length granularity 8 blocks (min-io 4K)" \
+      "$(vpd 'Optimal transfer length granularity')" -eq 8
+    check "sg_vpd -p bl: Maximum unmap LBA count 32768 (16M)" "$(vpd 'Maximum unmap LBA count')" -eq 32768
+    check "sg_vpd -p bl: Maximum unmap block descriptor count 4" \
+      "$(vpd 'Maximum unmap block descriptor count')" -eq 4
+    sg_vpd -p bdc "$dev" > "$work/bdc" 2>&1
+    grep -i "rotation" "$work/bdc" | sed 's/^/  /'
+    check "sg_vpd -p bdc: the rotation rate is rpm= (7200)" "$(grep -ci 'rotation rate: 7200' "$work/bdc")" -eq 1
+    sg_readcap --16 "$dev" > "$work/rc" 2>&1
+    sed 's/^/  /' "$work/rc" | head -12
+    check "sg_readcap --16: physical block exponent 3 (4K of 512)" \
+      "$(grep -c 'blocks per physical block exponent=3' "$work/rc")" -eq 1
+    check "sg_readcap --16: logical block provisioning (LBPME=1)" "$(grep -ci 'lbpme=1' "$work/rc")" -eq 1
+    sg_opcodes "$dev" > "$work/op" 2>&1
+    sed 's/^/  /' "$work/op" | head -30
+    check "sg_opcodes: REPORT SUPPORTED OPERATION CODES lists WRITE SAME(16) and UNMAP" \
+      "$(grep -ciE 'write same\(16\)|^ *42 .*unmap' "$work/op")" -eq 2
+    sg_opcodes -o 0x88 "$dev" > "$work/op1" 2>&1
+    sed 's/^/  /' "$work/op1" | head -8
+    check "sg_opcodes -o 0x88: READ(16) supported as the standard says" \
+      "$(grep -ciE 'supported \[conforming|supported.*standard' "$work/op1")" -ge 1
+    ctl arr reset > /dev/null
+    sg_unmap --force --lba=131072 --num=2048 "$dev"
+    check "sg_unmap: one 1M UNMAP reached the disk as a trim" \
+      "$(disk_stat arr .ops.trim.bytes)" -eq 1048576
+    sg_write_same --16 --unmap --lba=133120 --num=2048 "$dev"
+    sg_write_same --16 --in=/dev/zero --lba=135168 --num=16 "$dev"
+    check "sg_write_same --16 (with UNMAP, then of zeroes): two zeroings" \
+      "$(disk_stat arr .ops.zero.requests)" -eq 2
+    # A block that is not zeroes: repeated over 1 MiB, written in pieces
+    # of at most 256K (a command pins that much, not its whole range).
+    head -c 512 /dev/urandom > "$work/pattern"
+    ctl arr reset > /dev/null
+    sg_write_same --16 --in="$work/pattern" --lba=137216 --num=2048 "$dev"
+    for _ in $(seq 4); do cat "$work/pattern"; done > "$work/pattern4"
+    check "WRITE SAME of a pattern: 1 MiB written, in writes of at most 256K ($(disk_stat arr '.ops.write | "\(.bytes) bytes, largest \(.sizes | keys | map(tonumber) | max)"'))" \
+      "$(disk_stat arr .ops.write.bytes)/$(max_size arr write)" = 1048576/262144
+    dd if="$dev" bs=2048 skip=$((137216 / 4 + 511)) count=1 iflag=direct status=none 2>/dev/null |
+      cmp -s - "$work/pattern4"
+    check "WRITE SAME of a pattern: its last blocks hold the pattern" $? -eq 0
+  else
+    check "sg3-utils installed (tools/install-deps vm)" 0 -eq 1
+  fi
 
-section "a seed's array by its profile: INQUIRY says HP HSV400"
-scsi_start hsv --disk "name=hsv,profile=san-hsv400,size=64M"
-hb=${sd[hsv]#/dev/}
-lsscsi 2>/dev/null | grep "${sd[hsv]}" | sed 's/^/  /'
-sg_inq "${sd[hsv]}" 2>/dev/null | grep -E "identification|revision" | sed 's/^/  /'
-check "sysfs vendor/model: HP/HSV400 (seed 000's strings)" \
-  "$(tr -d ' ' < /sys/block/$hb/device/vendor)/$(tr -d ' ' < /sys/block/$hb/device/model)" = HP/HSV400
-check "sg_inq prints seed 000's 'Vendor identification: HP'" \
-  "$(sg_inq "${sd[hsv]}" 2>/dev/null | grep -c 'Vendor identification: HP')" -eq 1
-check "lsscsi shows it" "$(lsscsi 2>/dev/null | grep "${sd[hsv]}" | grep -c 'HP *HSV400')" -eq 1
-sg_vpd -p bl "${sd[hsv]}" 2>/dev/null | grep -i "transfer length" | sed 's/^/  /'
-check "its max-transfer (32767K) as MAXIMUM TRANSFER LENGTH: 65534 blocks" \
-  "$(sg_vpd -p bl "${sd[hsv]}" 2>/dev/null | grep -c 'Maximum transfer length: 65534')" -eq 1
-scsi_stop hsv
+  section "a seed's array by its profile: INQUIRY says HP HSV400"
+  scsi_start hsv --disk "name=hsv,profile=san-hsv400,size=64M"
+  hb=${sd[hsv]#/dev/}
+  lsscsi 2>/dev/null | grep "${sd[hsv]}" | sed 's/^/  /'
+  sg_inq "${sd[hsv]}" 2>/dev/null | grep -E "identification|revision" | sed 's/^/  /'
+  check "sysfs vendor/model: HP/HSV400 (seed 000's strings)" \
+    "$(tr -d ' ' < /sys/block/$hb/device/vendor)/$(tr -d ' ' < /sys/block/$hb/device/model)" = HP/HSV400
+  check "sg_inq prints seed 000's 'Vendor identification: HP'" \
+    "$(sg_inq "${sd[hsv]}" 2>/dev/null | grep -c 'Vendor identification: HP')" -eq 1
+  check "lsscsi shows it" "$(lsscsi 2>/dev/null | grep "${sd[hsv]}" | grep -c 'HP *HSV400')" -eq 1
+  sg_vpd -p bl "${sd[hsv]}" 2>/dev/null | grep -i "transfer length" | sed 's/^/  /'
+  check "its max-transfer (32767K) as MAXIMUM TRANSFER LENGTH: 65534 blocks" \
+    "$(sg_vpd -p bl "${sd[hsv]}" 2>/dev/null | grep -c 'Maximum transfer length: 65534')" -eq 1
+  scsi_stop hsv
 
-section "seed 000 over iSCSI: the HSV400 disk takes whole 4 MiB writes"
-# The same profile exported through LIO's iSCSI target on the loopback
-# address, logged in to with open-iscsi: the sd disk iSCSI makes has the
-# Block Limits page's 32767K maximum, so max_sectors_kb can be the seed's
-# 4096, and each 4 MiB direct write reaches the disk as one command.
-scsi_start is --iscsi 127.0.0.1:3260 --disk "name=is,profile=san-hsv400,size=64M,control=$work/is.ctl"
-read -r iqn portal <<< "${sd[is]}"
-echo "  the ready file: is $iqn $portal"
-check "the ready file names the target (iqn.2026-12.org.blkemu:is on 127.0.0.1:3260)" \
-  "$iqn $portal" = "iqn.2026-12.org.blkemu:is 127.0.0.1:3260"
-if idev=$(iscsi_login "$iqn" "$portal"); then
-  ib=${idev#/dev/}
-  echo "  logged in: $idev, $(cat /sys/block/$ib/device/vendor) $(cat /sys/block/$ib/device/model), max_hw_sectors_kb $(cat /sys/block/$ib/queue/max_hw_sectors_kb), max_sectors_kb $(cat /sys/block/$ib/queue/max_sectors_kb)"
-  check "an iSCSI session's disk, seed 000's HSV400" \
-    "$(cat /sys/block/$ib/device/model | tr -d ' ')/$(ls /sys/class/iscsi_session | wc -l)" = HSV400/1
-  echo 4096 > /sys/block/$ib/queue/max_sectors_kb
-  ctl is reset > /dev/null
-  dd if=/dev/zero of="$idev" bs=4M count=8 oflag=direct 2>/dev/null
-  check "max_sectors_kb 4096: every 4 MiB write arrived whole ($(disk_stat is '.ops.write.sizes | tostring'))" \
-    "$(disk_stat is '.ops.write.sizes | tostring')" = '{"4194304":8}'
-  check "the disk's transport says iSCSI ($(disk_stat is .transport.scsi_iscsi_portal))" \
-    "$(disk_stat is .transport.device)/$(disk_stat is .transport.scsi_iscsi_portal)" = "$iqn/127.0.0.1:3260"
-  iscsi_logout "$iqn" "$portal"
-else
-  check "log in to the iSCSI target" 1 -eq 0
-fi
+  section "seed 000 over iSCSI: the HSV400 disk takes whole 4 MiB writes"
+  # The same profile exported through LIO's iSCSI target on the loopback
+  # address, logged in to with open-iscsi: the sd disk iSCSI makes has the
+  # Block Limits page's 32767K maximum, so max_sectors_kb can be the seed's
+  # 4096, and each 4 MiB direct write reaches the disk as one command.
+  scsi_start is --iscsi 127.0.0.1:3260 --disk "name=is,profile=san-hsv400,size=64M,control=$work/is.ctl"
+  read -r iqn portal <<< "${sd[is]}"
+  echo "  the ready file: is $iqn $portal"
+  check "the ready file names the target (iqn.2026-12.org.blkemu:is on 127.0.0.1:3260)" \
+    "$iqn $portal" = "iqn.2026-12.org.blkemu:is 127.0.0.1:3260"
+  if idev=$(iscsi_login "$iqn" "$portal"); then
+    ib=${idev#/dev/}
+    echo "  logged in: $idev, $(cat /sys/block/$ib/device/vendor) $(cat /sys/block/$ib/device/model), max_hw_sectors_kb $(cat /sys/block/$ib/queue/max_hw_sectors_kb), max_sectors_kb $(cat /sys/block/$ib/queue/max_sectors_kb)"
+    check "an iSCSI session's disk, seed 000's HSV400" \
+      "$(cat /sys/block/$ib/device/model | tr -d ' ')/$(ls /sys/class/iscsi_session | wc -l)" = HSV400/1
+    echo 4096 > /sys/block/$ib/queue/max_sectors_kb
+    ctl is reset > /dev/null
+    dd if=/dev/zero of="$idev" bs=4M count=8 oflag=direct 2>/dev/null
+    check "max_sectors_kb 4096: every 4 MiB write arrived whole ($(disk_stat is '.ops.write.sizes | tostring'))" \
+      "$(disk_stat is '.ops.write.sizes | tostring')" = '{"4194304":8}'
+    check "the disk's transport says iSCSI ($(disk_stat is .transport.scsi_iscsi_portal))" \
+      "$(disk_stat is .transport.device)/$(disk_stat is .transport.scsi_iscsi_portal)" = "$iqn/127.0.0.1:3260"
+    iscsi_logout "$iqn" "$portal"
+  else
+    check "log in to the iSCSI target" 1 -eq 0
+  fi
 
-section "iSCSI access: an initiator list and (mutual) CHAP"
-# --iscsi-auth: only the listed initiator gets in, and only with the
-# CHAP secret; with mutual CHAP the target proves itself too.  Another
-# target that lists only someone else refuses this guest outright.
-cat > "$work/auth" <<'EOF'
+  section "iSCSI access: an initiator list and (mutual) CHAP"
+  # --iscsi-auth: only the listed initiator gets in, and only with the
+  # CHAP secret; with mutual CHAP the target proves itself too.  Another
+  # target that lists only someone else refuses this guest outright.
+  cat > "$work/auth" <<'EOF'
 # who may log in to blkemu's iSCSI targets
 initiator iqn.2026-12.org.blkemu:guest
 chap blkemu-guest guest-secret-1234
 mutual-chap blkemu-target target-secret-5678
 EOF
-scsi_start ia --iscsi 127.0.0.1:3264 --iscsi-auth "$work/auth" --disk "name=ia,size=16M,control=$work/ia.ctl"
-read -r iqn portal <<< "${sd[ia]}"
-tpg=/sys/kernel/config/target/iscsi/$iqn/tpgt_1
-check "an ACL for the guest, no demo mode, authentication on" \
-  "$(ls "$tpg/acls")/$(cat "$tpg/attrib/generate_node_acls")/$(cat "$tpg/attrib/authentication")" = "iqn.2026-12.org.blkemu:guest/0/1"
-# logged_in IQN: how many sessions this guest has with IQN.
-logged_in () { cat /sys/class/iscsi_session/*/targetname 2>/dev/null | grep -cx "$1"; }
-iscsi_login "$iqn" "$portal" > /dev/null 2>&1
-check "no CHAP secret: the login is refused" "$(logged_in "$iqn")" -eq 0
-ISCSI_CHAP="blkemu-guest wrong-secret-0000" iscsi_login "$iqn" "$portal" > /dev/null 2>&1
-check "a wrong secret: refused" "$(logged_in "$iqn")" -eq 0
-ISCSI_CHAP="blkemu-guest guest-secret-1234 blkemu-target not-the-target-0" \
+  scsi_start ia --iscsi 127.0.0.1:3264 --iscsi-auth "$work/auth" --disk "name=ia,size=16M,control=$work/ia.ctl"
+  read -r iqn portal <<< "${sd[ia]}"
+  tpg=/sys/kernel/config/target/iscsi/$iqn/tpgt_1
+  check "an ACL for the guest, no demo mode, authentication on" \
+    "$(ls "$tpg/acls")/$(cat "$tpg/attrib/generate_node_acls")/$(cat "$tpg/attrib/authentication")" = "iqn.2026-12.org.blkemu:guest/0/1"
+  # logged_in IQN: how many sessions this guest has with IQN.
+  logged_in () { cat /sys/class/iscsi_session/*/targetname 2>/dev/null | grep -cx "$1"; }
   iscsi_login "$iqn" "$portal" > /dev/null 2>&1
-check "a target that cannot prove itself (mutual CHAP): the guest walks away" \
-  "$(logged_in "$iqn")" -eq 0
-if adev=$(ISCSI_CHAP="blkemu-guest guest-secret-1234 blkemu-target target-secret-5678" \
-            iscsi_login "$iqn" "$portal"); then
-  check "the right secrets both ways: logged in, $adev" -b "$adev"
-  dd if=/dev/zero of="$adev" bs=64k count=16 oflag=direct status=none
-  check "and it carries I/O ($(disk_stat ia .ops.write.requests) writes)" \
-    "$(disk_stat ia .ops.write.requests)" -gt 0
-  iscsi_logout "$iqn" "$portal"
-else
-  check "the right secrets both ways: logged in" 1 -eq 0
+  check "no CHAP secret: the login is refused" "$(logged_in "$iqn")" -eq 0
+  ISCSI_CHAP="blkemu-guest wrong-secret-0000" iscsi_login "$iqn" "$portal" > /dev/null 2>&1
+  check "a wrong secret: refused" "$(logged_in "$iqn")" -eq 0
+  ISCSI_CHAP="blkemu-guest guest-secret-1234 blkemu-target not-the-target-0" \
+    iscsi_login "$iqn" "$portal" > /dev/null 2>&1
+  check "a target that cannot prove itself (mutual CHAP): the guest walks away" \
+    "$(logged_in "$iqn")" -eq 0
+  if adev=$(ISCSI_CHAP="blkemu-guest guest-secret-1234 blkemu-target target-secret-5678" \
+              iscsi_login "$iqn" "$portal"); then
+    check "the right secrets both ways: logged in, $adev" -b "$adev"
+    dd if=/dev/zero of="$adev" bs=64k count=16 oflag=direct status=none
+    check "and it carries I/O ($(disk_stat ia .ops.write.requests) writes)" \
+      "$(disk_stat ia .ops.write.requests)" -gt 0
+    iscsi_logout "$iqn" "$portal"
+  else
+    check "the right secrets both ways: logged in" 1 -eq 0
+  fi
+  scsi_stop ia
+  check "stopping removed the target, its ACL with it" ! -e "$tpg"
+  printf 'chap blkemu-guest guest-secret-1234\n' > "$work/auth-chap"
+  scsi_start ic --iscsi 127.0.0.1:3268 --iscsi-auth "$work/auth-chap" --disk "name=ic,size=16M"
+  read -r iqn portal <<< "${sd[ic]}"
+  iscsi_login "$iqn" "$portal" > /dev/null 2>&1
+  check "any initiator, but CHAP: refused without the secret" "$(logged_in "$iqn")" -eq 0
+  if cdev=$(ISCSI_CHAP="blkemu-guest guest-secret-1234" iscsi_login "$iqn" "$portal"); then
+    check "and let in with it ($cdev)" -b "$cdev"
+    iscsi_logout "$iqn" "$portal"
+  else
+    check "and let in with it" 1 -eq 0
+  fi
+  iscsi_chap "$iqn" "$portal"
+  scsi_stop ic
+  echo "initiator iqn.2026-12.org.blkemu:someone-else" > "$work/auth-other"
+  scsi_start io --iscsi 127.0.0.1:3266 --iscsi-auth "$work/auth-other" --disk "name=io,size=16M"
+  read -r iqn portal <<< "${sd[io]}"
+  iscsi_login "$iqn" "$portal" > /dev/null 2>&1
+  check "a target listing only another initiator refuses this guest" \
+    "$(logged_in "$iqn")" -eq 0
+  scsi_stop io
+  scsi_stop is
+  check "the iSCSI target is gone from configfs" \
+    "$(ls /sys/kernel/config/target/iscsi 2>/dev/null | grep -c blkemu)" -eq 0
 fi
-scsi_stop ia
-check "stopping removed the target, its ACL with it" ! -e "$tpg"
-printf 'chap blkemu-guest guest-secret-1234\n' > "$work/auth-chap"
-scsi_start ic --iscsi 127.0.0.1:3268 --iscsi-auth "$work/auth-chap" --disk "name=ic,size=16M"
-read -r iqn portal <<< "${sd[ic]}"
-iscsi_login "$iqn" "$portal" > /dev/null 2>&1
-check "any initiator, but CHAP: refused without the secret" "$(logged_in "$iqn")" -eq 0
-if cdev=$(ISCSI_CHAP="blkemu-guest guest-secret-1234" iscsi_login "$iqn" "$portal"); then
-  check "and let in with it ($cdev)" -b "$cdev"
-  iscsi_logout "$iqn" "$portal"
-else
-  check "and let in with it" 1 -eq 0
-fi
-iscsi_chap "$iqn" "$portal"
-scsi_stop ic
-echo "initiator iqn.2026-12.org.blkemu:someone-else" > "$work/auth-other"
-scsi_start io --iscsi 127.0.0.1:3266 --iscsi-auth "$work/auth-other" --disk "name=io,size=16M"
-read -r iqn portal <<< "${sd[io]}"
-iscsi_login "$iqn" "$portal" > /dev/null 2>&1
-check "a target listing only another initiator refuses this guest" \
-  "$(logged_in "$iqn")" -eq 0
-scsi_stop io
-scsi_stop is
-check "the iSCSI target is gone from configfs" \
-  "$(ls /sys/kernel/config/target/iscsi 2>/dev/null | grep -c blkemu)" -eq 0
 
 section "4 MiB direct reads reach the disk cut to its MAXIMUM TRANSFER LENGTH, 1 MiB"
 ctl arr reset > /dev/null
@@ -449,19 +451,21 @@ else
   scsi_stop at
 fi
 
-section "max-transfer=32M: neither LIO nor blkemu-scsi caps it below tcm_loop's 32767K"
-scsi_start big --disk "name=big,size=128M,max-transfer=32M,control=$work/big.ctl"
-bq=/sys/block/${sd[big]#/dev/}/queue
-queue_limits "${sd[big]#/dev/}"
-check "no optimal size: sd's default max_sectors_kb, 1280" \
-  "$(cat $bq/max_sectors_kb)" -eq 1280
-echo 32767 > $bq/max_sectors_kb
-check "raised to tcm_loop's 32767 (LIO's default hw_max_sectors would stop it at 64K)" \
-  "$(cat $bq/max_sectors_kb)" -eq 32767
-attr=/sys/kernel/config/target/core/user_2846/big/attrib
-check "LIO's own limit is the spec's: hw_max_sectors 65536 blocks of 512" \
-  "$(cat $attr/hw_max_sectors)/$(cat $attr/hw_block_size)" = 65536/512
-scsi_stop big
+if same_on_every_kernel "max-transfer=32M"; then
+  section "max-transfer=32M: neither LIO nor blkemu-scsi caps it below tcm_loop's 32767K"
+  scsi_start big --disk "name=big,size=128M,max-transfer=32M,control=$work/big.ctl"
+  bq=/sys/block/${sd[big]#/dev/}/queue
+  queue_limits "${sd[big]#/dev/}"
+  check "no optimal size: sd's default max_sectors_kb, 1280" \
+    "$(cat $bq/max_sectors_kb)" -eq 1280
+  echo 32767 > $bq/max_sectors_kb
+  check "raised to tcm_loop's 32767 (LIO's default hw_max_sectors would stop it at 64K)" \
+    "$(cat $bq/max_sectors_kb)" -eq 32767
+  attr=/sys/kernel/config/target/core/user_2846/big/attrib
+  check "LIO's own limit is the spec's: hw_max_sectors 65536 blocks of 512" \
+    "$(cat $attr/hw_max_sectors)/$(cat $attr/hw_block_size)" = 65536/512
+  scsi_stop big
+fi
 
 section "a full queue: TASK SET FULL, and the kernel lowers the queue depth"
 scsi_start q --disk "name=q,size=64M,queue-depth=4,latency-read=2ms,stats=$results/q.json"
