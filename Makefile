@@ -8,7 +8,7 @@ PREFIX ?= /usr/local
 VERSION = $(shell dpkg-parsechangelog -S Version 2>/dev/null)
 ARCH = $(shell dpkg --print-architecture 2>/dev/null)
 
-.PHONY: all check check-long demo bench format clean deps asan check-asan fuzz tsan check-tsan \
+.PHONY: all check check-long check-stress demo bench format clean deps asan check-asan fuzz tsan check-tsan \
 	install uninstall install-check deb deb-install
 
 all: $(BUILD)/build.ninja
@@ -19,7 +19,8 @@ $(BUILD)/build.ninja:
 
 # The measure suite, the VM scenarios, the host tests (tools/run-check).
 # CHECK_BESIDE_VM: make arguments run beside the VM scenarios at nice 19
-# (CI: "check-asan check-tsan fuzz FUZZ_JOBS=1").
+# (CI: "check-stress check-asan check-tsan fuzz FUZZ_JOBS=1"); the host
+# tests then leave out what it ran of theirs (the stress suite).
 CHECK_BESIDE_VM ?=
 check: deps
 	$(MAKE) all
@@ -33,6 +34,12 @@ check-long: deps
 	BLKEMU_VM_SCALE=full BLKEMU_VM_ALL_KERNELS=1 TORTURE_SECONDS=600 \
 	  meson test -C $(BUILD) --print-errorlogs --num-processes 1 --timeout-multiplier 4 vm-scenarios torture; \
 	  status=$$?; ./tools/test-summary $(BUILD) check-long: && exit $$status
+
+# The stress suite (the torture run) alone: correctness under load.
+check-stress: all
+	meson test -C $(BUILD) --no-rebuild --print-errorlogs --num-processes 1 \
+	  --suite stress --logbase stress; \
+	  status=$$?; ./tools/test-summary $(BUILD) "stress suite:" stress && exit $$status
 
 demo:
 	./tools/blkemu-demo
