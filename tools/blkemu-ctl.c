@@ -9,10 +9,15 @@
  * stderr and exits 1.  See docs/blkemu-ctl.1.md.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -64,6 +69,10 @@ usage (FILE *fp)
     "  keys                 list the keys that can change at runtime\n"
     "  help                 list the commands the server knows\n"
     "\n"
+    "SOCKET may also be a character device: a virtio-serial port that\n"
+    "blkemu-vm bridges to a host disk's socket ($BLKEMU_CTL_<NAME> in the\n"
+    "guest), one exchange at a time under a lock on it.\n"
+    "\n"
     "profiles lists the presets for profile=NAME with a line about each\n"
     "(no socket needed).  carriage shows how far each frontend carries\n"
     "the limit keys: told (to the NBD client or the kernel above, which\n"
@@ -75,42 +84,49 @@ usage (FILE *fp)
     "errors.\n");
 }
 
-/* Send ARGS as one protocol line to the socket at PATH.  Returns the
- * connected descriptor, its write side shut, or -1 (said on stderr).
+/* ARGS as one protocol line, malloc'd; NULL (said on stderr) when an
+ * argument holds a newline or without memory.
  */
-static int
-send_command (const char *path, int nargs, char **args)
+static char *
+command_line (int nargs, char **args)
 {
   size_t len = 2;
   for (int i = 0; i < nargs; i++) {
     if (strchr (args[i], '\n')) {
       fprintf (stderr, "blkemu-ctl: arguments must not contain newlines\n");
-      return -1;
+      return NULL;
     }
     len += strlen (args[i]) + 1;
   }
+  char *line = malloc (len);
+  if (!line)
+    return NULL;
+  line[0] = '\0';
+  for (int i = 0; i < nargs; i++) {
+    strcat (line, args[i]);
+    strcat (line, i + 1 < nargs ? " " : "\n");
+  }
+  return line;
+}
+
+/* Send LINE to the socket at PATH.  Returns the connected descriptor,
+ * its write side shut, or -1 (said on stderr).
+ */
+static int
+send_command (const char *path, const char *line)
+{
   struct sockaddr_un sa = { .sun_family = AF_UNIX };
   if (strlen (path) >= sizeof sa.sun_path) {
     fprintf (stderr, "blkemu-ctl: %s: socket path too long\n", path);
     return -1;
   }
   strcpy (sa.sun_path, path);
-  char *line = malloc (len);
-  if (!line)
-    return -1;
-  line[0] = '\0';
-  for (int i = 0; i < nargs; i++) {
-    strcat (line, args[i]);
-    strcat (line, i + 1 < nargs ? " " : "\n");
-  }
   int fd = socket (AF_UNIX, SOCK_STREAM, 0);
   int sent = fd != -1 &&
              connect (fd, (struct sockaddr *) &sa, sizeof sa) == 0 &&
              write (fd, line, strlen (line)) == (ssize_t) strlen (line);
-  int saved_errno = errno;
-  free (line);
   if (!sent) {
-    fprintf (stderr, "blkemu-ctl: %s: %s\n", path, strerror (saved_errno));
+    fprintf (stderr, "blkemu-ctl: %s: %s\n", path, strerror (errno));
     if (fd != -1)
       close (fd);
     return -1;
@@ -147,15 +163,108 @@ read_reply (int fd)
   return buf;
 }
 
+/* How long a reply may take on a port: a zone command is timed by
+ * latency-zone, up to a minute.
+ */
+#define PORT_REPLY_MS (120 * 1000)
+
+/* A control socket bridged into a VM as a virtio-serial port (blkemu-vm
+ * --frontend nvme|sata|virtio-blk): one connection that stays open, so
+ * a reply ends where the protocol says, not at EOF: at its first line,
+ * or for the replies that run to a "." line (summary, zones) there.
+ * The port is locked for the exchange; what an interrupted exchange
+ * left unread is drained first.  Returns the reply as read_reply does,
+ * or NULL (said on stderr).
+ */
+static char *
+port_exchange (const char *path, const char *line)
+{
+  int fd = open (path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (fd == -1 || flock (fd, LOCK_EX) == -1) {
+    fprintf (stderr, "blkemu-ctl: %s: %s\n", path, strerror (errno));
+    if (fd != -1)
+      close (fd);
+    return NULL;
+  }
+  size_t cap = 65536, have = 0;
+  char *buf = malloc (cap + 1);
+  while (buf && read (fd, buf, cap) > 0)
+    ;
+  const char *first = line + strspn (line, " ");
+  bool dotted = !strncmp (first, "summary", 7) || !strncmp (first, "zones", 5);
+  const char *fail = NULL;
+  size_t len = strlen (line);
+  for (size_t off = 0; buf && !fail && off < len;) {
+    ssize_t w = write (fd, line + off, len - off);
+    if (w > 0)
+      off += (size_t) w;
+    else if (w == -1 && errno != EAGAIN && errno != EINTR)
+      fail = strerror (errno);
+    else {
+      struct pollfd p = { .fd = fd, .events = POLLOUT };
+      if (poll (&p, 1, PORT_REPLY_MS) == 0)
+        fail = "the host does not take the command (timed out)";
+    }
+  }
+  /* Read until the reply's end: the first line unless it is a dotted
+   * reply's "ok", then a line holding a single dot.
+   */
+  bool done = false;
+  while (buf && !fail && !done) {
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    int n = poll (&p, 1, PORT_REPLY_MS);
+    if (n == 0) {
+      fail = "no reply from the host (timed out)";
+      break;
+    }
+    ssize_t r = read (fd, buf + have, cap - have);
+    if (r == 0 || (r == -1 && errno != EAGAIN && errno != EINTR)) {
+      fail = r == 0 ? "the host closed the port" : strerror (errno);
+      break;
+    }
+    if (r > 0)
+      have += (size_t) r;
+    buf[have] = '\0';
+    char *nl = strchr (buf, '\n');
+    if (nl)
+      done = !dotted || strncmp (buf, "ok\n", 3) ||
+             (have >= 3 && !strcmp (buf + have - 3, "\n.\n"));
+    if (!done && have == cap) {
+      char *nbuf = realloc (buf, cap * 2 + 1);
+      if (!nbuf)
+        break;
+      buf = nbuf;
+      cap *= 2;
+    }
+  }
+  close (fd);
+  if (fail || !done) {
+    fprintf (stderr, "blkemu-ctl: %s: %s\n", path,
+             fail ? fail : "out of memory");
+    free (buf);
+    return NULL;
+  }
+  return buf;
+}
+
 /* One command: the exit status (0 ok, 1 refused, 2 not delivered). */
 static int
 run_command (const char *path, int nargs, char **args)
 {
-  int fd = send_command (path, nargs, args);
-  if (fd == -1)
+  char *line = command_line (nargs, args);
+  if (!line)
     return 2;
   /* Read the whole reply, then judge it by its first word. */
-  char *buf = read_reply (fd);
+  struct stat st;
+  char *buf = NULL;
+  if (stat (path, &st) == 0 && S_ISCHR (st.st_mode))
+    buf = port_exchange (path, line);
+  else {
+    int fd = send_command (path, line);
+    if (fd != -1)
+      buf = read_reply (fd);
+  }
+  free (line);
   if (!buf)
     return 2;
   int status;
@@ -191,10 +300,10 @@ main (int argc, char **argv)
   if (argc == 2 && (!strcmp (argv[1], "carriage") ||
                     !strcmp (argv[1], "--list-carriage"))) {
     const struct blkemu_frontend *const fes[] = {
-      &blkemu_nbd_frontend,
-      &blkemu_fuse_frontend,
-      &blkemu_ublk_frontend,
-      &blkemu_scsi_frontend,
+      &blkemu_nbd_frontend,        &blkemu_fuse_frontend,
+      &blkemu_ublk_frontend,       &blkemu_scsi_frontend,
+      &blkemu_nvme_frontend,       &blkemu_sata_frontend,
+      &blkemu_virtio_blk_frontend,
     };
     blkemu_carriage_print (stdout, fes, sizeof fes / sizeof fes[0]);
     return 0;
