@@ -94,8 +94,10 @@ deb-install:
 	apt-get install -y --reinstall ../nbdkit-plugin-blkemu_$(VERSION)_$(ARCH).deb \
 	  ../blkemu_$(VERSION)_$(ARCH).deb
 
+# The frontends are every folder with a descriptor.c (as tests/test-format.sh).
 format:
-	clang-format -i $$(find backends bench common core fuse fuzz include nbd scsi tests tools ublk -name '*.[ch]')
+	clang-format -i $$(find backends bench common core fuzz include tests tools \
+	  $$(ls -d */descriptor.c | xargs -n1 dirname) -name '*.[ch]')
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

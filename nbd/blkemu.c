@@ -20,6 +20,7 @@
 
 #include "blkemu/blkemu.h"
 #include "config-help.h"
+#include "device.h"
 #include "frontends.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
@@ -30,6 +31,18 @@ static struct blkemu_spec *spec;
 static struct blkemu_disk *disk;
 /* Its geometry, fixed at start-up: what every client is told. */
 static struct blkemu_geometry geo;
+/* controller=: the client is qemu presenting the disk as one of its own
+ * controllers (blkemu-vm --frontend), whose descriptor then says what is
+ * carried; qemu-device=: where to write that controller's -device.
+ */
+static const struct blkemu_frontend *frontend = &blkemu_nbd_frontend;
+static char *qemu_device_path;
+
+/* The plugin's own parameters, before the key table in --help. */
+#define PLUGIN_PARAMS_HELP                                                    \
+  "controller=nvme|sata|virtio-blk  the disk is qemu's controller over "      \
+  "NBD\n"                                                                     \
+  "qemu-device=PATH  write that controller's -device there\n"
 
 /* nbdkit stops on these (its handlers set its quit flag).  Ours, put in
  * front of them once nbdkit has installed them, first ends every wait in
@@ -99,12 +112,26 @@ plugin_unload (void)
   __atomic_store_n (&disk, NULL, __ATOMIC_SEQ_CST);
   blkemu_disk_close (d);
   blkemu_spec_free (spec);
+  free (qemu_device_path);
 }
 
 static int
 plugin_config (const char *key, const char *value)
 {
   char err[BLKEMU_ERR_MAX];
+  if (!strcmp (key, "controller")) {
+    frontend = qemu_controller (value);
+    if (!frontend) {
+      nbdkit_error ("controller=%s: must be nvme, sata or virtio-blk", value);
+      return -1;
+    }
+    return 0;
+  }
+  if (!strcmp (key, "qemu-device")) {
+    free (qemu_device_path);
+    qemu_device_path = strdup (value);
+    return qemu_device_path ? 0 : -1;
+  }
   if (blkemu_spec_set (spec, key, value, err, sizeof err) == -1) {
     nbdkit_error ("%s", err);
     return -1;
@@ -130,12 +157,30 @@ static int
 plugin_config_complete (void)
 {
   char err[BLKEMU_ERR_MAX];
-  disk = blkemu_disk_open (spec, &blkemu_nbd_frontend, err, sizeof err);
+  if (qemu_device_path && frontend == &blkemu_nbd_frontend) {
+    nbdkit_error ("qemu-device=%s: needs controller=nvme|sata|virtio-blk",
+                  qemu_device_path);
+    return -1;
+  }
+  disk = blkemu_disk_open (spec, frontend, err, sizeof err);
   if (!disk) {
     nbdkit_error ("%s", err);
     return -1;
   }
   blkemu_disk_geometry (disk, &geo);
+  if (qemu_device_path) {
+    char dev[1024];
+    if (qemu_device_string (frontend, disk, dev, sizeof dev - 1, err,
+                            sizeof err) == -1) {
+      nbdkit_error ("%s", err);
+      return -1;
+    }
+    strcat (dev, "\n");
+    if (blkemu_write_file_atomic (qemu_device_path, dev) == -1) {
+      nbdkit_error ("qemu-device=%s: %m", qemu_device_path);
+      return -1;
+    }
+  }
   return 0;
 }
 
@@ -412,7 +457,7 @@ static struct nbdkit_plugin plugin = {
   .zero = plugin_zero,
   .extents = plugin_extents,
   .errno_is_preserved = 0,
-  .config_help = BLKEMU_CONFIG_HELP,
+  .config_help = PLUGIN_PARAMS_HELP BLKEMU_CONFIG_HELP,
 };
 
 NBDKIT_REGISTER_PLUGIN (plugin)

@@ -117,6 +117,24 @@ bad_spec "trace-format=pcap: must be one of blkemu|blktrace|iolog" size=1G trace
 bad_spec "trace-max-size=-1: must not be negative" size=1G trace-max-size=-1
 bad_spec "control-mode=600x: must be an octal mode" size=1G control-mode=600x
 
+# qemu's controllers (controller=, qemu-device=): what one cannot express
+# stops the start; what it can becomes its -device.
+bad_spec "controller=floppy: must be nvme, sata or virtio-blk" size=1G controller=floppy
+bad_spec "qemu-device=$tmp/d: needs controller=nvme|sata|virtio-blk" size=1G qemu-device="$tmp/d"
+bad_spec "max-transfer=2K: NVMe (qemu) expresses a maximum transfer as 4K << MDTS" \
+  size=1G controller=nvme qemu-device="$tmp/d" max-transfer=2K
+bad_spec "logical-block-size=4K: SATA (qemu AHCI) has 512-byte logical sectors only" \
+  size=1G controller=sata qemu-device="$tmp/d" logical-block-size=4K
+bad_spec "min-io=64M: virtio-blk (qemu) holds at most 65535 logical blocks there" \
+  size=1G controller=virtio-blk qemu-device="$tmp/d" min-io=64M
+bad_spec "NVMe (qemu) has no zone commands" \
+  size=1G controller=nvme zoned=host-managed zone-size=64M
+nbdkit -U - "$PLUGIN" size=1G name=n0 controller=nvme qemu-device="$tmp/n0.dev" \
+  max-transfer=96K logical-block-size=4K --run true 2> "$tmp/out" || fail "nvme: $(cat "$tmp/out")"
+[ "$(cat "$tmp/n0.dev")" = "nvme,serial=n0,logical_block_size=4096,physical_block_size=4096,mdts=4,write-cache=off" ] ||
+  fail "nvme's -device for max-transfer=96K: $(cat "$tmp/n0.dev")"
+echo "ok: controller=nvme max-transfer=96K -> $(cat "$tmp/n0.dev") (64K, the largest 4K << MDTS that fits)"
+
 # A profile with a bad line names the file and the line.
 printf 'max-transfer = 127K\nlatency-read = soon\n' > "$tmp/bad.conf"
 bad_spec "bad.conf:2: latency-read=soon" size=1G profile="$tmp/bad.conf"

@@ -36,25 +36,35 @@ done
 "$BLKEMU_CTL" carriage | tail -n +2 > "$tmp/carriage"
 [ -s "$tmp/carriage" ] || fail "blkemu-ctl carriage printed nothing"
 # The frontends are the folders with a descriptor.c (a new one cannot
-# escape this check); each names its program (.prog) and its column in
-# the carriage table (.id), and its man page is docs/PROG.N.md.
+# escape this check), each descriptor there naming its program (.prog)
+# and its column in the carriage table (.id); its man page is
+# docs/PROG.N.md, whose limit table has the column "through X" (one
+# frontend) or a column headed by the id (a page for several, like
+# blkemu-vm(1) for qemu's controllers).
 header=$("$BLKEMU_CTL" carriage | head -1)
 fronts=0
 for desc in "$top"/*/descriptor.c; do
-  prog=$(sed -n 's/^ *\.prog = "\(.*\)",/\1/p' "$desc")
-  id=$(sed -n 's/^ *\.id = "\(.*\)",/\1/p' "$desc")
-  [ -n "$prog" ] && [ -n "$id" ] || fail "$desc: no .prog or .id"
-  col=$(awk -v id="$id" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == id) print i }' <<< "$header")
-  [ -n "$col" ] || fail "blkemu-ctl carriage has no column for $id ($desc)"
-  doc=$(cd "$top" && ls docs/"$prog".[0-9].md 2>/dev/null | head -1)
-  [ -n "$doc" ] || fail "$desc: no man page docs/$prog.N.md"
-  fronts=$((fronts + 1))
-  awk '/^\| limit key \|/ { on = 1; next } on && !/^\|/ { exit } on && !/^\|---/' \
-      "$top/$doc" | awk -F'|' '{ gsub(/[` ]/, "", $2); gsub(/ /, "", $3); print $2, $3 }' \
-      > "$tmp/doc-carriage"
-  awk -v c="$col" '{ print $1, $c }' "$tmp/carriage" > "$tmp/want-carriage"
-  diff -u "$tmp/want-carriage" "$tmp/doc-carriage" >&2 ||
-    fail "$doc: its limit table differs from blkemu-ctl carriage"
-  echo "ok: $doc: carriage of $(wc -l < "$tmp/want-carriage") limit keys as the core says"
+  paste <(sed -n 's/^ *\.prog = "\(.*\)",/\1/p' "$desc") \
+        <(sed -n 's/^ *\.id = "\(.*\)",/\1/p' "$desc") > "$tmp/descs"
+  [ -s "$tmp/descs" ] || fail "$desc: no .prog or .id"
+  while read -r prog id; do
+    [ -n "$prog" ] && [ -n "$id" ] || fail "$desc: a descriptor without .prog or .id"
+    col=$(awk -v id="$id" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == id) print i }' <<< "$header")
+    [ -n "$col" ] || fail "blkemu-ctl carriage has no column for $id ($desc)"
+    doc=$(cd "$top" && ls docs/"$prog".[0-9].md 2>/dev/null | head -1)
+    [ -n "$doc" ] || fail "$desc: no man page docs/$prog.N.md"
+    fronts=$((fronts + 1))
+    awk -v id="$id" -F'|' '
+      /^\| limit key \|/ { on = 1; c = 3
+        for (i = 3; i < NF; i++) { h = $i; gsub(/[` ]/, "", h); if (h == id) c = i }
+        next }
+      on && !/^\|/ { exit }
+      on && !/^\|---/ { k = $2; v = $c; gsub(/[` ]/, "", k); gsub(/ /, "", v); print k, v }' \
+      "$top/$doc" > "$tmp/doc-carriage"
+    awk -v c="$col" '{ print $1, $c }' "$tmp/carriage" > "$tmp/want-carriage"
+    diff -u "$tmp/want-carriage" "$tmp/doc-carriage" >&2 ||
+      fail "$doc: its limit table for $id differs from blkemu-ctl carriage"
+    echo "ok: $doc: carriage of $(wc -l < "$tmp/want-carriage") limit keys for $id as the core says"
+  done < "$tmp/descs"
 done
-[ "$fronts" -ge 4 ] || fail "only $fronts frontends found (folders with a descriptor.c)"
+[ "$fronts" -ge 7 ] || fail "only $fronts frontends found (descriptors in folders with a descriptor.c)"
