@@ -147,8 +147,45 @@ grep -q "\-\-frontend goes with --disk" "$tmp/out" || failed+=("--frontend witho
 grep -q "\-\-batch and --disk do not go together" "$tmp/out" || failed+=("--batch --disk: $(cat "$tmp/out")")
 "$top/tools/blkemu-vm" --batch "$tmp/no-such-script" > "$tmp/out" 2>&1 && failed+=("--batch of a missing script accepted")
 grep -q "no-such-script: no such script" "$tmp/out" || failed+=("--batch missing script: $(cat "$tmp/out")")
-"$top/tools/blkemu-vm" --disk size=1M --frontend nvme true > "$tmp/out" 2>&1 && failed+=("--frontend nvme accepted")
-grep -q "must be auto, ublk or scsi" "$tmp/out" || failed+=("--frontend nvme: $(cat "$tmp/out")")
+"$top/tools/blkemu-vm" --disk size=1M --frontend floppy true > "$tmp/out" 2>&1 && failed+=("--frontend floppy accepted")
+grep -q "must be auto, ublk, scsi, nvme, sata or virtio-blk" "$tmp/out" || failed+=("--frontend floppy: $(cat "$tmp/out")")
+
+# qemu's own controllers over disks the host serves (tests/vm-controllers.sh
+# checks them in the guest): what each controller takes from the spec,
+# the guest's driver's limits, data, a read error as the controller's
+# own, a crash through the guest's flushes, blkemu-ctl on the bridged
+# control ports.  A spec a controller cannot express is refused before
+# any guest boots.
+for k in $kernels; do
+  echo "=== qemu's controllers on $k: nvme, sata, virtio-blk"
+  rc=0 t0=$SECONDS
+  "$top/tools/blkemu-vm" -q --kernel "$k" --results "$tmp/controllers-$k" \
+    --env "CTL=$top/build/tools/blkemu-ctl" \
+    --disk frontend=nvme,name=n0,size=64M,max-transfer=128K,logical-block-size=4096,write-cache=yes \
+    --disk frontend=sata,name=s0,size=64M,physical-block-size=4K,rotational=yes,rpm=5400,product=WDC-WD5002ABYS \
+    --disk frontend=virtio-blk,name=v0,size=64M,physical-block-size=16K,min-io=16K,opt-io=64K,max-discard=1M \
+    -- bash "$top/tests/vm-controllers.sh" > "$tmp/out" 2>&1 || rc=$?
+  grep -E "^(==|  (PASS|FAIL|kernel:))|^controllers:" "$tmp/out" | sed 's/^/  /'
+  summary=$(grep "^controllers: " "$tmp/out")
+  if [ $rc -eq 0 ] && [[ $summary =~ ^controllers:\ ([0-9]+)\ checks,\ 0\ failed ]] && [ "${BASH_REMATCH[1]}" -ge 27 ] &&
+     [ "$(jq '.transport.frontend' -r "$tmp/controllers-$k/n0.json")" = nvme ] &&
+     [ "$(jq '.ops.write.sizes["131072"]' "$tmp/controllers-$k/n0.json")" -ge 64 ]; then
+    echo "ok: qemu's controllers on $k: ${summary#controllers: }, stats from the host's servers ($((SECONDS - t0)) s)"
+  else
+    tail -n 30 "$tmp/out"
+    failed+=("controllers on $k (status $rc: ${summary:-no summary})")
+  fi
+done
+before=${#failed[@]}
+"$top/tools/blkemu-vm" --frontend nvme --disk size=64M,max-transfer=2K true > "$tmp/out" 2>&1 && failed+=("nvme max-transfer=2K accepted")
+grep -q "max-transfer=2K: NVMe (qemu) expresses a maximum transfer as 4K << MDTS" "$tmp/out" ||
+  failed+=("nvme max-transfer=2K: $(cat "$tmp/out")")
+"$top/tools/blkemu-vm" --frontend sata --disk size=64M,logical-block-size=4096 true > "$tmp/out" 2>&1 && failed+=("sata 4K logical accepted")
+grep -q "SATA (qemu AHCI) has 512-byte logical sectors only" "$tmp/out" || failed+=("sata 4K logical: $(cat "$tmp/out")")
+"$top/tools/blkemu-vm" --disk size=1M --disk frontend=nvme,size=1M true > "$tmp/out" 2>&1 && failed+=("mixed frontends accepted")
+grep -q "do not mix in one run" "$tmp/out" || failed+=("mixed frontends: $(cat "$tmp/out")")
+[ ${#failed[@]} -gt "$before" ] ||
+  echo "ok: refused before booting: nvme max-transfer=2K, sata 4K logical blocks, ublk mixed with nvme"
 
 # A kernel build tree, the way a kernel developer has one: Debian's 6.12
 # laid out as arch/x86/boot/bzImage plus a modules_install directory,

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# In the guest of test-vm-scenarios.sh: three disks the host serves on
+# qemu's own controllers (blkemu-vm --frontend ...), checked through the
+# guest's drivers (nvme, libata + sd, virtio_blk) and through blkemu-ctl
+# on their bridged control ports.
+#   n0: nvme, max-transfer=128K, 4K logical blocks, a write cache
+#   s0: sata, 4K physical blocks, rpm=5400, product=WDC-WD5002ABYS
+#   v0: virtio-blk, 16K physical, min-io 16K, opt-io 64K, max-discard 1M
+# Prints "controllers: N checks, F failed" last; exits 0 when F is 0.
+set -u
+CTL=${CTL:-blkemu-ctl}
+checks=0 failures=0
+check () {
+  local what=$1; shift
+  checks=$((checks + 1))
+  if [ "$@" ]; then echo "  PASS  $what"
+  else echo "  FAIL  $what"; failures=$((failures + 1)); fi
+}
+q () { cat "/sys/block/${1#/dev/}/queue/$2"; }
+stat_of () { "$CTL" "$1" stats | jq -r "$2"; }
+largest () { stat_of "$1" "[.ops.$2.sizes | keys[] | tonumber] | max // 0"; }
+n0=$BLKEMU_DEV_N0 s0=$BLKEMU_DEV_S0 v0=$BLKEMU_DEV_V0
+cn=$BLKEMU_CTL_N0 cs=$BLKEMU_CTL_S0 cv=$BLKEMU_CTL_V0
+work=$(mktemp -d)
+head -c 8M /dev/urandom > "$work/data"
+
+# read_error DEV PORT: a 4K bad range at 1M fails a direct read there,
+# then a write heals it.  Prints dd's status.
+read_error () {
+  "$CTL" "$2" bad add 1048576 4096 > /dev/null
+  dd if="$1" of=/dev/null bs=4k skip=256 count=1 iflag=direct status=none 2> /dev/null
+  echo $?
+  dd if=/dev/zero of="$1" bs=4k seek=256 count=1 oflag=direct status=none
+}
+
+echo "== nvme: $n0"
+nvme id-ctrl "$n0" > "$work/id-ctrl" 2>&1
+grep -E "^(sn|mn|mdts|vwc) " "$work/id-ctrl" | sed 's/^/  /'
+check "MDTS 5 from max-transfer=128K: max_hw_sectors_kb 128" "$(q $n0 max_hw_sectors_kb)" -eq 128
+check "nvme id-ctrl: mdts 5, serial n0" \
+  "$(awk '$1 == "mdts" { m = $3 } $1 == "sn" { s = $3 } END { print m "/" s }' "$work/id-ctrl")" = 5/n0
+check "the LBA format: logical_block_size 4096" "$(q $n0 logical_block_size)" -eq 4096
+check "write-cache=yes: a volatile write cache, FUA ($(q $n0 write_cache), fua $(q $n0 fua))" \
+  "$(q $n0 write_cache)/$(q $n0 fua)" = "write back/1"
+check "the control port answers: max-transfer 128K" "$("$CTL" "$cn" get max-transfer)" = 128K
+"$CTL" "$cn" reset > /dev/null
+dd if="$work/data" of="$n0" bs=4M oflag=direct status=none
+check "8 MiB in 4 MiB direct writes reach the disk as MDTS-sized commands ($(stat_of "$cn" '.ops.write.sizes | tostring'))" \
+  "$(stat_of "$cn" '.ops.write.sizes | tostring')" = '{"131072":64}'
+cmp -s <(dd if="$n0" bs=1M count=8 iflag=direct status=none) "$work/data"
+check "read back as written" $? -eq 0
+dmesg -C
+r=$(read_error "$n0" "$cn")
+check "a bad range fails the read (dd status $r)" "$r" -ne 0
+dmesg | grep -m1 -i "nvme.*\(error\|status\)" | sed 's/^/  kernel: /'
+# NVMe status: SCT 2 (media errors), SC 0x81 (Unrecovered Read Error).
+check "as the controller's own error: Unrecovered Read Error (sct 0x2 / sc 0x81)" \
+  "$(dmesg | grep -ci "sc 0x81\|unrecovered read error")" -ge 1
+# A crash state through the guest's flushes: what was flushed stays,
+# what was only cached goes with the power.
+dd if="$work/data" of="$n0" bs=1M count=1 seek=16 oflag=direct conv=fsync status=none
+dd if="$work/data" of="$n0" bs=1M count=1 skip=1 seek=17 oflag=direct status=none
+cached=$(stat_of "$cn" .write_cache.entries)
+"$CTL" "$cn" crash > /dev/null && "$CTL" "$cn" power-on > /dev/null
+cmp -s <(dd if="$n0" bs=1M skip=16 count=1 iflag=direct status=none) <(head -c 1M "$work/data")
+check "a crash keeps the flushed MiB" $? -eq 0
+cmp -s <(dd if="$n0" bs=1M skip=17 count=1 iflag=direct status=none) <(head -c 1M /dev/zero)
+check "and loses the one only cached ($cached cache entries before it)" $? -eq 0
+
+echo "== sata: $s0"
+hdparm -I "$s0" 2> /dev/null | grep -E "Model Number|Serial Number|Rotation Rate|Physical Sector" | sed 's/^/  /'
+check "IDENTIFY: model WDC-WD5002ABYS, serial s0" \
+  "$(hdparm -I "$s0" 2> /dev/null | awk -F': *' '/Model Number/ { m = $2 } /Serial Number/ { s = $2 } END { gsub(/ /, "", m); gsub(/ /, "", s); print m "/" s }')" = WDC-WD5002ABYS/s0
+check "rpm=5400 as the nominal media rotation rate: rotational 1" \
+  "$(hdparm -I "$s0" 2> /dev/null | grep -c 'Rotation Rate: 5400')/$(q $s0 rotational)" = 1/1
+check "physical-block-size=4K: physical_block_size 4096" "$(q $s0 physical_block_size)" -eq 4096
+check "libata's own limit: max_hw_sectors_kb 128 ($(q $s0 max_hw_sectors_kb))" "$(q $s0 max_hw_sectors_kb)" -eq 128
+check "NCQ: queue_depth 32" "$(cat /sys/block/${s0#/dev/}/device/queue_depth)" -eq 32
+"$CTL" "$cs" reset > /dev/null
+dd if="$work/data" of="$s0" bs=4M oflag=direct status=none
+check "4 MiB direct writes arrive in libata's 128K ($(largest "$cs" write))" "$(largest "$cs" write)" -eq 131072
+cmp -s <(dd if="$s0" bs=1M count=8 iflag=direct status=none) "$work/data"
+check "read back as written" $? -eq 0
+dmesg -C
+r=$(read_error "$s0" "$cs")
+check "a bad range fails the read (dd status $r)" "$r" -ne 0
+dmesg | grep -m2 -i "failed command: READ\|error: {" | sed 's/^/  kernel: /'
+# qemu's ide answers any error of its drive with ABRT (ide_dma_error),
+# where a disk would set UNC: libata sees an aborted command.
+check "as qemu's ATA error: READ FPDMA QUEUED aborted (ABRT)" \
+  "$(dmesg | grep -c "error: { ABRT }")" -ge 1
+
+echo "== virtio-blk: $v0"
+check "block sizes and hints: 512/16384, min 16384, opt 65536" \
+  "$(q $v0 logical_block_size)/$(q $v0 physical_block_size)/$(q $v0 minimum_io_size)/$(q $v0 optimal_io_size)" = 512/16384/16384/65536
+check "max-discard=1M: discard_max_hw_bytes 1048576" "$(q $v0 discard_max_hw_bytes)" -eq 1048576
+check "no FUA field: fua 0" "$(q $v0 fua)" -eq 0
+"$CTL" "$cv" reset > /dev/null
+blkdiscard -o 0 -l 4M "$v0"
+check "blkdiscard of 4M reaches the disk as trims of at most 1M ($(stat_of "$cv" .ops.trim.bytes) bytes, largest $(largest "$cv" trim))" \
+  "$(stat_of "$cv" .ops.trim.bytes)/$(largest "$cv" trim)" = 4194304/1048576
+dd if="$work/data" of="$v0" bs=4M oflag=direct status=none
+cmp -s <(dd if="$v0" bs=1M count=8 iflag=direct status=none) "$work/data"
+check "read back as written" $? -eq 0
+dmesg -C
+r=$(read_error "$v0" "$cv")
+check "a bad range fails the read (dd status $r)" "$r" -ne 0
+dmesg | grep -m1 "I/O error, dev ${v0#/dev/}" | sed 's/^/  kernel: /'
+check "as virtio-blk's VIRTIO_BLK_S_IOERR: an I/O error on ${v0#/dev/}" \
+  "$(dmesg | grep -c "I/O error, dev ${v0#/dev/}")" -ge 1
+
+rm -rf "$work"
+echo "controllers: $checks checks, $failures failed"
+[ "$failures" -eq 0 ]
