@@ -167,7 +167,7 @@ for k in $kernels; do
     -- bash "$top/tests/vm-controllers.sh" > "$tmp/out" 2>&1 || rc=$?
   grep -E "^(==|  (PASS|FAIL|kernel:))|^controllers:" "$tmp/out" | sed 's/^/  /'
   summary=$(grep "^controllers: " "$tmp/out")
-  if [ $rc -eq 0 ] && [[ $summary =~ ^controllers:\ ([0-9]+)\ checks,\ 0\ failed ]] && [ "${BASH_REMATCH[1]}" -ge 27 ] &&
+  if [ $rc -eq 0 ] && [[ $summary =~ ^controllers:\ ([0-9]+)\ checks,\ 0\ failed ]] && [ "${BASH_REMATCH[1]}" -ge 28 ] &&
      [ "$(jq '.transport.frontend' -r "$tmp/controllers-$k/n0.json")" = nvme ] &&
      [ "$(jq '.ops.write.sizes["131072"]' "$tmp/controllers-$k/n0.json")" -ge 64 ]; then
     echo "ok: qemu's controllers on $k: ${summary#controllers: }, stats from the host's servers ($((SECONDS - t0)) s)"

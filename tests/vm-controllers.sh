@@ -66,6 +66,20 @@ cmp -s <(dd if="$n0" bs=1M skip=16 count=1 iflag=direct status=none) <(head -c 1
 check "a crash keeps the flushed MiB" $? -eq 0
 cmp -s <(dd if="$n0" bs=1M skip=17 count=1 iflag=direct status=none) <(head -c 1M /dev/zero)
 check "and loses the one only cached ($cached cache entries before it)" $? -eq 0
+# Crash views through the port: blkemu-crashcheck as on any disk; every
+# state keeps the flushed MiB whatever it does with the cached one.
+crashcheck=${BLKEMU_TOP:+$BLKEMU_TOP/tools/}blkemu-crashcheck
+head -c 1M "$work/data" > "$work/first"
+dd if="$work/first" of="$n0" bs=1M seek=24 oflag=direct conv=fsync status=none
+dd if="$work/data" of="$n0" bs=1M count=1 skip=2 seek=25 oflag=direct status=none
+"$crashcheck" --control "$cn" --dev "$n0" --states 3 --mode subset --seed 1 -q \
+  --check "cmp -s <(dd if={dev} bs=1M skip=24 count=1 iflag=direct status=none) $work/first" \
+  > "$work/views.out" 2>&1
+r=$?
+tail -1 "$work/views.out" | sed 's/^/  /'
+check "blkemu-crashcheck over the port: 3 crash views keep the flushed MiB (exit $r)" \
+  "$r/$(grep -c "3 passed, 0 failed" "$work/views.out")" = 0/1
+"$CTL" "$cn" power-on > /dev/null
 
 echo "== sata: $s0"
 hdparm -I "$s0" 2> /dev/null | grep -E "Model Number|Serial Number|Rotation Rate|Physical Sector" | sed 's/^/  /'
