@@ -8,7 +8,7 @@ PREFIX ?= /usr/local
 VERSION = $(shell dpkg-parsechangelog -S Version 2>/dev/null)
 ARCH = $(shell dpkg --print-architecture 2>/dev/null)
 
-.PHONY: all check check-long check-stress demo bench format clean deps asan check-asan fuzz tsan check-tsan \
+.PHONY: all check check-long check-untimed demo bench format clean deps asan check-asan fuzz tsan check-tsan \
 	install uninstall install-check deb deb-install
 
 all: $(BUILD)/build.ninja
@@ -19,8 +19,8 @@ $(BUILD)/build.ninja:
 
 # The measure suite, the VM scenarios, the host tests (tools/run-check).
 # CHECK_BESIDE_VM: make arguments run beside the VM scenarios at nice 19
-# (CI: "check-stress check-asan check-tsan fuzz FUZZ_JOBS=1"); the host
-# tests then leave out what it ran of theirs (the stress suite).
+# (CI: "check-untimed check-asan check-tsan fuzz FUZZ_JOBS=1"); the host
+# tests then leave out what it ran of theirs (the untimed suite).
 CHECK_BESIDE_VM ?=
 check: deps
 	$(MAKE) all
@@ -35,11 +35,12 @@ check-long: deps
 	  meson test -C $(BUILD) --print-errorlogs --num-processes 1 --timeout-multiplier 4 vm-scenarios torture; \
 	  status=$$?; ./tools/test-summary $(BUILD) check-long: && exit $$status
 
-# The stress suite (the torture run) alone: correctness under load.
-check-stress: all
+# The host tests that hold no timing (tests/meson.build: untimed_tests,
+# and the torture run) alone.
+check-untimed: all
 	meson test -C $(BUILD) --no-rebuild --print-errorlogs --num-processes 1 \
-	  --suite stress --logbase stress; \
-	  status=$$?; ./tools/test-summary $(BUILD) "stress suite:" stress && exit $$status
+	  --suite untimed --logbase untimed; \
+	  status=$$?; ./tools/test-summary $(BUILD) "untimed host tests:" untimed && exit $$status
 
 demo:
 	./tools/blkemu-demo
