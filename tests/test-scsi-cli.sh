@@ -48,8 +48,10 @@ for want in "--disk SPEC" "--delete-stale" "--ready-file PATH" "--paths N" "path
 done
 echo "ok: --help lists options, keys and what it needs"
 "$SCSI" --version | grep -q "^blkemu-scsi [0-9]" || fail "--version"
-"$BLKEMU_BUILD/tools/blkemu-ctl" carriage | grep -q "^max-transfer .* told+device$" ||
-  fail "blkemu-ctl carriage has no scsi column"
+[ "$("$BLKEMU_BUILD/tools/blkemu-ctl" carriage |
+     awk 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "scsi") c = i }
+          $1 == "max-transfer" && c { print $c }')" = told+device ] ||
+  fail "blkemu-ctl carriage has no scsi column (max-transfer told+device)"
 echo "ok: --version, blkemu-ctl carriage shows SCSI"
 
 if [ ! -d /sys/module/target_core_user ] && ! modprobe -n target_core_user 2>/dev/null; then
