@@ -3,8 +3,8 @@
 # "fsyncgate" comes back with data_sync_retry = on.  A committed UPDATE
 # sits in a dirty heap page; the checkpoint's write of that page fails
 # once on the disk (error-op=write error-mode=once over the page's disk
-# range, found with filefrag through ext4); Linux marks the page clean
-# and reports the error to one fsync.
+# range, which blkemu-fiemap finds through ext4); Linux marks the page
+# clean and reports the error to one fsync.
 #   A. data_sync_retry = on: the checkpointer logs "could not fsync
 #      file", the next checkpoint succeeds (nothing is dirty any more)
 #      and moves the redo point past the UPDATE's WAL.  After a restart
@@ -23,7 +23,6 @@ modprobe ext4 2>/dev/null || true
 bin=$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -1)
 [ -x "$bin/postgres" ] && id postgres > /dev/null 2>&1 ||
   { echo "SKIP: PostgreSQL is not installed (tools/install-deps vm)"; exit 77; }
-command -v filefrag > /dev/null || { echo "SKIP: filefrag (e2fsprogs) is not installed"; exit 77; }
 mnt=$work/fs
 mkdir -p "$mnt"
 dev=$(ublk_disk_start pg size=256M physical-block-size=4096) || exit 1
@@ -70,14 +69,15 @@ update_with () {
 }
 
 # fail_the_page_once: the heap page's 8K on the disk fails its next
-# write, once.  filefrag maps the relation's first block to the disk
-# (ext4 on the whole disk: physical block x 4096).
+# write, once: blkemu-fiemap maps the relation file's first 8K through
+# ext4 to the disk and prints the rule's range.
 fail_the_page_once () {
-  local rel phys
+  local rel range
   rel=$pgdata/$(sql "SELECT pg_relation_filepath('t');")
-  phys=$(filefrag -v -b4096 "$rel" | awk '$1 == "0:" { sub(/\.\./, " ", $4); split($4, a, " "); print a[1]; exit }')
-  echo "  the heap page: $rel, disk block $phys (byte $((phys * 4096)))"
-  ctl pg set error-op=write error-offset=$((phys * 4096)) error-length=8192 error-mode=once > /dev/null
+  range=$("$FIEMAP" --dev "$dev" --keys "$rel" 0 8192) || { echo "  blkemu-fiemap refused $rel"; exit 1; }
+  echo "  the heap page: $rel, on the disk: $range"
+  # shellcheck disable=SC2086
+  ctl pg set error-op=write error-mode=once $range > /dev/null
 }
 
 # restart_and_read: PostgreSQL stops at once (as a crash would), the

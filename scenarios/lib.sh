@@ -15,10 +15,11 @@ if [ -n "$top" ] && [ -e "$top/build/nbd/nbdkit-blkemu-plugin.so" ]; then
   SCSI=$top/build/scsi/blkemu-scsi
   ATTACH=$top/tools/blkemu-attach
   PLOT=$top/build/tools/blkemu-plot
+  FIEMAP=$top/build/tools/blkemu-fiemap
 else
   PLUGIN=blkemu CTL=blkemu-ctl FUSE=blkemu-fuse UBLK=blkemu-ublk
   SCSI=blkemu-scsi
-  ATTACH=blkemu-attach PLOT=blkemu-plot
+  ATTACH=blkemu-attach PLOT=blkemu-plot FIEMAP=blkemu-fiemap
 fi
 results=${BLKEMU_RESULTS:-/tmp/blkemu-results}
 work=$(mktemp -d /tmp/scenario.XXXXXX)
