@@ -52,6 +52,16 @@ value_of (const struct ctx *c, const char *key, char *v, size_t len)
     v[0] = '\0';
 }
 
+/* Refuse KEY's value: "KEY=VALUE: CONTROLLER WHY".  Returns -1. */
+static int
+refuse_key (const struct ctx *c, const char *key, const char *why)
+{
+  char v[BLKEMU_VALUE_MAX];
+  value_of (c, key, v, sizeof v);
+  snprintf (c->err, c->errlen, "%s=%s: %s %s", key, v, c->fe->name, why);
+  return -1;
+}
+
 /* A string property: qemu's option parser takes ',' as its separator
  * (",," for a comma), so a value holding one is refused, not mangled.
  */
@@ -91,15 +101,10 @@ lbs_nvme (const struct ctx *c, struct out *o)
 static int
 lbs_512 (const struct ctx *c, struct out *o)
 {
-  if (c->geo.logical_block_size != 512) {
-    char v[BLKEMU_VALUE_MAX];
-    value_of (c, "logical-block-size", v, sizeof v);
-    snprintf (c->err, c->errlen,
-              "logical-block-size=%s: %s has 512-byte logical sectors "
-              "only (a larger physical-block-size is carried)",
-              v, c->fe->name);
-    return -1;
-  }
+  if (c->geo.logical_block_size != 512)
+    return refuse_key (c, "logical-block-size",
+                       "has 512-byte logical sectors only (a larger "
+                       "physical-block-size is carried)");
   put (o, ",logical_block_size=512");
   return 0;
 }
@@ -124,15 +129,10 @@ mdts (const struct ctx *c, struct out *o)
     put (o, ",mdts=0");
     return 0;
   }
-  if (max < 4096) {
-    char v[BLKEMU_VALUE_MAX];
-    value_of (c, "max-transfer", v, sizeof v);
-    snprintf (c->err, c->errlen,
-              "max-transfer=%s: %s expresses a maximum transfer as "
-              "4K << MDTS: at least one 4K page",
-              v, c->fe->name);
-    return -1;
-  }
+  if (max < 4096)
+    return refuse_key (c, "max-transfer",
+                       "expresses a maximum transfer as 4K << MDTS: at "
+                       "least one 4K page");
   unsigned m = 0;
   while ((4096ull << (m + 1)) <= max)
     m++;
@@ -150,12 +150,10 @@ io_size (const struct ctx *c, struct out *o, const char *prop, const char *key,
   if (!bytes)
     return 0;
   if (bytes / c->geo.logical_block_size > max_blocks) {
-    char v[BLKEMU_VALUE_MAX];
-    value_of (c, key, v, sizeof v);
-    snprintf (c->err, c->errlen,
-              "%s=%s: %s holds at most %" PRIu64 " logical blocks there", key,
-              v, c->fe->name, max_blocks);
-    return -1;
+    char why[80];
+    snprintf (why, sizeof why,
+              "holds at most %" PRIu64 " logical blocks there", max_blocks);
+    return refuse_key (c, key, why);
   }
   put (o, ",%s=%" PRIu32, prop, bytes);
   return 0;
