@@ -18,7 +18,6 @@ source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 modprobe ext4 2>/dev/null || true
 command -v git > /dev/null || { echo "SKIP: git is not installed (tools/install-deps vm)"; exit 77; }
-if [ -n "$top" ]; then crashcheck=$top/tools/blkemu-crashcheck; else crashcheck=blkemu-crashcheck; fi
 # Subset states: 8, or 1 at quick scale (CI's suite).  The objects' data
 # never reached the disk, so every state shows the bug alike (measured:
 # lose-all and 3 of 3 subset states).
@@ -38,12 +37,9 @@ export GIT_CONFIG_NOSYSTEM=1 HOME=$work
 # journal commit, the power goes with the unflushed writes kept.
 # Prints the new commit's id.
 commit_then_cut () {
-  ctl g power-on > /dev/null
-  mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$dev" > "$work/mkfs.log" 2>&1 ||
-    { cat "$work/mkfs.log" >&2; exit 1; }
   # commit=1: ext4 commits its journal every second (5 s by default),
   # which the cut waits past; the data's writeback stays at 30 s.
-  mount -o commit=1 "$dev" "$mnt" || { echo "cannot mount ext4" >&2; exit 1; }
+  fresh_ext4 g "$dev" "$mnt" commit=1
   (
     cd "$mnt" && git init -q repo && cd repo &&
       echo base > base && git "$@" add base && git "$@" commit -q -m base &&
@@ -54,16 +50,14 @@ commit_then_cut () {
   # Past a journal commit: the new inodes and their sizes reach the
   # disk (and a flush); delayed allocation holds the data.
   sleep 3
-  ctl g power-off > /dev/null
-  umount "$mnt" 2> /dev/null || umount -l "$mnt"
-  blockdev --flushbufs "$dev" 2> /dev/null || true
+  cut_power g "$dev" "$mnt"
 }
 fsck_check="mount -t ext4 {dev} $chk && { cd $chk/repo && git fsck --full --no-dangling; r=\$?; cd /; umount $chk; exit \$r; }"
 
 # explore NAME MODE N: N states of MODE; the summary in $work/NAME.out,
 # each failing state's whole git fsck output under $work/NAME.logs.
 explore () {
-  "$crashcheck" --control "$work/g.ctl" --dev "$dev" --states "$3" --seed 100 \
+  "$CRASHCHECK" --control "$work/g.ctl" --dev "$dev" --states "$3" --seed 100 \
     --mode "$2" --keep-going --log "$work/$1.logs" --check "$fsck_check" > "$work/$1.out" 2>&1
 }
 

@@ -20,7 +20,6 @@ modprobe ext4 2>/dev/null || true
 for p in redis-server redis-cli; do
   command -v $p > /dev/null || { echo "SKIP: $p is not installed (tools/install-deps vm)"; exit 77; }
 done
-if [ -n "$top" ]; then crashcheck=$top/tools/blkemu-crashcheck; else crashcheck=blkemu-crashcheck; fi
 # States of each mode: 6, or 2 at quick scale (CI's suite).
 states=6
 [ "${BLKEMU_SCENARIO_SCALE:-full}" = quick ] && states=2
@@ -62,12 +61,9 @@ load_check="mount -t ext4 {dev} $chk && { $work/load-check $chk/data $work/check
 # loading 1,020 writes into its AOF, frozen; past one journal commit the
 # power goes with the unflushed writes kept.
 load_then_cut () {
-  ctl r power-on > /dev/null
-  mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$dev" > "$work/mkfs.log" 2>&1 ||
-    { cat "$work/mkfs.log"; exit 1; }
   # ext4's defaults: its journal commits every 5 s, which the cut waits
   # past (with commit=1 and a shorter wait the tail survived, measured).
-  mount "$dev" "$mnt" || { echo "cannot mount ext4"; exit 1; }
+  fresh_ext4 r "$dev" "$mnt"
   mkdir "$mnt/data"
   rm -f "$work/r.sock"
   redis-server --port 0 --unixsocket "$work/r.sock" --dir "$mnt/data" --appendonly yes \
@@ -96,10 +92,8 @@ load_then_cut () {
   kill -STOP $pid
   echo "  1,020 SETs acknowledged, the last 19 by 0.${s1:11:2} s into their second (try $try); AOF $(du -b "$mnt"/data/appendonlydir/*.incr.aof | cut -f1) bytes"
   sleep 7
-  ctl r power-off > /dev/null
+  cut_power r "$dev" "$mnt"
   kill -KILL $pid; wait $pid 2> /dev/null
-  umount "$mnt" 2> /dev/null || umount -l "$mnt"
-  blockdev --flushbufs "$dev" 2> /dev/null || true
 }
 
 redis_up () { [ "$(redis-cli -s "$work/r.sock" ping 2> /dev/null)" = PONG ]; }
@@ -115,7 +109,7 @@ sets () {
 
 # explore NAME MODE N: N states of MODE, each a fresh server on the view.
 explore () {
-  "$crashcheck" --control "$work/r.ctl" --dev "$dev" --states "$3" --seed 300 \
+  "$CRASHCHECK" --control "$work/r.ctl" --dev "$dev" --states "$3" --seed 300 \
     --mode "$2" --keep-going --log "$work/$1.logs" --check "$load_check" > "$work/$1.out" 2>&1
 }
 passed () { grep -o "[0-9]* passed" "$work/$1.out" | tail -1 | cut -d' ' -f1; }

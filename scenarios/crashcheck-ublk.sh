@@ -24,11 +24,7 @@ states=${STATES:-200}
 # the file's directory entry was never committed).
 fsync_states=40 nofsync_states=20
 [ "${BLKEMU_SCENARIO_SCALE:-full}" = quick ] && fsync_states=12 nofsync_states=5
-if [ -n "$top" ]; then
-  crashcheck=$top/tools/blkemu-crashcheck records=$top/build/tests/crash-records
-else
-  crashcheck=blkemu-crashcheck records=crash-records
-fi
+crashcheck=$CRASHCHECK records=${top:+$top/build/tests/}crash-records
 command -v "$records" > /dev/null ||
   { echo "SKIP: crash-records is built in the source tree only (build/tests)"; exit 77; }
 source "$top/tests/metadata-epoch.sh"
@@ -39,21 +35,8 @@ dev=$(ublk_disk_start fs size=128M write-cache=yes cache-size=64M \
 echo "  $dev: write cache on, 4K physical blocks (a torn write is cut at 4K)"
 stats () { ctl fs stats | jq -r "$1"; }
 
-# mkfs_mount OPTIONS: a fresh ext4 (no lazy init: a kernel thread zeroing
-# inode tables would flush at its own pace) mounted with OPTIONS.
-mkfs_mount () {
-  ctl fs power-on > /dev/null
-  mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$dev" \
-    > "$work/mkfs.log" 2>&1 || { cat "$work/mkfs.log"; exit 1; }
-  mount -o "$1" "$dev" "$mnt" || { echo "cannot mount ext4 ($1)"; exit 1; }
-}
-# power_cut: the power goes with the unflushed writes kept; the dead file
-# system is let go.
-power_cut () {
-  ctl fs power-off > /dev/null
-  umount "$mnt" 2> /dev/null || umount -l "$mnt"
-  blockdev --flushbufs "$dev" 2> /dev/null || true
-}
+mkfs_mount () { fresh_ext4 fs "$dev" "$mnt" "$1"; }
+power_cut () { cut_power fs "$dev" "$mnt"; }
 # epoch OPTIONS: the metadata-heavy workload of tests/test-crashcheck.sh.
 epoch () {
   mkfs_mount "$1"

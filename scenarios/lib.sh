@@ -16,10 +16,12 @@ if [ -n "$top" ] && [ -e "$top/build/nbd/nbdkit-blkemu-plugin.so" ]; then
   ATTACH=$top/tools/blkemu-attach
   PLOT=$top/build/tools/blkemu-plot
   FIEMAP=$top/build/tools/blkemu-fiemap
+  CRASHCHECK=$top/tools/blkemu-crashcheck
 else
   PLUGIN=blkemu CTL=blkemu-ctl FUSE=blkemu-fuse UBLK=blkemu-ublk
   SCSI=blkemu-scsi
   ATTACH=blkemu-attach PLOT=blkemu-plot FIEMAP=blkemu-fiemap
+  CRASHCHECK=blkemu-crashcheck
 fi
 results=${BLKEMU_RESULTS:-/tmp/blkemu-results}
 work=$(mktemp -d /tmp/scenario.XXXXXX)
@@ -323,6 +325,25 @@ frontend_disk_stop () {
     ublk) ublk_disk_stop "$2" ;;
     scsi) scsi_stop "$2" ;;
   esac
+}
+
+# fresh_ext4 NAME DEV MNT [MOUNT-OPTIONS]: disk NAME powered on, a fresh
+# ext4 on DEV (no lazy init: a kernel thread zeroing inode tables would
+# write and flush at its own pace) mounted at MNT; the scenario stops
+# with mkfs's or mount's words.
+fresh_ext4 () {
+  ctl "$1" power-on > /dev/null
+  mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$2" \
+    > "$work/mkfs.log" 2>&1 || { cat "$work/mkfs.log" >&2; exit 1; }
+  mount ${4:+-o "$4"} "$2" "$3" || { echo "cannot mount ext4 on $2 (${4:-defaults})" >&2; exit 1; }
+}
+# cut_power NAME DEV MNT: the power goes with disk NAME's unflushed writes
+# kept (power-off: for crash views); the dead file system at MNT is let
+# go and DEV's buffers dropped.
+cut_power () {
+  ctl "$1" power-off > /dev/null
+  umount "$3" 2> /dev/null || umount -l "$3"
+  blockdev --flushbufs "$2" 2> /dev/null || true
 }
 
 # disk_stat NAME JQ: one value from a disk's live stats.

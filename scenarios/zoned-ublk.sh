@@ -220,7 +220,7 @@ section "crash states of a zoned btrfs: torn views, each checked read-only"
 # torn crash state is a view with its own write pointers (a prefix of
 # each zone's writes); btrfs check reads it and the zone report, read
 # only: the kernel's own write pointers may still be the live disk's.
-crashcheck=${top:+$top/tools/}blkemu-crashcheck
+crashcheck=$CRASHCHECK
 dev=$(ublk_disk_start zb "${z/conventional-zones=8/conventional-zones=2}" \
   write-cache=yes cache-size=64M atomic-unit=4K) ||
   { cat "$work/zb.log"; exit 1; }
