@@ -16,7 +16,7 @@
 # read re-dirties it (hint bits) and hides the loss.
 #   blkemu-vm scenarios/crash-postgres.sh
 # blkemu-vm: needs ublk_drv
-# budget: 150 s
+# budget: 90 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 modprobe ext4 2>/dev/null || true

@@ -6,7 +6,7 @@
 # it back to leg a, which heals the sectors.  The array keeps both legs,
 # the data reads back whole, and the disks' counters say what happened.
 #   blkemu-vm scenarios/md-repair.sh
-# budget: 50 s
+# budget: 70 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=4
 modprobe raid1 2>/dev/null || true

@@ -4,7 +4,7 @@
 # chunk boundaries and at each member's own limit, both visible in what
 # each disk saw.
 #   blkemu-vm scenarios/raid0-limits.sh
-# budget: 70 s
+# budget: 90 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 modprobe nbd nbds_max=8
 modprobe raid0

@@ -13,7 +13,7 @@
 #   blkemu-vm --kernel 6.12 scenarios/scsi-multipath.sh
 # Skips (77) without target_core_user, tcm_loop or dm-multipath.
 # blkemu-vm: needs target_core_user tcm_loop dm_multipath dm_round_robin
-# budget: 50 s
+# budget: 80 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 scsi_require
 modprobe dm_multipath 2>/dev/null && modprobe dm_round_robin 2>/dev/null ||

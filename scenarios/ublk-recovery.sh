@@ -15,7 +15,7 @@
 #      succeeds) instead of failing it.
 #   blkemu-vm scenarios/ublk-recovery.sh
 # blkemu-vm: needs ublk_drv
-# budget: 60 s
+# budget: 80 s
 source "${BLKEMU_SCRIPT_DIR:-$(dirname "$0")}/lib.sh" || exit 2
 ublk_require
 if ! "$UBLK" --features 2>/dev/null | grep -q "yes *user-recovery-reissue"; then
