@@ -121,7 +121,22 @@ fuse_umount () {
   for dev in $(losetup -a | awk -F: -v m="$mnt/" 'index($0, m) { print $1 }'); do
     losetup -d "$dev" || true
   done
-  mountpoint -q "$mnt" && fusermount3 -u "$mnt"
+  # A file system over those loop devices lets them go asynchronously
+  # (btrfs, under ASan, after its umount returned): the mount stays busy
+  # for a while.  Try for 10 s, then unmount lazily; the server exits
+  # once the kernel lets it go, and is killed if it has not in 20 s.
+  local i
+  for i in $(seq 50); do
+    mountpoint -q "$mnt" || break
+    fusermount3 -u "$mnt" 2> /dev/null && break
+    sleep 0.2
+  done
+  mountpoint -q "$mnt" && fusermount3 -uz "$mnt"
+  for i in $(seq 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.2; done
+  if kill -0 "$pid" 2> /dev/null; then
+    echo "fuse_umount: blkemu-fuse ($pid) still running 20 s after its unmount: killed" >&2
+    kill -KILL "$pid" 2> /dev/null
+  fi
   wait "$pid" 2>/dev/null || true
 }
 
