@@ -25,15 +25,7 @@ done
 # States of each mode: 6, or 2 at quick scale (CI's suite).
 states=6
 [ "${BLKEMU_SCENARIO_SCALE:-full}" = quick ] && states=2
-# The bug lives in the page cache: data must stay there past a journal
-# commit, as it does with the kernel's writeback defaults (30 s, woken
-# every 5 s), whatever ran before.
-echo 3000 > /proc/sys/vm/dirty_expire_centisecs
-echo 500 > /proc/sys/vm/dirty_writeback_centisecs
-mnt=$work/fs chk=$work/check
-mkdir -p "$mnt" "$chk"
-dev=$(ublk_disk_start r size=128M write-cache=yes physical-block-size=4096 \
-  "trace=$work/r.trace") || exit 1
+crash_disk r 128M
 stats () { ctl r stats | jq -r "$1"; }
 
 # The oracle, run on each crash view mounted at DIR: a fresh server
@@ -109,24 +101,24 @@ load_then_cut () {
 }
 
 redis_up () { [ "$(redis-cli -s "$work/r.sock" ping 2> /dev/null)" = PONG ]; }
-# sets FIRST LAST: SET key:FIRST..key:LAST in the protocol's own form,
-# through one connection, every reply awaited (acknowledged).
-sets () {
+# resp_sets FIRST LAST: SET key:FIRST..key:LAST in the protocol's own
+# form.  sets sends them through redis-cli --pipe, every reply awaited
+# (acknowledged); tcp_sets on the connection open as fd 3, every reply
+# read.
+resp_sets () {
   local i v
   for i in $(seq "$1" "$2"); do
     v=value-$i-$RANDOM$RANDOM
     printf '*3\r\n$3\r\nSET\r\n$%d\r\nkey:%d\r\n$%d\r\n%s\r\n' $((4 + ${#i})) "$i" ${#v} "$v"
-  done | redis-cli -s "$work/r.sock" --pipe > "$work/pipe.log" 2>&1 || { cat "$work/pipe.log"; exit 1; }
+  done
 }
-
-# tcp_sets FIRST LAST: the same SETs on the connection open as fd 3,
-# every reply read.
+sets () {
+  resp_sets "$1" "$2" | redis-cli -s "$work/r.sock" --pipe > "$work/pipe.log" 2>&1 ||
+    { cat "$work/pipe.log"; exit 1; }
+}
 tcp_sets () {
-  local i v reply
-  for i in $(seq "$1" "$2"); do
-    v=value-$i-$RANDOM$RANDOM
-    printf '*3\r\n$3\r\nSET\r\n$%d\r\nkey:%d\r\n$%d\r\n%s\r\n' $((4 + ${#i})) "$i" ${#v} "$v"
-  done >&3
+  local i reply
+  resp_sets "$1" "$2" >&3
   for i in $(seq "$1" "$2"); do
     read -r -t 30 -u 3 reply || { echo "no reply to SET key:$i"; exit 1; }
     [ "${reply%$'\r'}" = +OK ] || { echo "SET key:$i: $reply"; exit 1; }
@@ -134,11 +126,7 @@ tcp_sets () {
 }
 
 # explore NAME MODE N: N states of MODE, each a fresh server on the view.
-explore () {
-  "$CRASHCHECK" --control "$work/r.ctl" --dev "$dev" --states "$3" --seed 300 \
-    --mode "$2" --keep-going --log "$work/$1.logs" --check "$load_check" > "$work/$1.out" 2>&1
-}
-passed () { grep -o "[0-9]* passed" "$work/$1.out" | tail -1 | cut -d' ' -f1; }
+explore () { crash_states "$1" r "$2" "$3" 300 "$load_check"; }
 
 section "A. appendfsync everysec, the server frozen, the journal committed, the power cut"
 load_then_cut everysec
@@ -149,7 +137,7 @@ cat "$work"/a-lose.logs/* 2> /dev/null | grep -m1 -i "bad file format" | sed 's/
 tail -1 "$work/a-subset.out" | sed 's/^/  /'
 check "lose-all: Redis refuses the AOF (Bad file format)" \
   "$(cat "$work"/a-lose.logs/* 2> /dev/null | grep -ci "bad file format reading the append only file")" -ge 1
-check "subset: $((states - $(passed a-subset))) of $states states fail to load" "$(passed a-subset)" -lt "$states"
+check "subset: $((states - $(states_passed a-subset))) of $states states fail to load" "$(states_passed a-subset)" -lt "$states"
 
 section "B. appendfsync always"
 load_then_cut always
@@ -157,8 +145,8 @@ explore b-lose lose-all 1
 explore b-subset subset "$states"
 tail -1 "$work/b-subset.out" | sed 's/^/  /'
 cat "$work"/b-*.logs/* 2> /dev/null | head -5 | sed 's/^/  redis: /'
-check "lose-all: the AOF loads, all 1,020 acknowledged SETs in it" "$(passed b-lose)" -eq 1
-check "subset: all $states states load them" "$(passed b-subset)" -eq "$states"
+check "lose-all: the AOF loads, all 1,020 acknowledged SETs in it" "$(states_passed b-lose)" -eq 1
+check "subset: all $states states load them" "$(states_passed b-subset)" -eq "$states"
 
 ctl r power-on > /dev/null
 ublk_disk_stop r

@@ -346,6 +346,30 @@ cut_power () {
   blockdev --flushbufs "$2" 2> /dev/null || true
 }
 
+# crash_disk NAME SIZE: the disk an application's crash scenario runs on
+# (write-cached, 4K physical blocks, traced) served by blkemu-ublk; its
+# device path in $dev, a mount point in $mnt, one for the states in $chk.
+# The kernel's writeback defaults (dirty data kept 30 s, the flusher
+# woken every 5 s): the bugs live in the page cache past a journal
+# commit, whatever ran before on this machine.
+crash_disk () {
+  echo 3000 > /proc/sys/vm/dirty_expire_centisecs
+  echo 500 > /proc/sys/vm/dirty_writeback_centisecs
+  mnt=$work/fs chk=$work/check
+  mkdir -p "$mnt" "$chk"
+  dev=$(ublk_disk_start "$1" size="$2" write-cache=yes physical-block-size=4096 \
+    "trace=$work/$1.trace") || exit 1
+}
+# crash_states NAME DISK MODE N SEED CHECK: blkemu-crashcheck runs CHECK
+# ({dev}: $dev) on N states of MODE from SEED, every one (--keep-going);
+# the summary in $work/NAME.out, each failing state's whole output under
+# $work/NAME.logs.  states_passed NAME: how many passed.
+crash_states () {
+  "$CRASHCHECK" --control "$work/$2.ctl" --dev "$dev" --states "$4" --seed "$5" \
+    --mode "$3" --keep-going --log "$work/$1.logs" --check "$6" > "$work/$1.out" 2>&1
+}
+states_passed () { grep -o "[0-9]* passed" "$work/$1.out" | tail -1 | cut -d' ' -f1; }
+
 # disk_stat NAME JQ: one value from a disk's live stats.
 disk_stat () { ctl "$1" stats | jq -r "$2"; }
 # max_size NAME OP: the largest request size (bytes) the disk saw for OP;
