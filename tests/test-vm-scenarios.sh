@@ -163,7 +163,6 @@ for k in $controller_kernels; do
   echo "=== qemu's controllers on $k: nvme, sata, virtio-blk"
   rc=0 t0=$SECONDS
   "$top/tools/blkemu-vm" -q --kernel "$k" --results "$tmp/controllers-$k" \
-    --env "CTL=$top/build/tools/blkemu-ctl" \
     --disk frontend=nvme,name=n0,size=64M,max-transfer=128K,logical-block-size=4096,write-cache=yes \
     --disk frontend=sata,name=s0,size=64M,physical-block-size=4K,rotational=yes,rpm=5400,product=WDC-WD5002ABYS \
     --disk frontend=virtio-blk,name=v0,size=64M,physical-block-size=16K,min-io=16K,opt-io=64K,max-discard=1M \

@@ -7,22 +7,21 @@
 #   s0: sata, 4K physical blocks, rpm=5400, product=WDC-WD5002ABYS
 #   v0: virtio-blk, 16K physical, min-io 16K, opt-io 64K, max-discard 1M
 # Prints "controllers: N checks, F failed" last; exits 0 when F is 0.
-set -u
-CTL=${CTL:-blkemu-ctl}
-checks=0 failures=0
-check () {
-  local what=$1; shift
-  checks=$((checks + 1))
-  if [ "$@" ]; then echo "  PASS  $what"
-  else echo "  FAIL  $what"; failures=$((failures + 1)); fi
-}
+# The scenarios' helpers (check, $work, $CTL, $CRASHCHECK) serve here.
+source "${BLKEMU_TOP:?run by blkemu-vm from a source tree}/scenarios/lib.sh" || exit 2
 q () { cat "/sys/block/${1#/dev/}/queue/$2"; }
 stat_of () { "$CTL" "$1" stats | jq -r "$2"; }
 largest () { stat_of "$1" "[.ops.$2.sizes | keys[] | tonumber] | max // 0"; }
 n0=$BLKEMU_DEV_N0 s0=$BLKEMU_DEV_S0 v0=$BLKEMU_DEV_V0
 cn=$BLKEMU_CTL_N0 cs=$BLKEMU_CTL_S0 cv=$BLKEMU_CTL_V0
-work=$(mktemp -d)
 head -c 8M /dev/urandom > "$work/data"
+
+# write_read_back DEV: 8 MiB in 4 MiB direct writes, read back whole.
+write_read_back () {
+  dd if="$work/data" of="$1" bs=4M oflag=direct status=none
+  cmp -s <(dd if="$1" bs=1M count=8 iflag=direct status=none) "$work/data"
+  check "read back as written" $? -eq 0
+}
 
 # read_error DEV PORT: a 4K bad range at 1M fails a direct read there,
 # then a write heals it.  Prints dd's status.
@@ -31,6 +30,14 @@ read_error () {
   dd if="$1" of=/dev/null bs=4k skip=256 count=1 iflag=direct status=none 2> /dev/null
   echo $?
   dd if=/dev/zero of="$1" bs=4k seek=256 count=1 oflag=direct status=none
+}
+# check_bad_read DEV PORT: the kernel's log cleared, a bad range fails
+# a read (the log then holds the controller's own error).
+check_bad_read () {
+  local r
+  dmesg -C
+  r=$(read_error "$1" "$2")
+  check "a bad range fails the read (dd status $r)" "$r" -ne 0
 }
 
 echo "== nvme: $n0"
@@ -44,14 +51,10 @@ check "write-cache=yes: a volatile write cache, FUA ($(q $n0 write_cache), fua $
   "$(q $n0 write_cache)/$(q $n0 fua)" = "write back/1"
 check "the control port answers: max-transfer 128K" "$("$CTL" "$cn" get max-transfer)" = 128K
 "$CTL" "$cn" reset > /dev/null
-dd if="$work/data" of="$n0" bs=4M oflag=direct status=none
+write_read_back "$n0"
 check "8 MiB in 4 MiB direct writes reach the disk as MDTS-sized commands ($(stat_of "$cn" '.ops.write.sizes | tostring'))" \
   "$(stat_of "$cn" '.ops.write.sizes | tostring')" = '{"131072":64}'
-cmp -s <(dd if="$n0" bs=1M count=8 iflag=direct status=none) "$work/data"
-check "read back as written" $? -eq 0
-dmesg -C
-r=$(read_error "$n0" "$cn")
-check "a bad range fails the read (dd status $r)" "$r" -ne 0
+check_bad_read "$n0" "$cn"
 dmesg | grep -m1 -i "nvme.*\(error\|status\)" | sed 's/^/  kernel: /'
 # NVMe status: SCT 2 (media errors), SC 0x81 (Unrecovered Read Error).
 check "as the controller's own error: Unrecovered Read Error (sct 0x2 / sc 0x81)" \
@@ -68,11 +71,10 @@ cmp -s <(dd if="$n0" bs=1M skip=17 count=1 iflag=direct status=none) <(head -c 1
 check "and loses the one only cached ($cached cache entries before it)" $? -eq 0
 # Crash views through the port: blkemu-crashcheck as on any disk; every
 # state keeps the flushed MiB whatever it does with the cached one.
-crashcheck=${BLKEMU_TOP:+$BLKEMU_TOP/tools/}blkemu-crashcheck
 head -c 1M "$work/data" > "$work/first"
 dd if="$work/first" of="$n0" bs=1M seek=24 oflag=direct conv=fsync status=none
 dd if="$work/data" of="$n0" bs=1M count=1 skip=2 seek=25 oflag=direct status=none
-"$crashcheck" --control "$cn" --dev "$n0" --states 3 --mode subset --seed 1 -q \
+"$CRASHCHECK" --control "$cn" --dev "$n0" --states 3 --mode subset --seed 1 -q \
   --check "cmp -s <(dd if={dev} bs=1M skip=24 count=1 iflag=direct status=none) $work/first" \
   > "$work/views.out" 2>&1
 r=$?
@@ -91,13 +93,9 @@ check "physical-block-size=4K: physical_block_size 4096" "$(q $s0 physical_block
 check "libata's own limit: max_hw_sectors_kb 128 ($(q $s0 max_hw_sectors_kb))" "$(q $s0 max_hw_sectors_kb)" -eq 128
 check "NCQ: queue_depth 32" "$(cat /sys/block/${s0#/dev/}/device/queue_depth)" -eq 32
 "$CTL" "$cs" reset > /dev/null
-dd if="$work/data" of="$s0" bs=4M oflag=direct status=none
+write_read_back "$s0"
 check "4 MiB direct writes arrive in libata's 128K ($(largest "$cs" write))" "$(largest "$cs" write)" -eq 131072
-cmp -s <(dd if="$s0" bs=1M count=8 iflag=direct status=none) "$work/data"
-check "read back as written" $? -eq 0
-dmesg -C
-r=$(read_error "$s0" "$cs")
-check "a bad range fails the read (dd status $r)" "$r" -ne 0
+check_bad_read "$s0" "$cs"
 dmesg | grep -m2 -i "failed command: READ\|error: {" | sed 's/^/  kernel: /'
 # qemu's ide answers any error of its drive with ABRT (ide_dma_error),
 # where a disk would set UNC: libata sees an aborted command.
@@ -113,16 +111,13 @@ check "no FUA field: fua 0" "$(q $v0 fua)" -eq 0
 blkdiscard -o 0 -l 4M "$v0"
 check "blkdiscard of 4M reaches the disk as trims of at most 1M ($(stat_of "$cv" .ops.trim.bytes) bytes, largest $(largest "$cv" trim))" \
   "$(stat_of "$cv" .ops.trim.bytes)/$(largest "$cv" trim)" = 4194304/1048576
-dd if="$work/data" of="$v0" bs=4M oflag=direct status=none
-cmp -s <(dd if="$v0" bs=1M count=8 iflag=direct status=none) "$work/data"
-check "read back as written" $? -eq 0
-dmesg -C
-r=$(read_error "$v0" "$cv")
-check "a bad range fails the read (dd status $r)" "$r" -ne 0
+write_read_back "$v0"
+check_bad_read "$v0" "$cv"
 dmesg | grep -m1 "I/O error, dev ${v0#/dev/}" | sed 's/^/  kernel: /'
 check "as virtio-blk's VIRTIO_BLK_S_IOERR: an I/O error on ${v0#/dev/}" \
   "$(dmesg | grep -c "I/O error, dev ${v0#/dev/}")" -ge 1
 
-rm -rf "$work"
+finish
+r=$?
 echo "controllers: $checks checks, $failures failed"
-[ "$failures" -eq 0 ]
+exit $r
