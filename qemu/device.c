@@ -202,16 +202,23 @@ max_write_zeroes (const struct ctx *c, struct out *o)
 }
 
 /* IDENTIFY word 217: 1 is a non-rotating medium, else the spindle's
- * rpm; written once, by whichever of rotational and rpm comes first.
+ * rpm.  One field carries both keys: rotational writes it, rpm's row
+ * (rpm_in_rotation) has nothing of its own to add.
  */
 static int
 rotation (const struct ctx *c, struct out *o)
 {
-  if (strstr (o->buf, ",rotation_rate="))
-    return 0;
   char v[BLKEMU_VALUE_MAX];
   value_of (c, "rpm", v, sizeof v);
   put (o, ",rotation_rate=%s", c->geo.rotational ? v : "1");
+  return 0;
+}
+
+static int
+rpm_in_rotation (const struct ctx *c, struct out *o)
+{
+  (void) c;
+  (void) o;
   return 0;
 }
 
@@ -245,7 +252,7 @@ static const struct {
   { "sata", "logical-block-size", lbs_512 },
   { "sata", "physical-block-size", pbs },
   { "sata", "rotational", rotation },
-  { "sata", "rpm", rotation },
+  { "sata", "rpm", rpm_in_rotation },
   { "sata", "product", model },
   { "sata", "revision", firmware },
   { "virtio-blk", "logical-block-size", lbs_any },
