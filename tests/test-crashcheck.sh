@@ -177,6 +177,12 @@ ctl power-on > /dev/null
 out=$("$crashcheck" --control "$sock" --settle 2 --check true 2>&1) && rc=0 || rc=$?
 [ $rc = 2 ] && [ "$out" = "blkemu-crashcheck: --freeze-after, --settle and --unmount go with --workload" ] ||
   fail "--settle without --workload: exit $rc: $out"
+out=$("$crashcheck" --control "$sock" --workload true --freeze-after soon --check true 2>&1) && rc=0 || rc=$?
+[ $rc = 2 ] && [ "$out" = "blkemu-crashcheck: --freeze-after soon: must be a number of seconds" ] ||
+  fail "--freeze-after soon: exit $rc: $out"
+out=$("$crashcheck" --control "$sock" --workload true --unmount "$tmp" --check true 2>&1) && rc=0 || rc=$?
+[ $rc = 2 ] && [ "$out" = "blkemu-crashcheck: --unmount $tmp: not a mount point" ] ||
+  fail "--unmount of a plain directory: exit $rc: $out"
 mkfs.ext4 -q -F -b 4096 -E lazy_itable_init=0,lazy_journal_init=0 "$dev"
 mount -o commit=1 "$dev" "$tmp/fs"
 "$crashcheck" --control "$sock" --dev "$dev" --states 4 --seed 70 --mode torn \

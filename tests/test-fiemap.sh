@@ -106,5 +106,13 @@ elif [ -n "${p1:-}" ]; then
 else
   echo "skipped: the partition case (no sfdisk)"
 fi
+# Usage errors: exit 2, naming what is wrong.
+out=$("$FIEMAP" "$tmp/disk.img" x 10 2>&1) && rc=0 || rc=$?
+[ $rc = 2 ] && [ "$out" = "blkemu-fiemap: OFFSET x LENGTH 10: must be numbers of bytes, LENGTH at least 1" ] ||
+  fail "a bad OFFSET: exit $rc: $out"
+out=$("$FIEMAP" --bogus "$tmp/disk.img" 2>&1) && rc=0 || rc=$?
+[ $rc = 2 ] && [ "$out" = "blkemu-fiemap: unknown option '--bogus' (see --help)" ] ||
+  fail "an unknown option: exit $rc: $out"
+echo "ok: usage errors exit 2 with the reason"
 "$FIEMAP" --help | grep -q "error-offset=N error-length=N" || fail "--help lacks --keys"
 echo "ok: blkemu-fiemap"

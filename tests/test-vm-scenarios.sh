@@ -141,14 +141,17 @@ for k in $kernels; do
     failed+=("hand-off on $k (status $rc, wanted $rc_want)")
   fi
 done
-"$top/tools/blkemu-vm" --frontend ublk true > "$tmp/out" 2>&1 && failed+=("--frontend without --disk accepted")
-grep -q "\-\-frontend goes with --disk" "$tmp/out" || failed+=("--frontend without --disk: $(cat "$tmp/out")")
-"$top/tools/blkemu-vm" --batch --disk size=1M true > "$tmp/out" 2>&1 && failed+=("--batch with --disk accepted")
-grep -q "\-\-batch and --disk do not go together" "$tmp/out" || failed+=("--batch --disk: $(cat "$tmp/out")")
-"$top/tools/blkemu-vm" --batch "$tmp/no-such-script" > "$tmp/out" 2>&1 && failed+=("--batch of a missing script accepted")
-grep -q "no-such-script: no such script" "$tmp/out" || failed+=("--batch missing script: $(cat "$tmp/out")")
-"$top/tools/blkemu-vm" --disk size=1M --frontend floppy true > "$tmp/out" 2>&1 && failed+=("--frontend floppy accepted")
-grep -q "must be auto, ublk, scsi, nvme, sata or virtio-blk" "$tmp/out" || failed+=("--frontend floppy: $(cat "$tmp/out")")
+# refused_early WANT ARG...: blkemu-vm ARG... fails before any guest
+# boots, saying WANT.
+refused_early () {
+  local want=$1; shift
+  if "$top/tools/blkemu-vm" "$@" > "$tmp/out" 2>&1; then failed+=("blkemu-vm $* accepted"); return; fi
+  grep -qF -- "$want" "$tmp/out" || failed+=("blkemu-vm $*: $(cat "$tmp/out")")
+}
+refused_early "--frontend goes with --disk" --frontend ublk true
+refused_early "--batch and --disk do not go together" --batch --disk size=1M true
+refused_early "no-such-script: no such script" --batch "$tmp/no-such-script"
+refused_early "must be auto, ublk, scsi, nvme, sata or virtio-blk" --disk size=1M --frontend floppy true
 
 # qemu's own controllers over disks the host serves (tests/vm-controllers.sh
 # checks them in the guest): what each controller takes from the spec,
@@ -179,15 +182,18 @@ for k in $controller_kernels; do
   fi
 done
 before=${#failed[@]}
-"$top/tools/blkemu-vm" --frontend nvme --disk size=64M,max-transfer=2K true > "$tmp/out" 2>&1 && failed+=("nvme max-transfer=2K accepted")
-grep -q "max-transfer=2K: NVMe (qemu) expresses a maximum transfer as 4K << MDTS" "$tmp/out" ||
-  failed+=("nvme max-transfer=2K: $(cat "$tmp/out")")
-"$top/tools/blkemu-vm" --frontend sata --disk size=64M,logical-block-size=4096 true > "$tmp/out" 2>&1 && failed+=("sata 4K logical accepted")
-grep -q "SATA (qemu AHCI) has 512-byte logical sectors only" "$tmp/out" || failed+=("sata 4K logical: $(cat "$tmp/out")")
-"$top/tools/blkemu-vm" --disk size=1M --disk frontend=nvme,size=1M true > "$tmp/out" 2>&1 && failed+=("mixed frontends accepted")
-grep -q "do not mix in one run" "$tmp/out" || failed+=("mixed frontends: $(cat "$tmp/out")")
+refused_early "max-transfer=2K: NVMe (qemu) expresses a maximum transfer as 4K << MDTS" \
+  --frontend nvme --disk size=64M,max-transfer=2K true
+refused_early "SATA (qemu AHCI) has 512-byte logical sectors only" \
+  --frontend sata --disk size=64M,logical-block-size=4096 true
+refused_early "do not mix in one run" --disk size=1M --disk frontend=nvme,size=1M true
+refused_early "frontend=floppy: must be nvme, sata or virtio-blk" --disk frontend=floppy,size=1M true
+refused_early "name=twenty-one-characters: a controller's disk is found by its serial number" \
+  --frontend nvme --disk name=twenty-one-characters,size=1M true
+refused_early "two disks share a name" --frontend virtio-blk --disk name=a,size=1M --disk name=a,size=1M true
+refused_early "at most 6 sata disks" --frontend sata $(printf -- '--disk size=1M %.0s' 1 2 3 4 5 6 7) true
 [ ${#failed[@]} -gt "$before" ] ||
-  echo "ok: refused before booting: nvme max-transfer=2K, sata 4K logical blocks, ublk mixed with nvme"
+  echo "ok: refused before booting: nvme max-transfer=2K, sata 4K logical blocks, ublk mixed with nvme, a bad frontend=, a 21-character name, two disks of one name, 7 sata disks"
 
 # A kernel build tree, the way a kernel developer has one: Debian's 6.12
 # laid out as arch/x86/boot/bzImage plus a modules_install directory,
