@@ -94,6 +94,8 @@ for k in $kernels; do
     awk -F'\t' -v n="$s" '$1 == n { f = 1 } END { exit !f }' "$tmp/$k/scenarios.tsv" ||
       failed+=("$s@$k: no result")
   done
+  # blkemu-vm itself stopped short: what it printed last says why.
+  [[ " ${failed[*]} " != *"@$k: no result"* ]] || { echo "the batch on $k ended with:"; tail -n 40 "$tmp/out-$k"; }
 done
 echo "per-scenario results: $results_file"
 tail -n +2 "$results_file" | sort -t$'\t' -k4,4nr | head -5 | awk -F'\t' '$4 > 0 { printf "  slowest: %s on %s, %s s (budget %s)\n", $1, $2, $4, $5 }'
