@@ -2,6 +2,7 @@
  * iostat-style summary with size histograms).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -156,64 +157,77 @@ json_op (const struct json_out *j, const struct op_stats *os,
              j->nl);
 }
 
-/* oversize, misaligned, out_of_range, cancelled, faults. */
+/* A counter of counters.h as the JSON writer reads it. */
+struct counter_desc {
+  const char *group, *name;
+  size_t offset; /* in struct stats */
+};
+#define COUNTER_DESC(type, field, group, name)                                \
+  { group, name, offsetof (type, field) },
+static const struct counter_desc device_counters[] = {
+#define DEVICE_DESC(f, g, n, h) COUNTER_DESC (struct stats, f, g, n)
+  DEVICE_COUNTERS (DEVICE_DESC)
+#undef DEVICE_DESC
+};
+static const struct counter_desc fault_counters[] = {
+#define FAULT_DESC(f, g, n, h) COUNTER_DESC (struct stats, faults.f, g, n)
+  FAULT_COUNTERS (FAULT_DESC)
+#undef FAULT_DESC
+};
+#define NDESC(a) (sizeof (a) / sizeof (a)[0])
+
+static uint64_t
+counter_value (const struct stats *st, const struct counter_desc *d)
+{
+  uint64_t v;
+  memcpy (&v, (const char *) st + d->offset, sizeof v);
+  return v;
+}
+
+/* The members D[FROM..TO) as "name": N, ", " between them. */
+static void
+json_members (struct strbuf *sb, const struct stats *st,
+              const struct counter_desc *d, size_t from, size_t to)
+{
+  for (size_t i = from; i < to; i++)
+    sb_printf (sb, "%s\"%s\": %llu", i > from ? ", " : "", d[i].name,
+               (unsigned long long) counter_value (st, &d[i]));
+}
+
+static bool
+same_group (const char *a, const char *b)
+{
+  return a && b && strcmp (a, b) == 0;
+}
+
+/* The device counters (a group an object on its line, the others a line
+ * each), then faults.
+ */
 static void
 json_counters (const struct json_out *j, const struct stats *st)
 {
-  sb_printf (j->sb,
-             "%s\"oversize\": {\"rejected\": %llu, \"split\": %llu, "
-             "\"pieces\": %llu, \"allowed\": %llu},%s",
-             j->in1, (unsigned long long) st->oversize_rejected,
-             (unsigned long long) st->oversize_split,
-             (unsigned long long) st->oversize_pieces,
-             (unsigned long long) st->oversize_allowed, j->nl);
-  sb_printf (j->sb,
-             "%s\"boundary\": {\"crossed\": %llu, \"split\": %llu, "
-             "\"rejected\": %llu},%s",
-             j->in1, (unsigned long long) st->boundary_crossed,
-             (unsigned long long) st->boundary_split,
-             (unsigned long long) st->boundary_rejected, j->nl);
-  sb_printf (j->sb,
-             "%s\"discard\": {\"unaligned\": %llu, "
-             "\"kept_bytes\": %llu},%s",
-             j->in1, (unsigned long long) st->discard_unaligned,
-             (unsigned long long) st->discard_kept_bytes, j->nl);
-  sb_printf (j->sb,
-             "%s\"misaligned\": %llu,%s%s\"out_of_range\": %llu,%s"
-             "%s\"cancelled\": %llu,%s%s\"aborted\": %llu,%s",
-             j->in1, (unsigned long long) st->misaligned, j->nl, j->in1,
-             (unsigned long long) st->out_of_range, j->nl, j->in1,
-             (unsigned long long) st->cancelled, j->nl, j->in1,
-             (unsigned long long) st->aborted, j->nl);
+  const struct counter_desc *d = device_counters;
+  for (size_t i = 0, end; i < NDESC (device_counters); i = end) {
+    end = i + 1;
+    if (!d[i].group) {
+      sb_printf (j->sb, "%s", j->in1);
+      json_members (j->sb, st, d, i, end);
+      sb_printf (j->sb, ",%s", j->nl);
+      continue;
+    }
+    while (end < NDESC (device_counters) &&
+           same_group (d[end].group, d[i].group))
+      end++;
+    if (strcmp (d[i].group, "zones") == 0)
+      continue; /* with the zone report */
+    sb_printf (j->sb, "%s\"%s\": {", j->in1, d[i].group);
+    json_members (j->sb, st, d, i, end);
+    sb_printf (j->sb, "},%s", j->nl);
+  }
   const struct fault_counts *fc = &st->faults;
-  sb_printf (j->sb,
-             "%s\"faults\": {\"errors\": %llu, \"spikes\": %llu, "
-             "\"stalled\": %llu, \"slowed\": %llu, \"dropped\": %llu, "
-             "\"offline\": %llu, \"crashes\": %llu, \"lost_writes\": %llu, "
-             "\"lost_bytes\": %llu, \"crash_aborted\": %llu, "
-             "\"persisted_writes\": %llu, \"torn_writes\": %llu, "
-             "\"views\": %llu, \"medium_errors\": %llu, "
-             "\"interrupted\": %llu, \"bit_flips\": %llu, "
-             "\"silently_lost_writes\": %llu, "
-             "\"misdirected_writes\": %llu, \"stuck_reads\": %llu, "
-             "\"last_crash\": ",
-             j->in1, (unsigned long long) fc->errors,
-             (unsigned long long) fc->spikes, (unsigned long long) fc->stalled,
-             (unsigned long long) fc->slowed, (unsigned long long) fc->dropped,
-             (unsigned long long) fc->offline,
-             (unsigned long long) fc->crashes,
-             (unsigned long long) fc->lost_writes,
-             (unsigned long long) fc->lost_bytes,
-             (unsigned long long) fc->crash_aborted,
-             (unsigned long long) fc->persisted_writes,
-             (unsigned long long) fc->torn_writes,
-             (unsigned long long) fc->views,
-             (unsigned long long) fc->medium_errors,
-             (unsigned long long) fc->interrupted,
-             (unsigned long long) fc->bit_flips,
-             (unsigned long long) fc->silently_lost,
-             (unsigned long long) fc->misdirected,
-             (unsigned long long) fc->stuck_reads);
+  sb_printf (j->sb, "%s\"faults\": {", j->in1);
+  json_members (j->sb, st, fault_counters, 0, NDESC (fault_counters));
+  sb_printf (j->sb, ", \"last_crash\": ");
   if (fc->crashes)
     sb_printf (j->sb,
                "{\"mode\": \"%s\", \"seed\": %llu, "

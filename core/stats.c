@@ -183,13 +183,6 @@ add_u64s (uint64_t *into, const uint64_t *from, size_t n)
     into[i] += from[i];
 }
 
-#define ADD_RANGE(into, from, first, last)                                    \
-  add_u64s (&(into)->first, &(from)->first,                                   \
-            (offsetof (__typeof__ (*(into)), last) -                          \
-             offsetof (__typeof__ (*(into)), first)) /                        \
-                sizeof (uint64_t) +                                           \
-              1)
-
 static void
 merge_op (struct op_stats *os, const struct op_stats *from)
 {
@@ -211,17 +204,18 @@ merge_op (struct op_stats *os, const struct op_stats *from)
 void
 stats_merge (struct stats *into, const struct stats *from)
 {
-  /* The fault counters up to the last crash's record, which only the
-   * disk's own stats hold (a crash is the disk's, not a queue's).
+  /* Every counter of counters.h; the last crash's record stays INTO's
+   * (a crash is the disk's, not a queue's).
    */
-  _Static_assert(offsetof (struct fault_counts, last_mode) ==
-                   offsetof (struct fault_counts, stuck_reads) +
-                     sizeof (uint64_t),
-                 "the fault counters end at stuck_reads");
-  ADD_RANGE (&into->faults, &from->faults, errors, stuck_reads);
+#define ADD_FAULT(field, group, name, help)                                   \
+  into->faults.field += from->faults.field;
+#define ADD_DEVICE(field, group, name, help) into->field += from->field;
+  FAULT_COUNTERS (ADD_FAULT)
+  DEVICE_COUNTERS (ADD_DEVICE)
+#undef ADD_FAULT
+#undef ADD_DEVICE
   for (unsigned op = 0; op < BLKEMU_OP_COUNT; op++)
     merge_op (&into->op[op], &from->op[op]);
-  ADD_RANGE (into, from, oversize_rejected, zone_refused);
   add_u64s (into->qd_hist, from->qd_hist, QD_BUCKETS);
   if (from->qd_max > into->qd_max)
     into->qd_max = from->qd_max;

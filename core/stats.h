@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "blkemu/blkemu.h"
+#include "counters.h"
 
 /* Latency buckets: values below 256 ns are exact; above, 128 buckets per
  * power of two (worst-case error 0.4% at the bucket's midpoint).
@@ -42,29 +43,11 @@ struct op_stats {
   uint64_t lat[LAT_BUCKETS];
 };
 
-/* Every injected fault, by kind: counters from ERRORS to STUCK_READS
- * (stats_merge adds them as one range), then the last crash's record.
+/* Every injected fault, by kind (counters.h), then the last crash's
+ * record.
  */
 struct fault_counts {
-  uint64_t errors;      /* injected by the error rule */
-  uint64_t spikes;      /* requests that paid spike-latency */
-  uint64_t stalled;     /* requests held by a stall */
-  uint64_t slowed;      /* requests stretched by slowdown */
-  uint64_t dropped;     /* connections dropped */
-  uint64_t offline;     /* requests refused while crashed */
-  uint64_t crashes;     /* power losses */
-  uint64_t lost_writes; /* unflushed writes a crash discarded */
-  uint64_t lost_bytes;
-  uint64_t crash_aborted;    /* in flight at a crash: failed with EIO */
-  uint64_t persisted_writes; /* cached writes a crash let reach the medium */
-  uint64_t torn_writes;      /* of the lost ones, those that landed in part */
-  uint64_t views;            /* crash views opened */
-  uint64_t medium_errors;    /* reads failed on an unreadable sector */
-  uint64_t interrupted;      /* writes a crash left unreadable */
-  uint64_t bit_flips;        /* reads returned with one bit flipped */
-  uint64_t silently_lost;    /* writes acknowledged, never written */
-  uint64_t misdirected;      /* writes that landed at another offset */
-  uint64_t stuck_reads;      /* reads a stuck bit changed */
+  FAULT_COUNTERS (COUNTER_FIELD)
   /* The last crash (CRASHES > 0). */
   enum blkemu_crash_mode last_mode;
   uint64_t last_seed, last_persisted, last_lost, last_torn;
@@ -77,24 +60,8 @@ struct stats {
   struct fault_counts faults;
   uint64_t start_ns;
   struct op_stats op[BLKEMU_OP_COUNT];
-  /* From OVERSIZE_REJECTED to ZONE_REFUSED: counters only (stats_merge
-   * adds them as one range).
-   */
-  uint64_t oversize_rejected;   /* requests refused with EINVAL */
-  uint64_t oversize_split;      /* requests split by the device */
-  uint64_t oversize_pieces;     /* pieces those splits produced */
-  uint64_t oversize_allowed;    /* requests above the limit served whole */
-  uint64_t misaligned;          /* offset/length not block aligned */
-  uint64_t out_of_range;        /* beyond the end of the disk */
-  uint64_t cancelled;           /* failed with ESHUTDOWN: the disk stopped */
-  uint64_t aborted;             /* ended early: blkemu_disk_abort */
-  uint64_t boundary_crossed;    /* requests across a multiple of boundary= */
-  uint64_t boundary_split;      /* of those, split at the boundary */
-  uint64_t boundary_rejected;   /* of those, refused (oversize=error) */
-  uint64_t discard_unaligned;   /* trims not made of whole discard units */
-  uint64_t discard_kept_bytes;  /* their bytes outside whole units, kept */
-  uint64_t zone_refused;        /* refused by the zone rules (zoned=) */
-  uint64_t qd_hist[QD_BUCKETS]; /* requests in flight at arrival */
+  DEVICE_COUNTERS (COUNTER_FIELD) /* counters.h */
+  uint64_t qd_hist[QD_BUCKETS];   /* requests in flight at arrival */
   uint64_t qd_max;
   uint64_t seq_requests; /* read/write starting where the last ended */
   uint64_t rw_requests;
