@@ -89,6 +89,13 @@ enum key_id {
   K_LINK_BANDWIDTH,
   K_LINK_RTT,
   K_LINK_WINDOW,
+  /* a cloud volume's throttle in front of the link (model_volume.c) */
+  K_VOLUME_IOPS,
+  K_VOLUME_IOPS_PER_GIB,
+  K_VOLUME_BURST_IOPS,
+  K_VOLUME_BURST_CREDITS,
+  K_VOLUME_BANDWIDTH,
+  K_VOLUME_IO_UNIT,
   /* faults */
   K_ERROR_MODE,
   K_ERROR_OP,

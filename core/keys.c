@@ -293,6 +293,35 @@ const struct key_def config_keys[K_COUNT] = {
                       true,
                       "link: requests outstanding on the link at once (0: "
                       "unlimited)" },
+  /* A cloud volume's provisioned limits; profiles/cloud-*.conf cite the
+   * providers' figures.
+   */
+  [K_VOLUME_IOPS] = { "volume-iops", T_UINT, "0", NULL, 0, 100000000, true,
+                      "volume throttle: baseline I/Os per second, in "
+                      "volume-io-unit units (0: no IOPS limit)" },
+  [K_VOLUME_IOPS_PER_GIB] = { "volume-iops-per-gib", T_UINT, "0", NULL, 0,
+                              1000000, true,
+                              "volume throttle: baseline I/Os per second per "
+                              "GiB of size, when more than volume-iops (gp2: "
+                              "3)" },
+  [K_VOLUME_BURST_IOPS] = { "volume-burst-iops", T_UINT, "0", NULL, 0,
+                            100000000, true,
+                            "volume throttle: I/Os per second while burst "
+                            "credits last (0: no burst)" },
+  [K_VOLUME_BURST_CREDITS] = { "volume-burst-credits", T_UINT, "0", NULL, 0,
+                               NOMAX, true,
+                               "volume throttle: the credit bucket, in I/Os; "
+                               "starts full, refills at the baseline, one "
+                               "credit an I/O" },
+  [K_VOLUME_BANDWIDTH] = { "volume-bandwidth", T_RATE, "0", NULL, 0, NOMAX,
+                           true,
+                           "volume throttle: bytes/s, reads and writes "
+                           "together (0: no throughput limit)" },
+  [K_VOLUME_IO_UNIT] = { "volume-io-unit", T_SIZE, "0", NULL, 0, 1ull << 30,
+                         true,
+                         "volume throttle: a read or write counts as its "
+                         "length in these units, rounded up (0: one I/O a "
+                         "request)" },
   [K_ERROR_MODE] = { "error-mode", T_ENUM, "off", CHOICES (ERROR_MODE_LIST), 0,
                      0, true,
                      "inject errors into matching requests: always (each with "

@@ -58,6 +58,28 @@ void *model_create (const struct model_ops *m,
 void model_destroy (const struct model_ops *m, void *state);
 void model_reset (const struct model_ops *m, void *state);
 
+/* The volume throttle in front of the link (model_volume.c). */
+struct volume_state {
+  double credits;        /* the burst bucket (-1: full, not yet read) */
+  uint64_t credits_at;   /* when CREDITS was last refilled */
+  uint64_t iops_free_ns; /* the IOPS pacer: the next I/O's earliest start */
+  uint64_t bw_free_ns;   /* the throughput pacer */
+  uint64_t units;        /* I/Os counted */
+  uint64_t delayed;      /* requests the throttle held */
+  uint64_t delayed_ns;   /* and how long, in all */
+};
+bool volume_throttles (const struct blkemu_config *cfg);
+uint64_t volume_baseline_iops (const struct blkemu_config *cfg);
+void volume_reset (struct volume_state *v);
+/* When REQ may start, the throttle's limits met; commits it. */
+uint64_t volume_admit (struct volume_state *v, const struct blkemu_config *cfg,
+                       const struct model_req *req);
+/* The burst credits left at NOW (0 without a bucket). */
+double volume_credits (struct volume_state *v, const struct blkemu_config *cfg,
+                       uint64_t now);
+/* The link's throttle (STATE: the link model's). */
+struct volume_state *link_volume (void *state);
+
 /* The device model behind the link. */
 const struct model_ops *model_lookup (enum model_kind kind);
 

@@ -8,6 +8,7 @@
  * read's payload crossing the downstream pipe.  At queue depth 1 a
  * request of S bytes therefore takes rtt + S / link-bandwidth plus the
  * device's own time.  With no link-* key set the link is not there.
+ * A volume throttle (volume-* keys, model_volume.c) sits in front.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "model.h"
 
 struct link_state {
+  struct volume_state volume; /* the throttle in front */
   const struct model_ops *device;
   void *device_state;
   uint64_t window_free_ns[BLKEMU_MAX_CHANNELS];
@@ -27,6 +29,7 @@ link_create (const struct blkemu_config *cfg)
   struct link_state *s = calloc (1, sizeof *s);
   if (!s)
     return NULL;
+  volume_reset (&s->volume);
   s->device = model_lookup ((enum model_kind) cfg->num[K_MODEL]);
   s->device_state = model_create (s->device, cfg);
   if (!s->device_state) {
@@ -49,15 +52,31 @@ link_reset (void *state)
 {
   struct link_state *s = state;
   model_reset (s->device, s->device_state);
+  volume_reset (&s->volume);
   memset (s->window_free_ns, 0, sizeof s->window_free_ns);
   s->up_free_ns = s->down_free_ns = 0;
 }
 
+struct volume_state *
+link_volume (void *state)
+{
+  return &((struct link_state *) state)->volume;
+}
+
 static uint64_t
 link_schedule (void *state, const struct blkemu_config *cfg,
-               const struct model_req *req)
+               const struct model_req *in)
 {
   struct link_state *s = state;
+  /* The volume's throttle first: the request reaches the link when its
+   * limits let it go.
+   */
+  struct model_req throttled = *in;
+  const struct model_req *req = in;
+  if (volume_throttles (cfg)) {
+    throttled.arrival_ns = volume_admit (&s->volume, cfg, in);
+    req = &throttled;
+  }
   uint64_t rtt = cfg->num[K_LINK_RTT], bw = cfg->num[K_LINK_BANDWIDTH];
   uint64_t window = cfg->num[K_LINK_WINDOW];
 

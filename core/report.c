@@ -265,6 +265,27 @@ json_trace_cache (const struct json_out *j, struct blkemu_disk *disk)
              (unsigned long long) wc_bytes, j->nl);
 }
 
+/* volume: null unless a volume-* key throttles the disk. */
+static void
+json_volume (const struct json_out *j, struct blkemu_disk *disk)
+{
+  pthread_mutex_lock (&disk->lock);
+  if (!volume_throttles (&disk->cfg)) {
+    pthread_mutex_unlock (&disk->lock);
+    sb_printf (j->sb, "%s\"volume\": null,%s", j->in1, j->nl);
+    return;
+  }
+  struct volume_state *v = link_volume (disk->model_state);
+  sb_printf (j->sb,
+             "%s\"volume\": {\"baseline_iops\": %llu, \"ios\": %llu, "
+             "\"delayed\": %llu, \"delayed_ms\": %.3f, \"credits\": %.0f},%s",
+             j->in1, (unsigned long long) volume_baseline_iops (&disk->cfg),
+             (unsigned long long) v->units, (unsigned long long) v->delayed,
+             (double) v->delayed_ns / 1e6,
+             volume_credits (v, &disk->cfg, clock_now_ns ()), j->nl);
+  pthread_mutex_unlock (&disk->lock);
+}
+
 /* "NAME": {"KEY": VALUE, ...} on one line of JSON, and a comma. */
 static void
 json_counts (const struct json_out *j, const char *indent, const char *name,
@@ -433,6 +454,7 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
                                                               : "locked",
              j.nl);
   json_trace_cache (&j, disk);
+  json_volume (&j, disk);
   json_zones (&j, disk, st);
   json_queue_transport (&j, disk, st);
   free (slots);
@@ -670,6 +692,24 @@ summary_counters (struct strbuf *sb, const struct stats *st)
 
 /* A zoned disk: its zones by condition, commands and what was refused. */
 static void
+summary_volume (struct strbuf *sb, struct blkemu_disk *disk)
+{
+  pthread_mutex_lock (&disk->lock);
+  if (volume_throttles (&disk->cfg)) {
+    struct volume_state *v = link_volume (disk->model_state);
+    sb_printf (sb,
+               "volume: %llu I/Os counted, baseline %llu IOPS; %llu requests "
+               "held by the throttle, %.1f ms in all; %.0f burst credits "
+               "left\n",
+               (unsigned long long) v->units,
+               (unsigned long long) volume_baseline_iops (&disk->cfg),
+               (unsigned long long) v->delayed, (double) v->delayed_ns / 1e6,
+               volume_credits (v, &disk->cfg, clock_now_ns ()));
+  }
+  pthread_mutex_unlock (&disk->lock);
+}
+
+static void
 summary_zones (struct strbuf *sb, struct blkemu_disk *disk)
 {
   pthread_mutex_lock (&disk->lock);
@@ -733,6 +773,7 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
              name, secs, total, mt, pol);
   summary_table (&sb, st, secs);
   summary_counters (&sb, st);
+  summary_volume (&sb, disk);
   summary_zones (&sb, disk);
   summary_histogram (&sb, "read", &st->op[BLKEMU_OP_READ], slots);
   summary_histogram (&sb, "write", &st->op[BLKEMU_OP_WRITE], slots);

@@ -215,6 +215,14 @@ validate_model (const struct blkemu_config *cfg, char *err)
       return -1;
     }
   }
+  if (n[K_VOLUME_BURST_IOPS] &&
+      (!n[K_VOLUME_BURST_CREDITS] ||
+       !(n[K_VOLUME_IOPS] || n[K_VOLUME_IOPS_PER_GIB]))) {
+    rule_err (err, cfg, K_VOLUME_BURST_IOPS,
+              "needs volume-burst-credits (the bucket) and a baseline "
+              "(volume-iops or volume-iops-per-gib) to refill it");
+    return -1;
+  }
   if (n[K_MODEL] == MODEL_SSD) {
     uint64_t ch = n[K_CHANNELS] ? n[K_CHANNELS] : 1;
     if (ch * n[K_DIES] > BLKEMU_MAX_CHANNELS) {

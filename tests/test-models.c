@@ -364,6 +364,103 @@ test_link (void)
   model_destroy (m, s);
 }
 
+/* The volume throttle in front of an instant device: REQS requests of
+ * LEN bytes all queued at 0, the deadlines into D.
+ */
+static void
+volume_run (const struct blkemu_config *cfg, uint64_t len, uint64_t *d,
+            size_t reqs)
+{
+  const struct model_ops *m = &model_link_ops;
+  void *s = model_create (m, cfg);
+  for (size_t i = 0; i < reqs; i++) {
+    struct model_req r = req (BLKEMU_OP_READ, 0, len, 0, 0);
+    d[i] = m->schedule (s, cfg, &r);
+  }
+  model_destroy (m, s);
+}
+
+static void
+test_volume (void)
+{
+  struct blkemu_config cfg;
+  base_config (&cfg);
+  uint64_t d[16];
+
+  /* 1,000 IOPS: the nth request of a full queue leaves at n ms. */
+  cfg.num[K_VOLUME_IOPS] = 1000;
+  volume_run (&cfg, 4096, d, 10);
+  for (int i = 0; i < 10; i++)
+    CHECK (near ((double) d[i], i * MS, 1), "iops: request %d at %llu", i,
+           (unsigned long long) d[i]);
+
+  /* 256 KiB accounting: a 1 MiB read costs four I/Os (4 ms each). */
+  cfg.num[K_VOLUME_IO_UNIT] = 256 << 10;
+  volume_run (&cfg, 1 << 20, d, 3);
+  CHECK (near ((double) d[1], 4 * MS, 1) && near ((double) d[2], 8 * MS, 1),
+         "io unit: %llu %llu", (unsigned long long) d[1],
+         (unsigned long long) d[2]);
+  volume_run (&cfg, 256 << 10, d, 3);
+  CHECK (near ((double) d[2], 2 * MS, 1), "256K is one I/O: %llu",
+         (unsigned long long) d[2]);
+
+  /* 100 MB/s: each 1 MB read leaves when its bytes have crossed. */
+  base_config (&cfg);
+  cfg.num[K_VOLUME_BANDWIDTH] = 100000000;
+  volume_run (&cfg, 1000000, d, 4);
+  CHECK (near ((double) d[0], 10 * MS, 1) && near ((double) d[3], 40 * MS, 1),
+         "bandwidth: %llu .. %llu", (unsigned long long) d[0],
+         (unsigned long long) d[3]);
+
+  /* gp2 at 100 GiB, full size: baseline max(100, 3 x 100) = 300 IOPS,
+   * burst 3,000 on 5.4 M credits draining at 3,000 - 300 a second: the
+   * burst lasts 5,400,000 / 2,700 = 2,000 s (AWS's formula), 6 M I/Os;
+   * then 300 IOPS.
+   */
+  base_config (&cfg);
+  cfg.num[K_SIZE] = 100ull << 30;
+  cfg.num[K_VOLUME_IOPS] = 100;
+  cfg.num[K_VOLUME_IOPS_PER_GIB] = 3;
+  cfg.num[K_VOLUME_BURST_IOPS] = 3000;
+  cfg.num[K_VOLUME_BURST_CREDITS] = 5400000;
+  CHECK (volume_baseline_iops (&cfg) == 300, "gp2 baseline %llu",
+         (unsigned long long) volume_baseline_iops (&cfg));
+  const struct model_ops *m = &model_link_ops;
+  void *s = model_create (m, &cfg);
+  uint64_t prev = 0, burst_end = 0, n = 0, after = 0;
+  for (; n < 6100000; n++) {
+    struct model_req r = req (BLKEMU_OP_READ, 0, 4096, 0, 0);
+    uint64_t t = m->schedule (s, &cfg, &r);
+    /* The burst ends at the first gap of a baseline I/O (3.33 ms). */
+    if (!burst_end && n && t - prev > 3 * MS)
+      burst_end = prev;
+    if (burst_end)
+      after++;
+    prev = t;
+  }
+  CHECK (near ((double) burst_end, 2000e9, 1e6), "gp2 burst ends at %.3f s",
+         (double) burst_end / 1e9);
+  double rate = (double) (after - 1) / ((double) (prev - burst_end) / 1e9);
+  CHECK (fabs (rate - 300) < 1, "gp2 after the burst: %.2f IOPS", rate);
+  CHECK (near (volume_credits (link_volume (s), &cfg, prev), 0, 1),
+         "gp2 credits left: %.0f",
+         volume_credits (link_volume (s), &cfg, prev));
+  /* Idle, the bucket refills at the baseline: 1,080,000 credits in an
+   * hour, full after 5 (18,000 s), and no more after 6.
+   */
+  double hour = 3600e9;
+  CHECK (near (volume_credits (link_volume (s), &cfg, prev + (uint64_t) hour),
+               1080000, 1),
+         "gp2 an hour idle: %.0f",
+         volume_credits (link_volume (s), &cfg, prev + (uint64_t) hour));
+  CHECK (near (volume_credits (link_volume (s), &cfg,
+                               prev + (uint64_t) (6 * hour)),
+               5400000, 1),
+         "gp2 six hours idle: %.0f",
+         volume_credits (link_volume (s), &cfg, prev + (uint64_t) (6 * hour)));
+  model_destroy (m, s);
+}
+
 static int
 cmp_u64 (const void *a, const void *b)
 {
@@ -592,6 +689,7 @@ main (void)
   test_ssd ();
   test_array ();
   test_link ();
+  test_volume ();
   test_distributions ();
   test_faults ();
   test_fraction_units ();
