@@ -40,6 +40,10 @@
  *     view as in the crash itself, a block is unreadable exactly when
  *     it holds a version from before its heal (the crash undid the
  *     heal) or was never healed;
+ *   - stuck bits (stuck add) read their value in every read that covers
+ *     them, through every path (blocking, timeline, lent reads, views,
+ *     after crashes), and change nothing else; a read they changed is
+ *     counted once in faults.stuck_reads; writes do not unstick them;
  *   - stats count exactly the bytes of the requests that succeeded, and
  *     no latency exceeds the time that passed;
  *   - the heap the disk holds stays within a bound of its size, as the
@@ -503,9 +507,72 @@ io (struct blkemu_disk *disk, enum blkemu_op op, void *buf, uint64_t len,
   return p.result;
 }
 
+/* ---- stuck bits ------------------------------------------------------ */
+
+/* The bits the run made stuck (a few: each block's data repeats every 8
+ * bytes, so a stuck bit's written value is found in the same bit of a
+ * neighbouring word that no stuck bit covers).
+ */
+#define STUCK_RUN_MAX 4
+static uint64_t read_lbs; /* the run's logical block size */
+static struct {
+  uint64_t byte;
+  unsigned bit, value;
+} stuck_bits[STUCK_RUN_MAX];
+static unsigned nstuck;
+
+static bool
+stuck_at (uint64_t byte, unsigned bit)
+{
+  for (unsigned i = 0; i < nstuck; i++)
+    if (stuck_bits[i].byte == byte && stuck_bits[i].bit == bit)
+      return true;
+  return false;
+}
+
+/* BUF holds LEN bytes read at OFF (LBS-byte blocks): every stuck bit in
+ * it must read its value; then it is put back to what the data written
+ * there holds, so that the token checks see the data as written.
+ * Returns how many bits the stuck ones changed.
+ */
+static unsigned NO_COVERAGE
+unstick (unsigned char *buf, uint64_t len, uint64_t off, uint64_t lbs)
+{
+  unsigned changed = 0;
+  for (unsigned i = 0; i < nstuck; i++) {
+    uint64_t at = stuck_bits[i].byte;
+    if (at < off || at >= off + len)
+      continue;
+    unsigned bit = stuck_bits[i].bit;
+    unsigned char *p = buf + (at - off);
+    if ((*p >> bit & 1u) != stuck_bits[i].value) {
+      fprintf (stderr,
+               "byte %llu bit %u is stuck at %u and read %u (read of %llu "
+               "bytes at %llu)\n",
+               (unsigned long long) at, bit, stuck_bits[i].value,
+               *p >> bit & 1u, (unsigned long long) len,
+               (unsigned long long) off);
+      abort ();
+    }
+    /* The same byte of another word in its block's 64-byte line. */
+    uint64_t in_block = at % lbs, word = 8;
+    while (word < 64 && stuck_at (at - in_block + (in_block ^ word), bit))
+      word += 8;
+    if (word == 64)
+      abort (); /* four stuck bits cannot cover seven neighbours */
+    uint64_t from = at - in_block + (in_block ^ word);
+    if (from < off || from >= off + len)
+      abort (); /* reads are whole blocks */
+    unsigned char was = (unsigned char) (buf[from - off] & (1u << bit));
+    changed += was != (*p & (1u << bit));
+    *p = (unsigned char) ((*p & ~(1u << bit)) | was);
+  }
+  return changed;
+}
+
 /* ---- silent faults ---------------------------------------------------- */
 
-enum silent_kind { FLIPS, LOST, MISDIRECTED };
+enum silent_kind { FLIPS, LOST, MISDIRECTED, STUCK };
 
 static uint64_t
 silent_count (struct blkemu_disk *disk, enum silent_kind kind)
@@ -521,6 +588,7 @@ silent_count (struct blkemu_disk *disk, enum silent_kind kind)
     const struct fault_counts *f = &where[i]->faults;
     n += kind == LOST          ? f->silently_lost
          : kind == MISDIRECTED ? f->misdirected
+         : kind == STUCK       ? f->stuck_reads
                                : f->bit_flips;
     pthread_mutex_unlock (&where[i]->lock);
   }
@@ -541,6 +609,7 @@ bits_differ (const unsigned char *a, const unsigned char *b, uint64_t len)
  * one bit, and leaves the clean copy in BUF.  Returns the first read's
  * result, or -1 when no clean copy could be had to check BUF against
  * (every re-read flipped too, or a crash still waits for a request).
+ * Stuck bits are checked and put back (unstick) in what it returns.
  */
 static int
 read_checked (struct blkemu_disk *disk, unsigned char *buf, uint64_t len,
@@ -548,13 +617,26 @@ read_checked (struct blkemu_disk *disk, unsigned char *buf, uint64_t len,
 {
   static unsigned char clean[BLOCKS * 4096];
   uint64_t flips = silent_count (disk, FLIPS);
+  uint64_t stuck = silent_count (disk, STUCK);
   int r = io (disk, BLKEMU_OP_READ, buf, len, off, 0);
   if (r != 0)
     return r;
   *read_bytes += len;
   uint64_t after = silent_count (disk, FLIPS);
-  if (after == flips)
+  if (after == flips) {
+    uint64_t counted = silent_count (disk, STUCK) - stuck;
+    bool changed = unstick (buf, len, off, read_lbs) != 0;
+    if (counted != changed && !during_next_wait) {
+      fprintf (stderr,
+               "a read of %llu bytes at %llu that stuck bits %s counted "
+               "%llu times in faults.stuck_reads\n",
+               (unsigned long long) len, (unsigned long long) off,
+               changed ? "changed" : "did not change",
+               (unsigned long long) counted);
+      abort ();
+    }
     return 0;
+  }
   if (after != flips + 1)
     abort (); /* one read, at most one bit */
   for (int tries = 0; tries < 16 && !during_next_wait; tries++) {
@@ -571,6 +653,7 @@ read_checked (struct blkemu_disk *disk, unsigned char *buf, uint64_t len,
       abort ();
     }
     memcpy (buf, clean, len);
+    unstick (buf, len, off, read_lbs);
     return 0;
   }
   return -1;
@@ -948,6 +1031,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     abort ();
 
   memset (sh, 0, sizeof sh);
+  nstuck = 0;
+  read_lbs = lbs;
   next_version = 1;
   ngroups = 0;
   /* Atomicity is checked where every acknowledged write is where the
@@ -1154,8 +1239,38 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         views_after_views (disk, lbs, cache, crash_mode, crash_seed, b, nb,
                            take (&in, 2), ok_bytes);
       break;
-    default: /* an unaligned or wild request, or unreadable sectors */
-      if (take (&in, 2) && bad_ok && !faults) {
+    default: { /* an unaligned or wild request, unreadable sectors or
+                  a stuck bit */
+      unsigned kind = take (&in, 3);
+      if (kind == 2 && check_data) {
+        if (nstuck == STUCK_RUN_MAX) {
+          blkemu_disk_stuck_clear (disk);
+          nstuck = 0;
+          if (getenv ("FUZZ_DEBUG"))
+            fprintf (stderr, "step %d: stuck clear\n", step);
+          break;
+        }
+        uint64_t at = off + take (&in, (unsigned) lbs);
+        unsigned bit = take (&in, 8), value = take (&in, 2);
+        if (blkemu_disk_stuck_add (disk, at, bit, value, err, sizeof err) !=
+            0) {
+          fprintf (stderr, "stuck add: %s\n", err);
+          abort ();
+        }
+        unsigned i = 0;
+        while (i < nstuck &&
+               !(stuck_bits[i].byte == at && stuck_bits[i].bit == bit))
+          i++;
+        stuck_bits[i].byte = at; /* a bit stuck again takes the value */
+        stuck_bits[i].bit = bit;
+        stuck_bits[i].value = value;
+        nstuck += i == nstuck;
+        if (getenv ("FUZZ_DEBUG"))
+          fprintf (stderr, "step %d: stuck add byte %llu bit %u = %u\n", step,
+                   (unsigned long long) at, bit, value);
+        break;
+      }
+      if (kind == 1 && bad_ok && !faults) {
         if (blkemu_disk_bad_add (disk, off, len, err, sizeof err) != 0) {
           fprintf (stderr, "bad add: %s\n", err);
           abort ();
@@ -1171,6 +1286,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       if (r != EINVAL)
         abort ();
       break;
+    }
     }
 
     /* A struck request never reports success (it did, after a crash had
