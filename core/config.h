@@ -74,6 +74,12 @@ enum key_id {
   /* model=ssd */
   K_DIES,
   K_CHANNEL_BANDWIDTH,
+  /* model=ssd's flash translation layer (core/ftl.h) */
+  K_OVER_PROVISIONING,
+  K_FLASH_PAGE,
+  K_FLASH_BLOCK,
+  K_LATENCY_ERASE,
+  K_PRECONDITION,
   /* model=array */
   K_ARRAY_STRIPE,
   K_PIECE_OVERHEAD,
@@ -149,6 +155,9 @@ enum key_id {
   X (ERROR_OP_ANY, "any") X (ERROR_OP_READ, "read") \
   X (ERROR_OP_WRITE, "write") X (ERROR_OP_FLUSH, "flush") \
   X (ERROR_OP_TRIM, "trim") X (ERROR_OP_ZERO, "zero")
+#define PRECONDITION_LIST(X) \
+  X (PRECONDITION_NONE, "none") X (PRECONDITION_SEQUENTIAL, "sequential") \
+  X (PRECONDITION_RANDOM, "random")
 #define TRACE_FORMAT_LIST(X) \
   X (TRACE_FMT_BLKEMU, "blkemu") X (TRACE_FMT_BLKTRACE, "blktrace") \
   X (TRACE_FMT_IOLOG, "iolog")
@@ -172,6 +181,7 @@ enum latency_dist { DIST_LIST (CHOICE_ENUM) };
 enum error_mode { ERROR_MODE_LIST (CHOICE_ENUM) };
 enum error_op { ERROR_OP_LIST (CHOICE_ENUM) };
 enum trace_format { TRACE_FORMAT_LIST (CHOICE_ENUM) };
+enum precondition { PRECONDITION_LIST (CHOICE_ENUM) };
 
 /* Probabilities are stored in parts per billion. */
 #define BLKEMU_PROB_ONE 1000000000ull

@@ -246,6 +246,27 @@ const struct key_def config_keys[K_COUNT] = {
                             true,
                             "model=ssd: transfer rate of each channel's bus "
                             "(0: instant)" },
+  [K_OVER_PROVISIONING] = { "over-provisioning", T_PROB, "0", NULL, 0, 0,
+                            false,
+                            "model=ssd: spare flash as a share of the "
+                            "capacity (7%: consumer, 28%: enterprise); turns "
+                            "on the flash translation layer and its garbage "
+                            "collection (0: none)" },
+  [K_FLASH_PAGE] = { "flash-page", T_SIZE, "4K", NULL, 512, 1u << 20, false,
+                     "model=ssd, over-provisioning: the mapping unit and "
+                     "program size, a power of two" },
+  [K_FLASH_BLOCK] = { "flash-block", T_SIZE, "1M", NULL, 4096, 1u << 30, false,
+                      "model=ssd, over-provisioning: the erase block, a "
+                      "multiple of flash-page" },
+  [K_LATENCY_ERASE] = { "latency-erase", T_DURATION, "3ms", NULL, 0, MAX_LAT,
+                        true,
+                        "model=ssd, over-provisioning: erasing a block, on "
+                        "the die its garbage collection runs on" },
+  [K_PRECONDITION] = { "precondition", T_ENUM, "none",
+                       CHOICES (PRECONDITION_LIST), 0, 0, false,
+                       "model=ssd, over-provisioning: start from fresh flash "
+                       "(none), every page written once (sequential) or the "
+                       "steady state of random writes (random)" },
   [K_ARRAY_STRIPE] = { "array-stripe", T_SIZE, "1M", NULL, 512, NOMAX, true,
                        "model=array: internal transfer size; a larger request "
                        "is split inside "

@@ -79,6 +79,11 @@ double volume_credits (struct volume_state *v, const struct blkemu_config *cfg,
                        uint64_t now);
 /* The link's throttle (STATE: the link model's). */
 struct volume_state *link_volume (void *state);
+/* The device model's state behind the link. */
+void *link_device (void *state);
+/* model=ssd's flash translation layer (NULL without over-provisioning). */
+struct ftl;
+struct ftl *ssd_ftl (void *ssd_state);
 
 /* The device model behind the link. */
 const struct model_ops *model_lookup (enum model_kind kind);

@@ -63,6 +63,12 @@ link_volume (void *state)
   return &((struct link_state *) state)->volume;
 }
 
+void *
+link_device (void *state)
+{
+  return ((struct link_state *) state)->device_state;
+}
+
 static uint64_t
 link_schedule (void *state, const struct blkemu_config *cfg,
                const struct model_req *in)

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "disk.h"
 #include "error.h"
+#include "ftl.h"
 #include "strbuf.h"
 #include "units.h"
 
@@ -286,6 +287,53 @@ json_volume (const struct json_out *j, struct blkemu_disk *disk)
   pthread_mutex_unlock (&disk->lock);
 }
 
+/* The disk's flash translation layer (model=ssd, over-provisioning=), or
+ * NULL.  Under the disk lock.
+ */
+static struct ftl *
+disk_ftl (struct blkemu_disk *disk)
+{
+  if (disk->cfg.num[K_MODEL] != MODEL_SSD ||
+      !disk->cfg.num[K_OVER_PROVISIONING])
+    return NULL;
+  return ssd_ftl (link_device (disk->model_state));
+}
+
+static double
+ftl_waf (const struct ftl *f)
+{
+  return f->host_pages
+           ? (double) (f->host_pages + f->gc_pages) / (double) f->host_pages
+           : 0.0;
+}
+
+/* ftl: null unless model=ssd has over-provisioning. */
+static void
+json_ftl (const struct json_out *j, struct blkemu_disk *disk)
+{
+  pthread_mutex_lock (&disk->lock);
+  struct ftl *f = disk_ftl (disk);
+  if (!f) {
+    pthread_mutex_unlock (&disk->lock);
+    sb_printf (j->sb, "%s\"ftl\": null,%s", j->in1, j->nl);
+    return;
+  }
+  uint32_t emin, emax;
+  double emean;
+  ftl_erase_stats (f, &emin, &emean, &emax);
+  sb_printf (j->sb,
+             "%s\"ftl\": {\"host_pages\": %llu, \"flash_pages\": %llu, "
+             "\"waf\": %.3f, \"gc_relocations\": %llu, \"gc_runs\": %llu, "
+             "\"erases\": %llu, \"free_blocks\": %u, \"erase_count\": "
+             "{\"min\": %u, \"mean\": %.2f, \"max\": %u}},%s",
+             j->in1, (unsigned long long) f->host_pages,
+             (unsigned long long) (f->host_pages + f->gc_pages), ftl_waf (f),
+             (unsigned long long) f->gc_pages, (unsigned long long) f->gc_runs,
+             (unsigned long long) f->erase_total, f->nfree, emin, emean, emax,
+             j->nl);
+  pthread_mutex_unlock (&disk->lock);
+}
+
 /* "NAME": {"KEY": VALUE, ...} on one line of JSON, and a comma. */
 static void
 json_counts (const struct json_out *j, const char *indent, const char *name,
@@ -455,6 +503,7 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
              j.nl);
   json_trace_cache (&j, disk);
   json_volume (&j, disk);
+  json_ftl (&j, disk);
   json_zones (&j, disk, st);
   json_queue_transport (&j, disk, st);
   free (slots);
@@ -710,6 +759,27 @@ summary_volume (struct strbuf *sb, struct blkemu_disk *disk)
 }
 
 static void
+summary_ftl (struct strbuf *sb, struct blkemu_disk *disk)
+{
+  pthread_mutex_lock (&disk->lock);
+  struct ftl *f = disk_ftl (disk);
+  if (f) {
+    uint32_t emin, emax;
+    double emean;
+    ftl_erase_stats (f, &emin, &emean, &emax);
+    sb_printf (sb,
+               "flash: %llu pages written by the host, %llu moved by "
+               "garbage collection (WAF %.2f), %llu blocks erased, %u "
+               "free; erase counts %u/%.1f/%u (min/mean/max)\n",
+               (unsigned long long) f->host_pages,
+               (unsigned long long) f->gc_pages, ftl_waf (f),
+               (unsigned long long) f->erase_total, f->nfree, emin, emean,
+               emax);
+  }
+  pthread_mutex_unlock (&disk->lock);
+}
+
+static void
 summary_zones (struct strbuf *sb, struct blkemu_disk *disk)
 {
   pthread_mutex_lock (&disk->lock);
@@ -774,6 +844,7 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
   summary_table (&sb, st, secs);
   summary_counters (&sb, st);
   summary_volume (&sb, disk);
+  summary_ftl (&sb, disk);
   summary_zones (&sb, disk);
   summary_histogram (&sb, "read", &st->op[BLKEMU_OP_READ], slots);
   summary_histogram (&sb, "write", &st->op[BLKEMU_OP_WRITE], slots);

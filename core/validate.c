@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "ftl.h"
 #include "units.h"
 #include "zones.h"
 
@@ -222,6 +223,32 @@ validate_model (const struct blkemu_config *cfg, char *err)
               "needs volume-burst-credits (the bucket) and a baseline "
               "(volume-iops or volume-iops-per-gib) to refill it");
     return -1;
+  }
+  if (n[K_OVER_PROVISIONING] && n[K_MODEL] != MODEL_SSD) {
+    rule_err (err, cfg, K_OVER_PROVISIONING,
+              "only model=ssd has a flash translation layer");
+    return -1;
+  }
+  if (n[K_OVER_PROVISIONING]) {
+    uint64_t fp = n[K_FLASH_PAGE];
+    if (!is_pow2 (fp) || fp < n[K_LOGICAL_BLOCK_SIZE]) {
+      rule_err (err, cfg, K_FLASH_PAGE,
+                "must be a power of two >= logical-block-size");
+      return -1;
+    }
+    if (n[K_FLASH_BLOCK] % fp || n[K_FLASH_BLOCK] / fp < 2) {
+      rule_err (err, cfg, K_FLASH_BLOCK,
+                "must be a multiple of flash-page, two pages at least");
+      return -1;
+    }
+    if ((n[K_SIZE] + fp - 1) / fp > FTL_MAX_PAGES) {
+      snprintf (rule, sizeof rule,
+                "size / flash-page must be at most %u pages (the mapping "
+                "table is held in memory): a larger flash-page",
+                FTL_MAX_PAGES);
+      rule_err (err, cfg, K_FLASH_PAGE, rule);
+      return -1;
+    }
   }
   if (n[K_MODEL] == MODEL_SSD) {
     uint64_t ch = n[K_CHANNELS] ? n[K_CHANNELS] : 1;

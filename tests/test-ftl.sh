@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# model=ssd's flash translation layer through the plugin and fio: a
+# fresh disk writes without garbage collection, the same disk in the
+# steady state (precondition=random) moves pages and its writes take
+# longer, a trimmed disk recovers, the stats' ftl object says so, and
+# bad FTL keys are refused with the rule.  The WAF against the closed
+# form is test-models' (virtual time).
+source "$(dirname "$0")/functions.sh"
+requires jq --version
+requires fio --version
+
+refuses "over-provisioning=0.07: only model=ssd has a flash translation layer" \
+  nbdkit -U - "$PLUGIN" size=16M over-provisioning=7% --run true
+refuses "flash-page=3000: must be a power of two >= logical-block-size" \
+  nbdkit -U - "$PLUGIN" size=16M model=ssd over-provisioning=7% flash-page=3000 --run true
+refuses "flash-block=6K: must be a multiple of flash-page, two pages at least" \
+  nbdkit -U - "$PLUGIN" size=16M model=ssd over-provisioning=7% flash-block=6K --run true
+refuses "flash-page=512: size / flash-page must be at most 16777216 pages" \
+  nbdkit -U - "$PLUGIN" size=16G model=ssd over-provisioning=7% flash-page=512 --run true
+
+ssd="size=64M model=ssd dies=1 latency-read=20us latency-write=100us latency-erase=1ms over-provisioning=7% flash-block=256K"
+# writes N: N random 4K writes at QD1 through fio.
+cat > "$tmp/writes" <<'SCRIPT'
+#!/bin/sh
+exec fio --name=w --ioengine=nbd --uri="$2" --rw=randwrite --bs=4k --iodepth=1 \
+  --number_ios="$1" --size=64M --randseed=7 --output=/dev/null
+SCRIPT
+chmod +x "$tmp/writes"
+
+nbdkit -U - "$PLUGIN" $ssd stats="$tmp/fob.json" --run "$tmp/writes 1500 \$uri" ||
+  fail "a fresh FTL disk did not serve"
+nbdkit -U - "$PLUGIN" $ssd precondition=random stats="$tmp/steady.json" \
+  --run "$tmp/writes 1500 \$uri" || fail "a preconditioned FTL disk did not serve"
+expect_eq "fresh: nothing moved" "$(jqr "$tmp/fob.json" .ftl.gc_relocations)" 0
+expect_eq "fresh: WAF" "$(jqr "$tmp/fob.json" .ftl.waf)" 1
+expect_eq "host pages counted" "$(jqr "$tmp/steady.json" .ftl.host_pages)" 1500
+jq -e '.ftl.waf > 3 and .ftl.erases > 0 and .ftl.erase_count.max >= .ftl.erase_count.min' \
+  "$tmp/steady.json" > /dev/null || fail "steady state: $(jq -c .ftl "$tmp/steady.json")"
+fob=$(jqr "$tmp/fob.json" .ops.write.latency_us.mean)
+steady=$(jqr "$tmp/steady.json" .ops.write.latency_us.mean)
+awk -v f="$fob" -v s="$steady" 'BEGIN { exit !(s > 3 * f) }' ||
+  fail "steady-state writes ($steady us) not well above fresh ones ($fob us)"
+echo "ok: 4K random writes at QD1: $fob us fresh, $steady us in the steady state (WAF $(jqr "$tmp/steady.json" .ftl.waf))"
+
+# The same steady disk trimmed whole first: no page to move.
+cat > "$tmp/trimmed" <<SCRIPT
+#!/bin/sh
+"$NBD_IO" "\$1" trim 0 67108864 > /dev/null && exec "$tmp/writes" 1500 "\$1"
+SCRIPT
+chmod +x "$tmp/trimmed"
+nbdkit -U - "$PLUGIN" $ssd precondition=random stats="$tmp/trim.json" \
+  --run "$tmp/trimmed \$uri" || fail "the trimmed disk did not serve"
+jq -e '.ftl.waf < 1.05' "$tmp/trim.json" > /dev/null ||
+  fail "trimmed: $(jq -c .ftl "$tmp/trim.json")"
+echo "ok: trimmed whole, the disk writes at WAF $(jqr "$tmp/trim.json" .ftl.waf)"
