@@ -80,6 +80,12 @@ enum key_id {
   K_FLASH_BLOCK,
   K_LATENCY_ERASE,
   K_PRECONDITION,
+  /* model=ssd's SLC cache */
+  K_SLC_CACHE,
+  K_SLC_DYNAMIC,
+  K_LATENCY_SLC_WRITE,
+  K_SLC_FOLD_RATE,
+  K_NATIVE_WRITE_RATE,
   /* model=array */
   K_ARRAY_STRIPE,
   K_PIECE_OVERHEAD,

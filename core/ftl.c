@@ -79,6 +79,7 @@ collect_one (struct ftl *f, struct ftl_work *w)
 static void
 program (struct ftl *f, uint32_t lpage, struct ftl_work *w)
 {
+  f->mapped += f->map[lpage] == FTL_NONE;
   invalidate (f, lpage);
   if (f->host_next == f->ppb)
     while (f->nfree < FTL_RESERVE && collect_one (f, w))
@@ -163,8 +164,10 @@ ftl_trim (struct ftl *f, uint64_t offset, uint64_t len, uint64_t page_size)
 {
   uint64_t first = (offset + page_size - 1) / page_size;
   uint64_t end = (offset + len) / page_size;
-  for (uint64_t l = first; l < end && l < f->pages; l++)
+  for (uint64_t l = first; l < end && l < f->pages; l++) {
+    f->mapped -= f->map[l] != FTL_NONE;
     invalidate (f, (uint32_t) l);
+  }
 }
 
 void

@@ -28,6 +28,7 @@ struct ftl {
   uint32_t *erases;    /* erase count of each block */
   uint32_t *free_list; /* free blocks, a stack */
   uint32_t nfree;
+  uint32_t mapped;                /* logical pages holding data */
   uint32_t host_block, host_next; /* the open block for host writes */
   uint32_t gc_block, gc_next;     /* and for relocations */
   /* Counters since creation (a power cycle keeps the flash). */

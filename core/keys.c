@@ -267,6 +267,24 @@ const struct key_def config_keys[K_COUNT] = {
                        "model=ssd, over-provisioning: start from fresh flash "
                        "(none), every page written once (sequential) or the "
                        "steady state of random writes (random)" },
+  [K_SLC_CACHE] = { "slc-cache", T_SIZE, "0", NULL, 0, NOMAX, true,
+                    "model=ssd: a static SLC cache of this many bytes in "
+                    "front of the native cells (0: none)" },
+  [K_SLC_DYNAMIC] = { "slc-dynamic", T_PROB, "0", NULL, 0, 0, true,
+                      "model=ssd, over-provisioning: this share of the free "
+                      "flash also runs as SLC cache (0: none)" },
+  [K_LATENCY_SLC_WRITE] = { "latency-slc-write", T_DURATION, "0", NULL, 0,
+                            MAX_LAT, true,
+                            "model=ssd: a write's program time in the SLC "
+                            "cache (latency-write: the native one)" },
+  [K_SLC_FOLD_RATE] = { "slc-fold-rate", T_RATE, "100M", NULL, 0, NOMAX, true,
+                        "model=ssd: bytes/s the idle drive folds from SLC "
+                        "into native cells (0: never)" },
+  [K_NATIVE_WRITE_RATE] = { "native-write-rate", T_RATE, "0", NULL, 0, NOMAX,
+                            true,
+                            "model=ssd: bytes/s a die programs into native "
+                            "(TLC/QLC) cells, on top of latency-write (0: "
+                            "latency-write alone)" },
   [K_ARRAY_STRIPE] = { "array-stripe", T_SIZE, "1M", NULL, 512, NOMAX, true,
                        "model=array: internal transfer size; a larger request "
                        "is split inside "

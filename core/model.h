@@ -84,6 +84,19 @@ void *link_device (void *state);
 /* model=ssd's flash translation layer (NULL without over-provisioning). */
 struct ftl;
 struct ftl *ssd_ftl (void *ssd_state);
+/* model=ssd's SLC cache (slc-cache=, slc-dynamic=). */
+struct ssd_slc {
+  uint64_t used;   /* bytes in SLC cells now */
+  uint64_t fast;   /* bytes written into the cache */
+  uint64_t native; /* bytes written past it, at the native rate */
+  uint64_t folded; /* bytes folded out while idle */
+};
+struct ssd_slc *ssd_slc (void *ssd_state);
+/* The folding done by device time NOW, for a report (no request). */
+void ssd_slc_settle (void *ssd_state, const struct blkemu_config *cfg,
+                     uint64_t now);
+/* Its size now: slc-cache plus slc-dynamic's share of the free flash. */
+uint64_t ssd_slc_capacity (void *ssd_state, const struct blkemu_config *cfg);
 
 /* The device model behind the link. */
 const struct model_ops *model_lookup (enum model_kind kind);

@@ -15,6 +15,12 @@
  * latency-erase), so fresh-out-of-box speed falls to the steady state
  * once the spare blocks are used.  A trim unmaps pages.  The mapping
  * survives a power cycle (model_reset forgets timing only).
+ *
+ * With slc-cache= (or slc-dynamic=, a share of the free flash) writes
+ * program at latency-slc-write while the SLC cache has room, then at
+ * latency-write (the native TLC/QLC cells; native-write-rate adds a
+ * per-byte cost a die pays there); while every die is idle the
+ * cache folds into native cells at slc-fold-rate, freeing it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +32,11 @@ struct ssd_state {
   uint64_t unit_free_ns[BLKEMU_MAX_CHANNELS];
   uint64_t bus_free_ns[BLKEMU_MAX_CHANNELS];
   uint64_t programs_done_ns;
+  uint64_t busy_until_ns; /* the last die's work ends */
+  uint64_t fold_at_ns;    /* folding counted up to here */
+  /* Kept across a power cycle (flash, not timing): */
   struct ftl *ftl; /* NULL: no over-provisioning */
+  struct ssd_slc slc;
 };
 
 static void *
@@ -53,14 +63,76 @@ ssd_reset (void *state)
 {
   struct ssd_state *s = state;
   struct ftl *ftl = s->ftl;
+  struct ssd_slc slc = s->slc;
   memset (s, 0, sizeof *s);
   s->ftl = ftl;
+  s->slc = slc;
 }
 
 struct ftl *
 ssd_ftl (void *state)
 {
   return ((struct ssd_state *) state)->ftl;
+}
+
+struct ssd_slc *
+ssd_slc (void *state)
+{
+  return &((struct ssd_state *) state)->slc;
+}
+
+uint64_t
+ssd_slc_capacity (void *state, const struct blkemu_config *cfg)
+{
+  struct ssd_state *s = state;
+  uint64_t cap = cfg->num[K_SLC_CACHE];
+  if (s->ftl && cfg->num[K_SLC_DYNAMIC]) {
+    /* A share of the flash no data holds, run as SLC (a bit a cell). */
+    uint64_t free_bytes =
+      (uint64_t) (s->ftl->pages - s->ftl->mapped) * cfg->num[K_FLASH_PAGE];
+    cap += (uint64_t) ((double) free_bytes * (double) cfg->num[K_SLC_DYNAMIC] /
+                       BLKEMU_PROB_ONE);
+  }
+  return cap;
+}
+
+static uint64_t ssd_fold (struct ssd_state *s, const struct blkemu_config *cfg,
+                          uint64_t now);
+
+void
+ssd_slc_settle (void *state, const struct blkemu_config *cfg, uint64_t now)
+{
+  ssd_fold (state, cfg, now);
+}
+
+/* While every die is idle the SLC cache folds into native cells at
+ * slc-fold-rate; a request arriving meanwhile waits for the fold
+ * program under way.  Returns that wait.
+ */
+static uint64_t
+ssd_fold (struct ssd_state *s, const struct blkemu_config *cfg, uint64_t now)
+{
+  if (s->fold_at_ns == 0) { /* new, or reset: no idle time known */
+    s->fold_at_ns = now;
+    return 0;
+  }
+  uint64_t from = model_max (s->busy_until_ns, s->fold_at_ns);
+  s->fold_at_ns = model_max (s->fold_at_ns, now);
+  uint64_t rate = cfg->num[K_SLC_FOLD_RATE];
+  if (now <= from || !s->slc.used || !rate)
+    return 0;
+  uint64_t idle = now - from;
+  uint64_t can = model_ns_from_double ((double) idle * (double) rate / 1e9);
+  if (can >= s->slc.used) {
+    s->slc.folded += s->slc.used;
+    s->slc.used = 0;
+    return 0;
+  }
+  s->slc.used -= can;
+  s->slc.folded += can;
+  uint64_t prog = cfg->num[K_LATENCY_WRITE];
+  uint64_t into = prog ? idle % prog : 0; /* of the fold program under way */
+  return into ? prog - into : 0;
 }
 
 /* The die time the FTL's work for REQ costs before its own program. */
@@ -101,9 +173,31 @@ ssd_schedule (void *state, const struct blkemu_config *cfg,
     return model_add (model_max (req->arrival_ns, s->programs_done_ns),
                       req->latency_ns);
 
+  uint64_t fold_wait = 0, program = req->latency_ns;
+  bool slc = cfg->num[K_SLC_CACHE] || cfg->num[K_SLC_DYNAMIC], fast = false;
+  if (slc)
+    fold_wait = ssd_fold (s, cfg, req->arrival_ns);
+  if (slc && (req->op == BLKEMU_OP_WRITE || req->op == BLKEMU_OP_ZERO)) {
+    /* Into the SLC cache while it has room (one bit a cell: fast),
+     * else straight into native cells.
+     */
+    if (s->slc.used + req->len <= ssd_slc_capacity (s, cfg)) {
+      s->slc.used += req->len;
+      s->slc.fast += req->len;
+      program = cfg->num[K_LATENCY_SLC_WRITE];
+      fast = true;
+    }
+    else
+      s->slc.native += req->len;
+  }
+  if (!fast && (req->op == BLKEMU_OP_WRITE || req->op == BLKEMU_OP_ZERO))
+    program =
+      model_add (program,
+                 model_transfer_ns (req->len, cfg->num[K_NATIVE_WRITE_RATE]));
   unsigned u = model_earliest (s->unit_free_ns, (unsigned) units);
   uint64_t *bus = &s->bus_free_ns[u % channels]; /* interleaved */
-  uint64_t start = model_max (req->arrival_ns, s->unit_free_ns[u]);
+  uint64_t start =
+    model_max (model_add (req->arrival_ns, fold_wait), s->unit_free_ns[u]);
   if (s->ftl)
     start = model_add (start, ssd_ftl_ns (s, cfg, req));
   uint64_t xfer =
@@ -119,11 +213,12 @@ ssd_schedule (void *state, const struct blkemu_config *cfg,
   }
   else {
     *bus = model_add (model_max (start, *bus), xfer);
-    done = model_add (*bus, req->latency_ns);
+    done = model_add (*bus, program);
     reply = model_write_cached (cfg, req) ? *bus : done;
     s->programs_done_ns = model_max (s->programs_done_ns, done);
   }
   s->unit_free_ns[u] = done;
+  s->busy_until_ns = model_max (s->busy_until_ns, done);
   return reply;
 }
 

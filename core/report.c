@@ -266,6 +266,14 @@ json_trace_cache (const struct json_out *j, struct blkemu_disk *disk)
              (unsigned long long) wc_bytes, j->nl);
 }
 
+/* Now on the models' clock (slowdown= stretches it). */
+static uint64_t
+device_now (struct blkemu_disk *disk)
+{
+  return faults_to_device_time (&disk->faults, disk->cfg.num[K_SLOWDOWN],
+                                clock_now_ns ());
+}
+
 /* volume: null unless a volume-* key throttles the disk. */
 static void
 json_volume (const struct json_out *j, struct blkemu_disk *disk)
@@ -283,7 +291,7 @@ json_volume (const struct json_out *j, struct blkemu_disk *disk)
              j->in1, (unsigned long long) volume_baseline_iops (&disk->cfg),
              (unsigned long long) v->units, (unsigned long long) v->delayed,
              (double) v->delayed_ns / 1e6,
-             volume_credits (v, &disk->cfg, clock_now_ns ()), j->nl);
+             volume_credits (v, &disk->cfg, device_now (disk)), j->nl);
   pthread_mutex_unlock (&disk->lock);
 }
 
@@ -331,6 +339,40 @@ json_ftl (const struct json_out *j, struct blkemu_disk *disk)
              (unsigned long long) f->gc_pages, (unsigned long long) f->gc_runs,
              (unsigned long long) f->erase_total, f->nfree, emin, emean, emax,
              j->nl);
+  pthread_mutex_unlock (&disk->lock);
+}
+
+/* model=ssd's SLC cache, or NULL (its state in *SSD).  Under the lock. */
+static struct ssd_slc *
+disk_slc (struct blkemu_disk *disk, void **ssd)
+{
+  const uint64_t *n = disk->cfg.num;
+  if (n[K_MODEL] != MODEL_SSD || !(n[K_SLC_CACHE] || n[K_SLC_DYNAMIC]))
+    return NULL;
+  *ssd = link_device (disk->model_state);
+  /* What folded while idle up to now, not just up to the last request. */
+  ssd_slc_settle (*ssd, &disk->cfg, device_now (disk));
+  return ssd_slc (*ssd);
+}
+
+/* slc: null unless model=ssd has an SLC cache. */
+static void
+json_slc (const struct json_out *j, struct blkemu_disk *disk)
+{
+  void *ssd;
+  pthread_mutex_lock (&disk->lock);
+  struct ssd_slc *c = disk_slc (disk, &ssd);
+  if (!c)
+    sb_printf (j->sb, "%s\"slc\": null,%s", j->in1, j->nl);
+  else
+    sb_printf (j->sb,
+               "%s\"slc\": {\"capacity\": %llu, \"used\": %llu, "
+               "\"written_fast\": %llu, \"written_native\": %llu, "
+               "\"folded\": %llu},%s",
+               j->in1, (unsigned long long) ssd_slc_capacity (ssd, &disk->cfg),
+               (unsigned long long) c->used, (unsigned long long) c->fast,
+               (unsigned long long) c->native, (unsigned long long) c->folded,
+               j->nl);
   pthread_mutex_unlock (&disk->lock);
 }
 
@@ -504,6 +546,7 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
   json_trace_cache (&j, disk);
   json_volume (&j, disk);
   json_ftl (&j, disk);
+  json_slc (&j, disk);
   json_zones (&j, disk, st);
   json_queue_transport (&j, disk, st);
   free (slots);
@@ -753,7 +796,7 @@ summary_volume (struct strbuf *sb, struct blkemu_disk *disk)
                (unsigned long long) v->units,
                (unsigned long long) volume_baseline_iops (&disk->cfg),
                (unsigned long long) v->delayed, (double) v->delayed_ns / 1e6,
-               volume_credits (v, &disk->cfg, clock_now_ns ()));
+               volume_credits (v, &disk->cfg, device_now (disk)));
   }
   pthread_mutex_unlock (&disk->lock);
 }
@@ -776,6 +819,23 @@ summary_ftl (struct strbuf *sb, struct blkemu_disk *disk)
                (unsigned long long) f->erase_total, f->nfree, emin, emean,
                emax);
   }
+  pthread_mutex_unlock (&disk->lock);
+}
+
+static void
+summary_slc (struct strbuf *sb, struct blkemu_disk *disk)
+{
+  void *ssd;
+  pthread_mutex_lock (&disk->lock);
+  struct ssd_slc *c = disk_slc (disk, &ssd);
+  if (c)
+    sb_printf (sb,
+               "slc: %.1f of %.1f MiB cached; %.1f MiB written fast, %.1f "
+               "MiB at the native rate, %.1f MiB folded while idle\n",
+               (double) c->used / 1048576.0,
+               (double) ssd_slc_capacity (ssd, &disk->cfg) / 1048576.0,
+               (double) c->fast / 1048576.0, (double) c->native / 1048576.0,
+               (double) c->folded / 1048576.0);
   pthread_mutex_unlock (&disk->lock);
 }
 
@@ -845,6 +905,7 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
   summary_counters (&sb, st);
   summary_volume (&sb, disk);
   summary_ftl (&sb, disk);
+  summary_slc (&sb, disk);
   summary_zones (&sb, disk);
   summary_histogram (&sb, "read", &st->op[BLKEMU_OP_READ], slots);
   summary_histogram (&sb, "write", &st->op[BLKEMU_OP_WRITE], slots);

@@ -229,6 +229,17 @@ validate_model (const struct blkemu_config *cfg, char *err)
               "only model=ssd has a flash translation layer");
     return -1;
   }
+  if ((n[K_SLC_CACHE] || n[K_SLC_DYNAMIC]) && n[K_MODEL] != MODEL_SSD) {
+    rule_err (err, cfg, n[K_SLC_CACHE] ? K_SLC_CACHE : K_SLC_DYNAMIC,
+              "only model=ssd has an SLC cache");
+    return -1;
+  }
+  if (n[K_SLC_DYNAMIC] && !n[K_OVER_PROVISIONING]) {
+    rule_err (err, cfg, K_SLC_DYNAMIC,
+              "needs over-provisioning (the flash translation layer knows "
+              "what is free)");
+    return -1;
+  }
   if (n[K_OVER_PROVISIONING]) {
     uint64_t fp = n[K_FLASH_PAGE];
     if (!is_pow2 (fp) || fp < n[K_LOGICAL_BLOCK_SIZE]) {

@@ -53,3 +53,34 @@ nbdkit -U - "$PLUGIN" $ssd precondition=random stats="$tmp/trim.json" \
 jq -e '.ftl.waf < 1.05' "$tmp/trim.json" > /dev/null ||
   fail "trimmed: $(jq -c .ftl "$tmp/trim.json")"
 echo "ok: trimmed whole, the disk writes at WAF $(jqr "$tmp/trim.json" .ftl.waf)"
+
+# The SLC cache: 16 MiB written in order into an 8 MiB cache, half fast
+# and half native (no folding yet: the gaps between QD1 writes are idle
+# time too); then folding at 10 MB/s, 0.5 s idle folds about 5 MB out;
+# 4 MiB more are fast again.
+cat > "$tmp/slc" <<SCRIPT
+#!/bin/sh
+set -e
+seq () { fio --name=s --ioengine=nbd --uri="\$1" --rw=write --bs=1M --iodepth=1 \
+  --size=\$2 --offset=\$3 --output=/dev/null; }
+seq "\$1" 16M 0
+"$BLKEMU_CTL" "$tmp/slc.sock" stats > "$tmp/slc1.json"
+"$BLKEMU_CTL" "$tmp/slc.sock" set slc-fold-rate=10M
+sleep 0.5
+"$BLKEMU_CTL" "$tmp/slc.sock" stats > "$tmp/slc2.json"
+seq "\$1" 4M 32M
+SCRIPT
+chmod +x "$tmp/slc"
+nbdkit -U - "$PLUGIN" size=64M model=ssd dies=1 latency-slc-write=50us latency-write=1ms \
+    slc-cache=8M slc-fold-rate=0 control="$tmp/slc.sock" stats="$tmp/slc3.json" \
+    --run "$tmp/slc \$uri" || fail "the SLC disk did not serve"
+expect_eq "16M in order: into the cache" "$(jqr "$tmp/slc1.json" .slc.written_fast)" 8388608
+expect_eq "and past it, natively" "$(jqr "$tmp/slc1.json" .slc.written_native)" 8388608
+expect_eq "the cache full" "$(jqr "$tmp/slc1.json" .slc.used)" 8388608
+jq -e '.slc.folded >= 4718592' "$tmp/slc2.json" > /dev/null ||
+  fail "0.5 s idle at 10 MB/s folded too little: $(jq -c .slc "$tmp/slc2.json")"
+expect_eq "4M more, fast again" "$(jqr "$tmp/slc3.json" .slc.written_fast)" 12582912
+mean=$(jqr "$tmp/slc1.json" .ops.write.latency_us.mean)
+awk -v m="$mean" 'BEGIN { exit !(m >= 500) }' ||
+  fail "the native half did not slow the writes (mean $mean us; 525 modelled)"
+echo "ok: SLC cache: the cliff, the fold while idle, and fast again (mean $mean us over the first 16)"

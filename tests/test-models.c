@@ -581,6 +581,80 @@ test_ftl (void)
   model_destroy (m, s);
 }
 
+static void
+test_slc (void)
+{
+  struct blkemu_config cfg;
+  base_config (&cfg);
+  cfg.num[K_MODEL] = MODEL_SSD;
+  cfg.num[K_SLC_CACHE] = 8 << 20;
+  cfg.num[K_LATENCY_SLC_WRITE] = 100000;
+  cfg.num[K_LATENCY_WRITE] = 1000000;
+  cfg.num[K_SLC_FOLD_RATE] = 100000000;
+  const struct model_ops *m = &model_link_ops;
+  void *s = model_create (m, &cfg);
+  /* QD1 1 MiB writes: eight fit the cache at 100 us, then 1 ms each. */
+  uint64_t t = 1, took[12];
+  for (int i = 0; i < 12; i++) {
+    struct model_req r =
+      req (BLKEMU_OP_WRITE, (uint64_t) i << 20, 1 << 20, t, 1000000);
+    uint64_t d = m->schedule (s, &cfg, &r);
+    took[i] = d - t;
+    t = d;
+  }
+  CHECK (took[0] == 100000 && took[7] == 100000 && took[8] == 1000000 &&
+           took[11] == 1000000,
+         "slc: %llu %llu then %llu %llu", (unsigned long long) took[0],
+         (unsigned long long) took[7], (unsigned long long) took[8],
+         (unsigned long long) took[11]);
+  struct ssd_slc *c = ssd_slc (link_device (s));
+  CHECK (c->used == 8 << 20 && c->fast == 8 << 20 && c->native == 4 << 20,
+         "slc counts: used %llu fast %llu native %llu",
+         (unsigned long long) c->used, (unsigned long long) c->fast,
+         (unsigned long long) c->native);
+  /* Idle 40.5 ms at 100 MB/s folds 4.05 MB, room for three 1 MiB
+   * writes at SLC speed again, the first waiting out the fold program
+   * under way (0.5 ms of its 1), then the native rate.
+   */
+  t += 40500000;
+  for (int i = 0; i < 5; i++) {
+    struct model_req r = req (BLKEMU_OP_WRITE, 0, 1 << 20, t, 1000000);
+    uint64_t d = m->schedule (s, &cfg, &r);
+    took[i] = d - t;
+    t = d;
+  }
+  CHECK (c->folded == 4050000 && took[0] == 500000 + 100000 &&
+           took[1] == 100000 && took[2] == 100000 && took[3] == 1000000,
+         "after 40.5 ms idle: folded %llu, %llu %llu %llu %llu",
+         (unsigned long long) c->folded, (unsigned long long) took[0],
+         (unsigned long long) took[1], (unsigned long long) took[2],
+         (unsigned long long) took[3]);
+  /* A power cycle keeps the cache's contents (flash, not timing). */
+  uint64_t used = c->used;
+  model_reset (m, s);
+  CHECK (ssd_slc (link_device (s))->used == used, "slc kept over a reset");
+  model_destroy (m, s);
+
+  /* Dynamic: a share of the free flash; a full disk has none. */
+  base_config (&cfg);
+  cfg.num[K_MODEL] = MODEL_SSD;
+  cfg.num[K_SIZE] = 64 << 20;
+  cfg.num[K_OVER_PROVISIONING] = 70000000;
+  cfg.num[K_FLASH_PAGE] = 4096;
+  cfg.num[K_FLASH_BLOCK] = 1 << 20;
+  cfg.num[K_SLC_DYNAMIC] = 250000000;
+  s = model_create (m, &cfg);
+  CHECK (ssd_slc_capacity (link_device (s), &cfg) == 16 << 20,
+         "dynamic, empty: %llu",
+         (unsigned long long) ssd_slc_capacity (link_device (s), &cfg));
+  model_destroy (m, s);
+  cfg.num[K_PRECONDITION] = PRECONDITION_SEQUENTIAL;
+  s = model_create (m, &cfg);
+  CHECK (ssd_slc_capacity (link_device (s), &cfg) == 0, "dynamic, full: %llu",
+         (unsigned long long) ssd_slc_capacity (link_device (s), &cfg));
+  model_destroy (m, s);
+}
+
 static int
 cmp_u64 (const void *a, const void *b)
 {
@@ -811,6 +885,7 @@ main (void)
   test_link ();
   test_volume ();
   test_ftl ();
+  test_slc ();
   test_distributions ();
   test_faults ();
   test_fraction_units ();

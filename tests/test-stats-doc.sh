@@ -18,13 +18,14 @@ sed -E 's/("(config|sizes|size_log2|alignment_log2|histogram|transport)": *\{).*
 
 # Through the public API (NBD carries no zones), written and read.
 "$BLKEMU_BUILD/tests/stats-json" \
-    "size=16M,zoned=host-managed,zone-size=1M,volume-iops=1000000,model=ssd,over-provisioning=7%,trace=$tmp/t.trace" \
+    "size=16M,zoned=host-managed,zone-size=1M,volume-iops=1000000,model=ssd,over-provisioning=7%,slc-cache=1M,trace=$tmp/t.trace" \
     > "$tmp/stats.json" || fail "a zoned, throttled disk with a trace did not open"
 jq -e .zones.count "$tmp/stats.json" > /dev/null || fail "no zones object in the JSON"
 jq -e .trace.records "$tmp/stats.json" > /dev/null || fail "no trace object in the JSON"
 jq -e .volume.ios "$tmp/stats.json" > /dev/null || fail "no volume object in the JSON"
 jq -e .faults.last_crash.mode "$tmp/stats.json" > /dev/null || fail "no last_crash object in the JSON"
 jq -e .ftl.waf "$tmp/stats.json" > /dev/null || fail "no ftl object in the JSON"
+jq -e .slc.capacity "$tmp/stats.json" > /dev/null || fail "no slc object in the JSON"
 
 # Every object key on a path that does not pass through a map.
 jq -r '[paths | select(all(.[]; . != "sizes" and . != "size_log2" and
