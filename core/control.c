@@ -19,6 +19,7 @@
  *   bad add|clear OFFSET LENGTH -> ok   (make them unreadable, or heal)
  *   stuck              -> ok N OFFSET:BIT=V ...  (stuck bits)
  *   stuck add OFFSET BIT 0|1 | stuck clear -> ok
+ *   precondition sequential|random [SEED] -> ok (model=ssd's FTL filled)
  *   drop               -> ok            (the next request drops its link)
  *   zones [FROM [COUNT]] -> ok, a table of the zones from byte FROM
  *   zone open|close|finish|reset OFFSET | zone reset-all
@@ -402,6 +403,19 @@ cmd_drop (struct blkemu_disk *disk, char **save, struct strbuf *sb,
   sb_printf (sb, "ok\n");
 }
 
+/* precondition sequential|random [SEED] */
+static void
+cmd_precondition (struct blkemu_disk *disk, char **save, struct strbuf *sb,
+                  struct deferral *later)
+{
+  (void) later;
+  char err[BLKEMU_ERR_MAX];
+  const char *mode = strtok_r (NULL, " \t", save);
+  const char *seed = strtok_r (NULL, " \t", save);
+  reply_result (sb, disk_precondition (disk, mode, seed, err, sizeof err),
+                err);
+}
+
 static const char *const zone_cond_names[16] = {
   [BLKEMU_ZONE_COND_NOT_WP] = "not-wp",
   [BLKEMU_ZONE_COND_EMPTY] = "empty",
@@ -604,6 +618,8 @@ static const struct {
   { "drop", cmd_drop, 0, "drop" },
   { "bad", cmd_bad, 3, "bad [add|clear OFFSET LENGTH]" },
   { "stuck", cmd_stuck, 4, "stuck [add OFFSET BIT 0|1 | clear]" },
+  { "precondition", cmd_precondition, 2,
+    "precondition sequential|random [SEED]" },
   { "zones", cmd_zones, 2, "zones [FROM [COUNT]]" },
   { "zone", cmd_zone, 2,
     "zone open|close|finish|reset|read-only|offline|online OFFSET | zone "

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "engine.h"
 #include "error.h"
+#include "ftl.h"
 #include "pipeline.h"
 
 /* Each backend= choice's ops (BACKEND_LIST in config.h names them). */
@@ -473,4 +474,42 @@ blkemu_disk_reset_stats (struct blkemu_disk *disk)
   pthread_mutex_lock (&disk->lock);
   zones_reset_counters (&disk->zones);
   pthread_mutex_unlock (&disk->lock);
+}
+
+int
+disk_precondition (struct blkemu_disk *disk, const char *mode,
+                   const char *seed, char *err, size_t errlen)
+{
+  bool random = mode && strcmp (mode, "random") == 0;
+  if (!mode || (!random && strcmp (mode, "sequential") != 0)) {
+    snprintf (err, errlen,
+              "usage: precondition sequential|random [SEED] (got '%s')",
+              mode ? mode : "");
+    return -1;
+  }
+  uint64_t s = disk->cfg.num[K_SEED];
+  if (seed) {
+    char *end;
+    errno = 0;
+    s = strtoull (seed, &end, 10);
+    if (errno || *end || !*seed) {
+      snprintf (err, errlen,
+                "precondition %s %s: SEED must be a decimal number", mode,
+                seed);
+      return -1;
+    }
+  }
+  int r = 0;
+  disk_change_lock (disk);
+  if (disk->cfg.num[K_MODEL] != MODEL_SSD ||
+      !disk->cfg.num[K_OVER_PROVISIONING]) {
+    snprintf (err, errlen,
+              "precondition: needs model=ssd with over-provisioning (a flash "
+              "translation layer to fill)");
+    r = -1;
+  }
+  else
+    ftl_precondition (ssd_ftl (link_device (disk->model_state)), random, s);
+  disk_change_unlock (disk);
+  return r;
 }

@@ -139,6 +139,12 @@ int disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs,
  * unreadable; *RANGES says how many were marked.
  */
 void disk_interrupt_writes (struct blkemu_disk *disk, uint64_t *ranges);
+/* The control command "precondition sequential|random [SEED]": model=ssd's
+ * flash translation layer filled at once (ftl_precondition).  0, or -1
+ * with ERR (no FTL, a bad mode or seed).
+ */
+int disk_precondition (struct blkemu_disk *disk, const char *mode,
+                       const char *seed, char *err, size_t errlen);
 /* timeline.c: blkemu_disk_cancel fires what they hold with ERR;
  * disk_destroy frees those a frontend left.
  */

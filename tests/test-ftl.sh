@@ -84,3 +84,24 @@ mean=$(jqr "$tmp/slc1.json" .ops.write.latency_us.mean)
 awk -v m="$mean" 'BEGIN { exit !(m >= 500) }' ||
   fail "the native half did not slow the writes (mean $mean us; 525 modelled)"
 echo "ok: SLC cache: the cliff, the fold while idle, and fast again (mean $mean us over the first 16)"
+
+# The control command: a fresh disk preconditioned at runtime writes as
+# the steady state does; a disk without an FTL says what it needs.
+cat > "$tmp/pre" <<SCRIPT
+#!/bin/sh
+set -e
+ctl () { "$BLKEMU_CTL" "$tmp/pre.sock" "\$@"; }
+ctl precondition sideways 2>&1 | grep -q "usage: precondition sequential|random"
+ctl precondition random 7
+"$tmp/writes" 1500 "\$1"
+SCRIPT
+chmod +x "$tmp/pre"
+nbdkit -U - "$PLUGIN" $ssd control="$tmp/pre.sock" stats="$tmp/pre.json" \
+  --run "$tmp/pre \$uri" || fail "precondition at runtime"
+jq -e '.ftl.waf > 3 and .ftl.host_pages == 1500' "$tmp/pre.json" > /dev/null ||
+  fail "precondition random at runtime: $(jq -c .ftl "$tmp/pre.json")"
+nbdkit -U - "$PLUGIN" size=16M control="$tmp/no.sock" --run \
+  "$BLKEMU_CTL $tmp/no.sock precondition random > $tmp/no.out 2>&1 || true"
+grep -q "precondition: needs model=ssd with over-provisioning" "$tmp/no.out" ||
+  fail "precondition without an FTL: $(cat "$tmp/no.out")"
+echo "ok: blkemu-ctl precondition: the steady state at once (WAF $(jqr "$tmp/pre.json" .ftl.waf)), refused without an FTL"
