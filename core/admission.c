@@ -4,43 +4,27 @@
 #include <sched.h>
 
 #include "clock.h"
+#include "keys.h"
 
-/* The plain path's promise: with none of these, admitting a request
- * reads the configuration and nothing else the disk lock guards.  The
- * fixed model at zero latency and unlimited bandwidth completes every
- * request at its arrival whatever its queue holds; the random generator
- * is drawn by nothing (seeded runs keep their sequence).
+/* The plain path's promise: with every gated key (keys.c: a key's
+ * gate) at its neutral value, admitting a request reads the
+ * configuration and nothing else the disk lock guards.  The fixed model
+ * at zero latency and unlimited bandwidth completes every request at its
+ * arrival whatever its queue holds; the random generator is drawn by
+ * nothing (seeded runs keep their sequence).
  */
+_Static_assert(MODEL_FIXED == 0 && DIST_FIXED == 0 && ERROR_OFF == 0,
+               "an enum key's neutral choice is its first (GATE_ZERO)");
+
 bool
 disk_is_plain (const struct blkemu_disk *disk, uint64_t now)
 {
   const uint64_t *n = disk->cfg.num;
-  static const int zero[] = {
-    K_LATENCY_READ,
-    K_LATENCY_WRITE,
-    K_LATENCY_FLUSH,
-    K_LATENCY_TRIM,
-    K_BANDWIDTH,
-    K_READ_BANDWIDTH,
-    K_WRITE_BANDWIDTH,
-    K_LINK_BANDWIDTH,
-    K_LINK_RTT,
-    K_VOLUME_IOPS,
-    K_VOLUME_IOPS_PER_GIB,
-    K_VOLUME_BANDWIDTH,
-    K_WRITE_CACHE,
-    K_ZONED,
-    K_SPIKE_PROBABILITY,
-    K_BIT_FLIP_PROBABILITY,
-    K_LOST_WRITE_PROBABILITY,
-    K_MISDIRECTED_WRITE_PROBABILITY,
-  };
-  for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
-    if (n[zero[i]])
+  for (int k = 0; k < K_COUNT; k++)
+    if ((config_keys[k].gate == GATE_ZERO && n[k] != 0) ||
+        (config_keys[k].gate == GATE_ABOVE_ONE && n[k] > 1))
       return false;
-  return n[K_MODEL] == MODEL_FIXED && n[K_LATENCY_DIST] == DIST_FIXED &&
-         n[K_SLOWDOWN] <= 1 && n[K_ERROR_MODE] == ERROR_OFF &&
-         !zones_on (&disk->zones) && !disk->faults.offline &&
+  return !zones_on (&disk->zones) && !disk->faults.offline &&
          !disk->faults.drop_armed && disk->faults.stall_until_ns <= now &&
          !disk->held && !disk->viewing;
 }

@@ -107,7 +107,8 @@ const struct key_def config_keys[K_COUNT] = {
                 "host-managed: every sequential zone has a write pointer that "
                 "writes "
                 "must start at (ZBC/ZNS rules, zone commands, zone append); "
-                "blkemu-ublk only" },
+                "blkemu-ublk only",
+                GATE_ZERO },
   [K_ZONE_SIZE] = { "zone-size", T_SIZE, "0", NULL, 0, 1ull << 40, false,
                     "zoned: size of each zone, a power of two >= 4K; the "
                     "disk's size is a "
@@ -138,22 +139,27 @@ const struct key_def config_keys[K_COUNT] = {
                        "zoned: service time of a zone command (open, close, "
                        "finish, reset)" },
   [K_LATENCY_READ] = { "latency-read", T_DURATION, "0", NULL, 0, MAX_LAT, true,
-                       "base service time of a read" },
+                       "base service time of a read", GATE_ZERO },
   [K_LATENCY_WRITE] = { "latency-write", T_DURATION, "0", NULL, 0, MAX_LAT,
-                        true, "base service time of a write or write-zeroes" },
+                        true, "base service time of a write or write-zeroes",
+                        GATE_ZERO },
   [K_LATENCY_FLUSH] = { "latency-flush", T_DURATION, "0", NULL, 0, MAX_LAT,
                         true,
                         "base service time of a flush (which also waits for "
-                        "earlier writes)" },
+                        "earlier writes)",
+                        GATE_ZERO },
   [K_LATENCY_TRIM] = { "latency-trim", T_DURATION, "0", NULL, 0, MAX_LAT, true,
-                       "base service time of a trim" },
+                       "base service time of a trim", GATE_ZERO },
   [K_BANDWIDTH] = { "bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
                     "media transfer rate shared by all requests, bytes/s (0: "
-                    "unlimited)" },
+                    "unlimited)",
+                    GATE_ZERO },
   [K_READ_BANDWIDTH] = { "read-bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
-                         "transfer rate for reads (0: use bandwidth)" },
+                         "transfer rate for reads (0: use bandwidth)",
+                         GATE_ZERO },
   [K_WRITE_BANDWIDTH] = { "write-bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
-                          "transfer rate for writes (0: use bandwidth)" },
+                          "transfer rate for writes (0: use bandwidth)",
+                          GATE_ZERO },
   [K_QUEUE_DEPTH] = { "queue-depth", T_UINT, "128", NULL, 1,
                       BLKEMU_MAX_QUEUE_DEPTH, true,
                       "requests the device holds at once; later ones wait for "
@@ -167,7 +173,8 @@ const struct key_def config_keys[K_COUNT] = {
                 "zones), ssd (dies behind channels), array (internal stripes, "
                 "write-back "
                 "cache), link (a network link to an instant device); see "
-                "blkemu-models(7)" },
+                "blkemu-models(7)",
+                GATE_ZERO },
   [K_ROTATIONAL] = { "rotational", T_BOOL, "no", NULL, 0, 0, false,
                      "advertise a rotational device (yes|no)" },
   /* For T_STRING keys, max is the longest value (0: any length); a
@@ -194,7 +201,8 @@ const struct key_def config_keys[K_COUNT] = {
                        "(sd latency-jitter); lognormal (mean the base, sd "
                        "latency-jitter); "
                        "percentiles (p50 the base, tail from "
-                       "latency-p99/-p999)" },
+                       "latency-p99/-p999)",
+                       GATE_ZERO },
   [K_LATENCY_JITTER] = { "latency-jitter", T_DURATION, "0", NULL, 0, MAX_LAT,
                          true,
                          "spread of uniform, normal and lognormal latencies" },
@@ -295,7 +303,8 @@ const struct key_def config_keys[K_COUNT] = {
                       "volatile write cache: writes complete before reaching "
                       "media, flush waits for them, and 'crash' discards "
                       "what was not flushed; turning it off at runtime "
-                      "writes back what it holds first" },
+                      "writes back what it holds first",
+                      GATE_ZERO },
   [K_CACHE_SIZE] = { "cache-size", T_SIZE, "64M", NULL, 0, NOMAX, true,
                      "write cache capacity (hdd, array): a write waits when "
                      "the unwritten "
@@ -325,9 +334,10 @@ const struct key_def config_keys[K_COUNT] = {
                                    "physical-block-size)" },
   [K_LINK_BANDWIDTH] = { "link-bandwidth", T_RATE, "0", NULL, 0, NOMAX, true,
                          "link in front of the device: payload bytes/s each "
-                         "way (0: no link)" },
+                         "way (0: no link)",
+                         GATE_ZERO },
   [K_LINK_RTT] = { "link-rtt", T_DURATION, "0", NULL, 0, MAX_LAT, true,
-                   "link: round trip paid once per request" },
+                   "link: round trip paid once per request", GATE_ZERO },
   [K_LINK_WINDOW] = { "link-window", T_UINT, "0", NULL, 0, BLKEMU_MAX_CHANNELS,
                       true,
                       "link: requests outstanding on the link at once (0: "
@@ -337,12 +347,14 @@ const struct key_def config_keys[K_COUNT] = {
    */
   [K_VOLUME_IOPS] = { "volume-iops", T_UINT, "0", NULL, 0, 100000000, true,
                       "volume throttle: baseline I/Os per second, in "
-                      "volume-io-unit units (0: no IOPS limit)" },
+                      "volume-io-unit units (0: no IOPS limit)",
+                      GATE_ZERO },
   [K_VOLUME_IOPS_PER_GIB] = { "volume-iops-per-gib", T_UINT, "0", NULL, 0,
                               1000000, true,
                               "volume throttle: baseline I/Os per second per "
                               "GiB of size, when more than volume-iops (gp2: "
-                              "3)" },
+                              "3)",
+                              GATE_ZERO },
   [K_VOLUME_BURST_IOPS] = { "volume-burst-iops", T_UINT, "0", NULL, 0,
                             100000000, true,
                             "volume throttle: I/Os per second while burst "
@@ -355,7 +367,8 @@ const struct key_def config_keys[K_COUNT] = {
   [K_VOLUME_BANDWIDTH] = { "volume-bandwidth", T_RATE, "0", NULL, 0, NOMAX,
                            true,
                            "volume throttle: bytes/s, reads and writes "
-                           "together (0: no throughput limit)" },
+                           "together (0: no throughput limit)",
+                           GATE_ZERO },
   [K_VOLUME_IO_UNIT] = { "volume-io-unit", T_SIZE, "0", NULL, 0, 1ull << 30,
                          true,
                          "volume throttle: a read or write counts as its "
@@ -366,7 +379,8 @@ const struct key_def config_keys[K_COUNT] = {
                      "inject errors into matching requests: always (each with "
                      "error-probability), once (the first hit, then off), "
                      "sticky (after the "
-                     "first hit every match fails)" },
+                     "first hit every match fails)",
+                     GATE_ZERO },
   [K_ERROR_OP] = { "error-op", T_ENUM, "any", CHOICES (ERROR_OP_LIST), 0, 0,
                    true, "which requests the error rule matches" },
   [K_ERROR_OFFSET] = { "error-offset", T_SIZE, "0", NULL, 0, NOMAX, true,
@@ -384,7 +398,8 @@ const struct key_def config_keys[K_COUNT] = {
                       "matching requests that pass before the rule can fire" },
   [K_SPIKE_PROBABILITY] = { "spike-probability", T_PROB, "0", NULL, 0, 0, true,
                             "chance that a request pays spike-latency on "
-                            "top" },
+                            "top",
+                            GATE_ZERO },
   [K_SPIKE_LATENCY] = { "spike-latency", T_DURATION, "0", NULL, 0, MAX_LAT,
                         true, "extra service time of a latency spike" },
   [K_STALL] = { "stall", T_DURATION, "0", NULL, 0, 3600000000000ull, true,
@@ -395,22 +410,26 @@ const struct key_def config_keys[K_COUNT] = {
                    "the device runs N times slower: its clock is dilated, so "
                    "queues and "
                    "pipes stay consistent (a failing disk; or a time scale "
-                   "for slow hosts)" },
+                   "for slow hosts)",
+                   GATE_ABOVE_ONE },
   [K_BIT_FLIP_PROBABILITY] = { "bit-flip-probability", T_PROB, "0", NULL, 0, 0,
                                true,
                                "chance that a read returns one bit flipped "
                                "(the medium keeps the right data): silent "
-                               "corruption for checksumming filesystems" },
+                               "corruption for checksumming filesystems",
+                               GATE_ZERO },
   [K_LOST_WRITE_PROBABILITY] = { "lost-write-probability", T_PROB, "0", NULL,
                                  0, 0, true,
                                  "chance that a write is acknowledged and "
-                                 "never reaches the medium" },
+                                 "never reaches the medium",
+                                 GATE_ZERO },
   [K_MISDIRECTED_WRITE_PROBABILITY] = { "misdirected-write-probability",
                                         T_PROB, "0", NULL, 0, 0, true,
                                         "chance that a write lands at another "
                                         "offset of the disk (same length, "
                                         "block-aligned), its own sectors "
-                                        "keeping their old data" },
+                                        "keeping their old data",
+                                        GATE_ZERO },
   [K_PROFILE] = { "profile", T_STRING, NULL, NULL, 0, 0, false,
                   "preset: profiles/NAME.conf or a path; explicit keys "
                   "override it" },

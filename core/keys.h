@@ -21,6 +21,16 @@ enum key_type {
   T_MODE
 };
 
+/* Does a key's value keep the disk off the lock-free path (admission.c)?
+ * A key whose value changes a request's time or fate from the fixed,
+ * instant device's must say so here, or the plain path ignores it.
+ */
+enum plain_gate {
+  GATE_NONE,     /* never: limits, identity, outputs, other models' keys */
+  GATE_ZERO,     /* any value but 0 (for an enum: but its first choice) */
+  GATE_ABOVE_ONE /* a value above 1 (slowdown) */
+};
+
 struct key_def {
   const char *name;
   enum key_type type;
@@ -29,6 +39,7 @@ struct key_def {
   uint64_t min, max;   /* numeric bounds, inclusive (max 0: none) */
   bool runtime;        /* changeable through control */
   const char *help;
+  enum plain_gate gate;
 };
 
 #define NOMAX 0 /* key_def.max: no upper bound */
