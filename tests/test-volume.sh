@@ -29,11 +29,17 @@ SCRIPT
 chmod +x "$tmp/fio_ios"
 fio_ios=$tmp/fio_ios
 
+# Upper bounds catch a throttle that holds too long; beside the VM
+# suite under a sanitizer (CI's check-asan) the host is too slow for
+# them to mean anything, and only the lower bounds are held.
+slack=1
+nbdkit_wrapped && slack=20
+
 # 200 IOPS, 300 reads: 1.5 s at the cap (the first leaves at once).
 nbdkit -U - "$PLUGIN" size=16M volume-iops=200 stats="$tmp/cap.json" \
     --run "$fio_ios 300 \$uri > $tmp/cap.s" || fail "volume-iops=200 did not serve"
 secs=$(cat "$tmp/cap.s")
-awk -v s="$secs" 'BEGIN { exit !(s >= 1.45 && s < 6) }' ||
+awk -v s="$secs" -v k=$slack 'BEGIN { exit !(s >= 1.45 && s < 6 * k) }' ||
   fail "volume-iops=200: 300 reads took $secs s (want 1.5 s: 1.45 at least)"
 expect_eq "volume-iops=200: I/Os counted" "$(jqr "$tmp/cap.json" .volume.ios)" 300
 expect_eq "volume-iops=200: baseline" "$(jqr "$tmp/cap.json" .volume.baseline_iops)" 200
@@ -49,7 +55,7 @@ nbdkit -U - "$PLUGIN" size=16M volume-iops=100 volume-burst-iops=2000 \
     volume-burst-credits=190 stats="$tmp/burst.json" \
     --run "$fio_ios 300 \$uri > $tmp/burst.s" || fail "the burst disk did not serve"
 secs=$(cat "$tmp/burst.s")
-awk -v s="$secs" 'BEGIN { exit !(s >= 1.05 && s < 2.6) }' ||
+awk -v s="$secs" -v k=$slack 'BEGIN { exit !(s >= 1.05 && s < 2.6 * k) }' ||
   fail "burst: 300 reads took $secs s (want 1.1 s: the burst, then the baseline)"
 credits=$(jqr "$tmp/burst.json" .volume.credits)
 awk -v c="$credits" 'BEGIN { exit !(c < 20) }' ||
