@@ -1,5 +1,7 @@
 /* The key table: every spec key's name, type, default, bounds, whether
- * it changes at runtime, and its help line.  `nbdkit blkemu --help`, the
+ * it changes at runtime, and its help line.  Which frontends carry a
+ * key is the carriage table's (blkemu-ctl carriage, each frontend's
+ * descriptor), never a help line's.  `nbdkit blkemu --help`, the
  * frontends' --list-keys and the man pages' tables come from here.
  */
 #include "keys.h"
@@ -63,7 +65,7 @@ const struct key_def config_keys[K_COUNT] = {
                         "the segments of "
                         "a request except at multiples of this (NVMe's 4K); a "
                         "power of two "
-                        ">= 4K; blkemu-ublk only (0: none)" },
+                        ">= 4K (0: none)" },
   [K_DISCARD_GRANULARITY] = { "discard-granularity", T_SIZE, "0", NULL, 0,
                               1u << 30, false,
                               "the unit a trim frees: a multiple of "
@@ -83,31 +85,27 @@ const struct key_def config_keys[K_COUNT] = {
                                "ublk_drv accepts only 1" },
   [K_MAX_SEGMENTS] = { "max-segments", T_UINT, "0", NULL, 0, 65535, false,
                        "the kernel's max_segments: memory segments per "
-                       "request; blkemu-ublk "
-                       "on Linux >= 6.15 only (0: the driver's default)" },
+                       "request (0: the driver's default)" },
   [K_MAX_SEGMENT_SIZE] = { "max-segment-size", T_SIZE, "0", NULL, 0, 1u << 31,
                            false,
-                           "the kernel's max_segment_size, >= 4K; blkemu-ublk "
-                           "on Linux >= 6.15 "
-                           "only (0: unlimited)" },
+                           "the kernel's max_segment_size, >= 4K (0: "
+                           "unlimited)" },
   [K_SEGMENT_BOUNDARY] = { "segment-boundary", T_SIZE, "0", NULL, 0,
                            1ull << 32, false,
                            "the kernel's seg_boundary_mask + 1: no segment "
                            "crosses a multiple of "
-                           "this; a power of two >= 4K; blkemu-ublk on Linux "
-                           ">= 6.15 only "
-                           "(0: 4G, the default)" },
+                           "this; a power of two >= 4K (0: 4G, the "
+                           "default)" },
   [K_DMA_ALIGNMENT] = { "dma-alignment", T_SIZE, "0", NULL, 0, 4096, false,
                         "the kernel's dma_alignment + 1: memory alignment of "
                         "direct I/O "
-                        "buffers, a power of two <= 4K; blkemu-ublk on Linux "
-                        ">= 6.15 only "
-                        "(0: the driver's default)" },
+                        "buffers, a power of two <= 4K (0: the driver's "
+                        "default)" },
   [K_ZONED] = { "zoned", T_ENUM, "none", "none|host-managed", 0, 0, false,
                 "host-managed: every sequential zone has a write pointer that "
                 "writes "
-                "must start at (ZBC/ZNS rules, zone commands, zone append); "
-                "blkemu-ublk only",
+                "must start at (ZBC/ZNS rules, zone commands, zone "
+                "append)",
                 GATE_ZERO },
   [K_ZONE_SIZE] = { "zone-size", T_SIZE, "0", NULL, 0, 1ull << 40, false,
                     "zoned: size of each zone, a power of two >= 4K; the "

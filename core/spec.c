@@ -336,4 +336,6 @@ blkemu_spec_print_help (FILE *fp, const char *indent)
       fprintf (fp, " [runtime]");
     fputc ('\n', fp);
   }
+  fprintf (fp, "%s(which frontend carries which key: blkemu-ctl carriage)\n",
+           indent);
 }
