@@ -77,6 +77,18 @@ bad=$(sed -n 's/.* failed: seeds \(.*\)$/\1/p' "$tmp/nobarrier.out")
 echo "ok: barrier=0: failing states found: seeds $bad"
 grep -q "write [0-9]*: offset [0-9]* length [0-9]* \(persisted\|lost\|torn\)" "$tmp/nobarrier.out" ||
   fail "a failing state's writes are not listed"
+# The acknowledgement log: what the disk acknowledged as durable before
+# the cut, and each write the state decided, issued after the last
+# flush (with barrier=0 none covers them: nothing lost was promised).
+grep -q "acknowledged durable before the cut: [1-9][0-9]* flushes, [0-9]* FUA writes; the last flush done at [0-9.]* s" \
+  "$tmp/nobarrier.out" || fail "no acknowledgement log: $(grep -m1 acknowledged "$tmp/nobarrier.out")"
+grep -q "write [0-9]*: offset [0-9]* length [0-9]* lost (issued at [0-9.]* s, after the last flush: never acknowledged durable)" \
+  "$tmp/nobarrier.out" || fail "no lost write placed after the last flush"
+! grep -q "before the last flush" "$tmp/nobarrier.out" ||
+  fail "a write issued before the last flush was still undecided in a state"
+! grep -q "issue time not in the trace" "$tmp/nobarrier.out" ||
+  fail "a cached write matched no write of the trace"
+echo "ok: the acknowledgement log: $(grep -m1 acknowledged "$tmp/nobarrier.out" | sed 's/^ *//')"
 # --replay gives the same verdict for a failing seed.
 first=${bad%% *}
 "$crashcheck" --control "$sock" --dev "$dev" --replay "$first" --mode torn \
