@@ -107,3 +107,23 @@ nbdkit -U - "$PLUGIN" size=16M control="$tmp/no.sock" --run \
 grep -q "precondition: needs model=ssd with over-provisioning" "$tmp/no.out" ||
   fail "precondition without an FTL: $(cat "$tmp/no.out")"
 echo "ok: blkemu-ctl precondition: the steady state at once (WAF $(jqr "$tmp/pre.json" .ftl.waf)), refused without an FTL"
+
+# The volatile buffer is the write cache that exists: on an FTL disk a
+# crash loses what was acknowledged but not flushed, and keeps what was.
+cat > "$tmp/crash" <<SCRIPT
+#!/bin/sh
+set -e
+io () { "$NBD_IO" "\$@" > /dev/null; }
+io "\$1" write 0 65536 1
+io "\$1" flush
+io "\$1" write 0 65536 2
+"$BLKEMU_CTL" "$tmp/crash.sock" crash lose-all > /dev/null
+"$BLKEMU_CTL" "$tmp/crash.sock" power-on > /dev/null
+io "\$1" read 0 65536 1
+SCRIPT
+chmod +x "$tmp/crash"
+nbdkit -U - "$PLUGIN" size=16M model=ssd over-provisioning=7% write-cache=yes \
+    control="$tmp/crash.sock" stats="$tmp/crash.json" --run "$tmp/crash \$uri" ||
+  fail "an FTL disk's crash did not roll back the unflushed write"
+expect_eq "the crash lost the unflushed write" "$(jqr "$tmp/crash.json" .faults.lost_writes)" 1
+echo "ok: an FTL disk with write-cache=yes crashes as any disk: the flushed data is there"
