@@ -216,6 +216,26 @@ validate_model (const struct blkemu_config *cfg, char *err)
       return -1;
     }
   }
+  if (n[K_MODEL] == MODEL_SSD) {
+    uint64_t ch = n[K_CHANNELS] ? n[K_CHANNELS] : 1;
+    if (ch * n[K_DIES] > BLKEMU_MAX_CHANNELS) {
+      snprintf (rule, sizeof rule, "channels x dies must be at most %d",
+                BLKEMU_MAX_CHANNELS);
+      rule_err (err, cfg, K_DIES, rule);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* The throttle's and the flash's cross-key rules (model_volume.c, ftl.c,
+ * model_ssd.c's SLC cache).
+ */
+static int
+validate_volume_flash (const struct blkemu_config *cfg, char *err)
+{
+  const uint64_t *n = cfg->num;
+  char rule[RULE_MAX];
   if (n[K_VOLUME_BURST_IOPS] &&
       (!n[K_VOLUME_BURST_CREDITS] ||
        !(n[K_VOLUME_IOPS] || n[K_VOLUME_IOPS_PER_GIB]))) {
@@ -261,15 +281,6 @@ validate_model (const struct blkemu_config *cfg, char *err)
       return -1;
     }
   }
-  if (n[K_MODEL] == MODEL_SSD) {
-    uint64_t ch = n[K_CHANNELS] ? n[K_CHANNELS] : 1;
-    if (ch * n[K_DIES] > BLKEMU_MAX_CHANNELS) {
-      snprintf (rule, sizeof rule, "channels x dies must be at most %d",
-                BLKEMU_MAX_CHANNELS);
-      rule_err (err, cfg, K_DIES, rule);
-      return -1;
-    }
-  }
   return 0;
 }
 
@@ -303,6 +314,7 @@ config_validate (const struct blkemu_config *cfg, char *err)
       validate_backend (cfg, err) == -1 ||
       validate_latency_dist (cfg, err) == -1 ||
       validate_model (cfg, err) == -1 ||
+      validate_volume_flash (cfg, err) == -1 ||
       zones_validate (cfg, cfg->num[K_SIZE], err) == -1)
     return -1;
   if (validate_atomic_writes (cfg, err) == -1)

@@ -163,7 +163,7 @@ grep -q "^'zone reset-all 0\\\\n' -> error: zone needs" "$tmp/proto.out" || fail
 grep -q "^'power-on again\\\\n' -> error: power-on: takes 0 arguments" "$tmp/proto.out" || fail "power-on again accepted"
 grep -q "^'keys\\\\n' -> ok " "$tmp/proto.out" || fail "keys refused"
 # help lists the table's usages, every command once.
-grep -qF "'help\\n' -> ok get [KEY] | set KEY=VALUE... | stats | summary | reset | dump | crash [lose-all|subset|torn|interrupted|pick [SEED]] | power-on | power-off | view lose-all|subset|torn|pick [SEED] | view end | drop | bad [add|clear OFFSET LENGTH] | stuck [add OFFSET BIT 0|1 | clear] | zones [FROM [COUNT]] | zone open|close|finish|reset|read-only|offline|online OFFSET | zone reset-all | keys | help" "$tmp/proto.out" ||
+grep -qF "'help\\n' -> ok get [KEY] | set KEY=VALUE... | stats | summary | reset | dump | crash [lose-all|subset|torn|interrupted|pick [SEED]] | power-on | power-off | view lose-all|subset|torn|pick [SEED] | view end | drop | bad [add|clear OFFSET LENGTH] | stuck [add OFFSET BIT 0|1 | clear] | precondition sequential|random [SEED] | zones [FROM [COUNT]] | zone open|close|finish|reset|read-only|offline|online OFFSET | zone reset-all | keys | help" "$tmp/proto.out" ||
   fail "help: $(grep "^'help" "$tmp/proto.out")"
 grep -qF "'crash subset 1 now\n' -> error: crash: takes at most 2 arguments, got 3 (usage: crash [lose-all|subset|torn|interrupted|pick [SEED]])" "$tmp/proto.out" ||
   fail "crash subset 1 now: $(grep "^'crash subset" "$tmp/proto.out")"
