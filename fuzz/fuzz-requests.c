@@ -49,6 +49,8 @@
  *   - the heap the disk holds stays within a bound of its size, as the
  *     allocator counts it (a log that counts itself right can still
  *     keep more than it counts);
+ *   - a flash translation layer, an SLC cache or a volume throttle changes
+ *     when requests complete, never what they read;
  *   - all of it holds whichever way the requests come: blkemu_io, or
  *     submitted on a timeline (as blkemu-ublk's queues do; the crash
  *     strikes between the submit and the run), with or without a write
@@ -952,7 +954,7 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   struct input in = { data, size };
-  char spec[512], err[BLKEMU_ERR_MAX];
+  char spec[1024], err[BLKEMU_ERR_MAX];
   static const char *const models[] = { "fixed", "hdd", "ssd", "array",
                                         "link" };
   static const char *const policies[] = { "error", "split", "allow" };
@@ -999,6 +1001,31 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
               ",bit-flip-probability=%u%%,lost-write-probability=%u%%",
               silent & 1 ? 1 + take (&in, 20) : 0,
               silent & 2 ? 1 + take (&in, 20) : 0);
+  }
+  /* Now and then model=ssd gets a flash translation layer and an SLC
+   * cache, and any model a cloud volume's throttle in front: chosen from
+   * what is left of the input, so that the corpus keeps its meaning.
+   * Neither may change a byte of what is read back.
+   */
+  unsigned extra = (unsigned) (in.n % 7);
+  if (strstr (spec, "model=ssd") && extra < 3) {
+    size_t n = strlen (spec);
+    snprintf (spec + n, sizeof spec - n,
+              ",over-provisioning=%u%%,flash-page=%llu,flash-block=%llu,"
+              "slc-cache=%lluK,latency-slc-write=5us,slc-fold-rate=1M",
+              5 + 10 * extra, (unsigned long long) lbs,
+              (unsigned long long) ((lbs << (2 + extra)) < 4096
+                                      ? 4096
+                                      : lbs << (2 + extra)),
+              4ull << extra);
+  }
+  else if (extra == 3 || extra == 4) {
+    size_t n = strlen (spec);
+    snprintf (spec + n, sizeof spec - n,
+              ",volume-iops=%u,volume-burst-iops=%u,volume-burst-credits=%u,"
+              "volume-io-unit=%llu,volume-bandwidth=%uM",
+              1000 * extra, 5000 * extra, 20 * extra,
+              (unsigned long long) lbs << extra, 50 * extra);
   }
   /* 0: blkemu_io; 1: a timeline; 2: a timeline, source and sink. */
   unsigned way = take (&in, 3);
