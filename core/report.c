@@ -14,7 +14,7 @@
 #include "clock.h"
 #include "disk.h"
 #include "error.h"
-#include "ftl.h"
+#include "report_devices.h"
 #include "strbuf.h"
 #include "units.h"
 
@@ -266,116 +266,6 @@ json_trace_cache (const struct json_out *j, struct blkemu_disk *disk)
              (unsigned long long) wc_bytes, j->nl);
 }
 
-/* Now on the models' clock (slowdown= stretches it). */
-static uint64_t
-device_now (struct blkemu_disk *disk)
-{
-  return faults_to_device_time (&disk->faults, disk->cfg.num[K_SLOWDOWN],
-                                clock_now_ns ());
-}
-
-/* volume: null unless a volume-* key throttles the disk. */
-static void
-json_volume (const struct json_out *j, struct blkemu_disk *disk)
-{
-  pthread_mutex_lock (&disk->lock);
-  if (!volume_throttles (&disk->cfg)) {
-    pthread_mutex_unlock (&disk->lock);
-    sb_printf (j->sb, "%s\"volume\": null,%s", j->in1, j->nl);
-    return;
-  }
-  struct volume_state *v = link_volume (disk->model_state);
-  sb_printf (j->sb,
-             "%s\"volume\": {\"baseline_iops\": %llu, \"ios\": %llu, "
-             "\"delayed\": %llu, \"delayed_ms\": %.3f, \"credits\": %.0f},%s",
-             j->in1, (unsigned long long) volume_baseline_iops (&disk->cfg),
-             (unsigned long long) v->units, (unsigned long long) v->delayed,
-             (double) v->delayed_ns / 1e6,
-             volume_credits (v, &disk->cfg, device_now (disk)), j->nl);
-  pthread_mutex_unlock (&disk->lock);
-}
-
-/* The disk's flash translation layer (model=ssd, over-provisioning=), or
- * NULL.  Under the disk lock.
- */
-static struct ftl *
-disk_ftl (struct blkemu_disk *disk)
-{
-  if (disk->cfg.num[K_MODEL] != MODEL_SSD ||
-      !disk->cfg.num[K_OVER_PROVISIONING])
-    return NULL;
-  return ssd_ftl (link_device (disk->model_state));
-}
-
-static double
-ftl_waf (const struct ftl *f)
-{
-  return f->host_pages
-           ? (double) (f->host_pages + f->gc_pages) / (double) f->host_pages
-           : 0.0;
-}
-
-/* ftl: null unless model=ssd has over-provisioning. */
-static void
-json_ftl (const struct json_out *j, struct blkemu_disk *disk)
-{
-  pthread_mutex_lock (&disk->lock);
-  struct ftl *f = disk_ftl (disk);
-  if (!f) {
-    pthread_mutex_unlock (&disk->lock);
-    sb_printf (j->sb, "%s\"ftl\": null,%s", j->in1, j->nl);
-    return;
-  }
-  uint32_t emin, emax;
-  double emean;
-  ftl_erase_stats (f, &emin, &emean, &emax);
-  sb_printf (j->sb,
-             "%s\"ftl\": {\"host_pages\": %llu, \"flash_pages\": %llu, "
-             "\"waf\": %.3f, \"gc_relocations\": %llu, \"gc_runs\": %llu, "
-             "\"erases\": %llu, \"free_blocks\": %u, \"erase_count\": "
-             "{\"min\": %u, \"mean\": %.2f, \"max\": %u}},%s",
-             j->in1, (unsigned long long) f->host_pages,
-             (unsigned long long) (f->host_pages + f->gc_pages), ftl_waf (f),
-             (unsigned long long) f->gc_pages, (unsigned long long) f->gc_runs,
-             (unsigned long long) f->erase_total, f->nfree, emin, emean, emax,
-             j->nl);
-  pthread_mutex_unlock (&disk->lock);
-}
-
-/* model=ssd's SLC cache, or NULL (its state in *SSD).  Under the lock. */
-static struct ssd_slc *
-disk_slc (struct blkemu_disk *disk, void **ssd)
-{
-  const uint64_t *n = disk->cfg.num;
-  if (n[K_MODEL] != MODEL_SSD || !(n[K_SLC_CACHE] || n[K_SLC_DYNAMIC]))
-    return NULL;
-  *ssd = link_device (disk->model_state);
-  /* What folded while idle up to now, not just up to the last request. */
-  ssd_slc_settle (*ssd, &disk->cfg, device_now (disk));
-  return ssd_slc (*ssd);
-}
-
-/* slc: null unless model=ssd has an SLC cache. */
-static void
-json_slc (const struct json_out *j, struct blkemu_disk *disk)
-{
-  void *ssd;
-  pthread_mutex_lock (&disk->lock);
-  struct ssd_slc *c = disk_slc (disk, &ssd);
-  if (!c)
-    sb_printf (j->sb, "%s\"slc\": null,%s", j->in1, j->nl);
-  else
-    sb_printf (j->sb,
-               "%s\"slc\": {\"capacity\": %llu, \"used\": %llu, "
-               "\"written_fast\": %llu, \"written_native\": %llu, "
-               "\"folded\": %llu},%s",
-               j->in1, (unsigned long long) ssd_slc_capacity (ssd, &disk->cfg),
-               (unsigned long long) c->used, (unsigned long long) c->fast,
-               (unsigned long long) c->native, (unsigned long long) c->folded,
-               j->nl);
-  pthread_mutex_unlock (&disk->lock);
-}
-
 /* "NAME": {"KEY": VALUE, ...} on one line of JSON, and a comma. */
 static void
 json_counts (const struct json_out *j, const char *indent, const char *name,
@@ -544,9 +434,7 @@ blkemu_disk_stats_json (struct blkemu_disk *disk, bool pretty)
                                                               : "locked",
              j.nl);
   json_trace_cache (&j, disk);
-  json_volume (&j, disk);
-  json_ftl (&j, disk);
-  json_slc (&j, disk);
+  report_devices_json (&sb, j.in1, j.nl, disk);
   json_zones (&j, disk, st);
   json_queue_transport (&j, disk, st);
   free (slots);
@@ -784,62 +672,6 @@ summary_counters (struct strbuf *sb, const struct stats *st)
 
 /* A zoned disk: its zones by condition, commands and what was refused. */
 static void
-summary_volume (struct strbuf *sb, struct blkemu_disk *disk)
-{
-  pthread_mutex_lock (&disk->lock);
-  if (volume_throttles (&disk->cfg)) {
-    struct volume_state *v = link_volume (disk->model_state);
-    sb_printf (sb,
-               "volume: %llu I/Os counted, baseline %llu IOPS; %llu requests "
-               "held by the throttle, %.1f ms in all; %.0f burst credits "
-               "left\n",
-               (unsigned long long) v->units,
-               (unsigned long long) volume_baseline_iops (&disk->cfg),
-               (unsigned long long) v->delayed, (double) v->delayed_ns / 1e6,
-               volume_credits (v, &disk->cfg, device_now (disk)));
-  }
-  pthread_mutex_unlock (&disk->lock);
-}
-
-static void
-summary_ftl (struct strbuf *sb, struct blkemu_disk *disk)
-{
-  pthread_mutex_lock (&disk->lock);
-  struct ftl *f = disk_ftl (disk);
-  if (f) {
-    uint32_t emin, emax;
-    double emean;
-    ftl_erase_stats (f, &emin, &emean, &emax);
-    sb_printf (sb,
-               "flash: %llu pages written by the host, %llu moved by "
-               "garbage collection (WAF %.2f), %llu blocks erased, %u "
-               "free; erase counts %u/%.1f/%u (min/mean/max)\n",
-               (unsigned long long) f->host_pages,
-               (unsigned long long) f->gc_pages, ftl_waf (f),
-               (unsigned long long) f->erase_total, f->nfree, emin, emean,
-               emax);
-  }
-  pthread_mutex_unlock (&disk->lock);
-}
-
-static void
-summary_slc (struct strbuf *sb, struct blkemu_disk *disk)
-{
-  void *ssd;
-  pthread_mutex_lock (&disk->lock);
-  struct ssd_slc *c = disk_slc (disk, &ssd);
-  if (c)
-    sb_printf (sb,
-               "slc: %.1f of %.1f MiB cached; %.1f MiB written fast, %.1f "
-               "MiB at the native rate, %.1f MiB folded while idle\n",
-               (double) c->used / 1048576.0,
-               (double) ssd_slc_capacity (ssd, &disk->cfg) / 1048576.0,
-               (double) c->fast / 1048576.0, (double) c->native / 1048576.0,
-               (double) c->folded / 1048576.0);
-  pthread_mutex_unlock (&disk->lock);
-}
-
-static void
 summary_zones (struct strbuf *sb, struct blkemu_disk *disk)
 {
   pthread_mutex_lock (&disk->lock);
@@ -903,9 +735,7 @@ blkemu_disk_summary_text (struct blkemu_disk *disk)
              name, secs, total, mt, pol);
   summary_table (&sb, st, secs);
   summary_counters (&sb, st);
-  summary_volume (&sb, disk);
-  summary_ftl (&sb, disk);
-  summary_slc (&sb, disk);
+  report_devices_summary (&sb, disk);
   summary_zones (&sb, disk);
   summary_histogram (&sb, "read", &st->op[BLKEMU_OP_READ], slots);
   summary_histogram (&sb, "write", &st->op[BLKEMU_OP_WRITE], slots);
