@@ -16,6 +16,7 @@
 #include "error.h"
 #include "ftl.h"
 #include "pipeline.h"
+#include "units.h"
 
 /* Each backend= choice's ops (BACKEND_LIST in config.h names them). */
 static const struct backend_ops *const backend_table[] = {
@@ -488,16 +489,10 @@ disk_precondition (struct blkemu_disk *disk, const char *mode,
     return -1;
   }
   uint64_t s = disk->cfg.num[K_SEED];
-  if (seed) {
-    char *end;
-    errno = 0;
-    s = strtoull (seed, &end, 10);
-    if (errno || *end || !*seed) {
-      snprintf (err, errlen,
-                "precondition %s %s: SEED must be a decimal number", mode,
-                seed);
-      return -1;
-    }
+  const char *why = NULL;
+  if (seed && blkemu_parse_uint (seed, &s, &why) == -1) {
+    snprintf (err, errlen, "precondition %s %s: SEED %s", mode, seed, why);
+    return -1;
   }
   int r = 0;
   disk_change_lock (disk);

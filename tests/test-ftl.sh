@@ -94,6 +94,7 @@ cat > "$tmp/pre" <<SCRIPT
 set -e
 ctl () { "$BLKEMU_CTL" "$tmp/pre.sock" "\$@"; }
 ctl precondition sideways 2>&1 | grep -q "usage: precondition sequential|random"
+ctl precondition random -1 2>&1 | grep -q "precondition random -1: SEED must not be negative"
 ctl precondition random 7
 "$tmp/writes" 1500 "\$1"
 SCRIPT
