@@ -477,6 +477,14 @@ blkemu_disk_reset_stats (struct blkemu_disk *disk)
   pthread_mutex_unlock (&disk->lock);
 }
 
+struct ftl *
+disk_ftl (struct blkemu_disk *disk)
+{
+  return disk->cfg.num[K_MODEL] == MODEL_SSD
+           ? ssd_ftl (link_device (disk->model_state))
+           : NULL;
+}
+
 int
 disk_precondition (struct blkemu_disk *disk, const char *mode,
                    const char *seed, char *err, size_t errlen)
@@ -496,15 +504,15 @@ disk_precondition (struct blkemu_disk *disk, const char *mode,
   }
   int r = 0;
   disk_change_lock (disk);
-  if (disk->cfg.num[K_MODEL] != MODEL_SSD ||
-      !disk->cfg.num[K_OVER_PROVISIONING]) {
+  struct ftl *ftl = disk_ftl (disk);
+  if (!ftl) {
     snprintf (err, errlen,
               "precondition: needs model=ssd with over-provisioning (a flash "
               "translation layer to fill)");
     r = -1;
   }
   else
-    ftl_precondition (ssd_ftl (link_device (disk->model_state)), random, s);
+    ftl_precondition (ftl, random, s);
   disk_change_unlock (disk);
   return r;
 }

@@ -139,6 +139,10 @@ int disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs,
  * unreadable; *RANGES says how many were marked.
  */
 void disk_interrupt_writes (struct blkemu_disk *disk, uint64_t *ranges);
+/* model=ssd's flash translation layer (NULL: another model, or no
+ * over-provisioning).  Under the disk lock.
+ */
+struct ftl *disk_ftl (struct blkemu_disk *disk);
 /* The control command "precondition sequential|random [SEED]": model=ssd's
  * flash translation layer filled at once (ftl_precondition).  0, or -1
  * with ERR (no FTL, a bad mode or seed).

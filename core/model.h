@@ -92,6 +92,12 @@ struct ssd_slc {
   uint64_t folded; /* bytes folded out while idle */
 };
 struct ssd_slc *ssd_slc (void *ssd_state);
+/* Does CFG give model=ssd an SLC cache? */
+static inline bool
+ssd_slc_on (const struct blkemu_config *cfg)
+{
+  return cfg->num[K_SLC_CACHE] || cfg->num[K_SLC_DYNAMIC];
+}
 /* The folding done by device time NOW, for a report (no request). */
 void ssd_slc_settle (void *ssd_state, const struct blkemu_config *cfg,
                      uint64_t now);

@@ -174,7 +174,7 @@ ssd_schedule (void *state, const struct blkemu_config *cfg,
                       req->latency_ns);
 
   uint64_t fold_wait = 0, program = req->latency_ns;
-  bool slc = cfg->num[K_SLC_CACHE] || cfg->num[K_SLC_DYNAMIC], fast = false;
+  bool slc = ssd_slc_on (cfg), fast = false;
   if (slc)
     fold_wait = ssd_fold (s, cfg, req->arrival_ns);
   if (slc && (req->op == BLKEMU_OP_WRITE || req->op == BLKEMU_OP_ZERO)) {

@@ -40,18 +40,6 @@ json_volume (struct strbuf *sb, const char *in1, const char *nl,
   pthread_mutex_unlock (&disk->lock);
 }
 
-/* The disk's flash translation layer (model=ssd, over-provisioning=), or
- * NULL.  Under the disk lock.
- */
-static struct ftl *
-disk_ftl (struct blkemu_disk *disk)
-{
-  if (disk->cfg.num[K_MODEL] != MODEL_SSD ||
-      !disk->cfg.num[K_OVER_PROVISIONING])
-    return NULL;
-  return ssd_ftl (link_device (disk->model_state));
-}
-
 static double
 ftl_waf (const struct ftl *f)
 {
@@ -92,8 +80,7 @@ json_ftl (struct strbuf *sb, const char *in1, const char *nl,
 static struct ssd_slc *
 disk_slc (struct blkemu_disk *disk, void **ssd)
 {
-  const uint64_t *n = disk->cfg.num;
-  if (n[K_MODEL] != MODEL_SSD || !(n[K_SLC_CACHE] || n[K_SLC_DYNAMIC]))
+  if (disk->cfg.num[K_MODEL] != MODEL_SSD || !ssd_slc_on (&disk->cfg))
     return NULL;
   *ssd = link_device (disk->model_state);
   /* What folded while idle up to now, not just up to the last request. */

@@ -15,6 +15,7 @@
 
 #include "error.h"
 #include "ftl.h"
+#include "model.h"
 #include "units.h"
 #include "zones.h"
 
@@ -249,7 +250,7 @@ validate_volume_flash (const struct blkemu_config *cfg, char *err)
               "only model=ssd has a flash translation layer");
     return -1;
   }
-  if ((n[K_SLC_CACHE] || n[K_SLC_DYNAMIC]) && n[K_MODEL] != MODEL_SSD) {
+  if (ssd_slc_on (cfg) && n[K_MODEL] != MODEL_SSD) {
     rule_err (err, cfg, n[K_SLC_CACHE] ? K_SLC_CACHE : K_SLC_DYNAMIC,
               "only model=ssd has an SLC cache");
     return -1;
