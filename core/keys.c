@@ -433,6 +433,17 @@ const struct key_def config_keys[K_COUNT] = {
                            "volume throttle: bytes/s, reads and writes "
                            "together (0: no throughput limit)",
                            GATE_ZERO },
+  [K_VOLUME_BURST_BANDWIDTH] = { "volume-burst-bandwidth", T_RATE, "0", NULL,
+                                 0, NOMAX, true,
+                                 "volume throttle: bytes/s while the byte "
+                                 "bucket lasts (0: no throughput burst)",
+                                 GATE_NONE },
+  [K_VOLUME_BURST_BYTES] = { "volume-burst-bytes", T_SIZE, "0", NULL, 0, NOMAX,
+                             true,
+                             "volume throttle: the throughput burst's bucket, "
+                             "in bytes; starts full, refills at "
+                             "volume-bandwidth",
+                             GATE_NONE },
   [K_VOLUME_IO_UNIT] = { "volume-io-unit", T_SIZE, "0", NULL, 0, 1ull << 30,
                          true,
                          "volume throttle: a read or write counts as its "

@@ -59,9 +59,13 @@ void model_destroy (const struct model_ops *m, void *state);
 void model_reset (const struct model_ops *m, void *state);
 
 /* The volume throttle in front of the link (model_volume.c). */
+struct volume_bucket {
+  double level; /* credits in it (-1: full, not yet read) */
+  uint64_t at;  /* when LEVEL was last refilled */
+};
 struct volume_state {
-  double credits;        /* the burst bucket (-1: full, not yet read) */
-  uint64_t credits_at;   /* when CREDITS was last refilled */
+  struct volume_bucket ios;   /* the IOPS burst's credits, in I/Os */
+  struct volume_bucket bytes; /* the throughput burst's, in bytes */
   uint64_t iops_free_ns; /* the IOPS pacer: the next I/O's earliest start */
   uint64_t bw_free_ns;   /* the throughput pacer */
   uint64_t units;        /* I/Os counted */
@@ -77,6 +81,9 @@ uint64_t volume_admit (struct volume_state *v, const struct blkemu_config *cfg,
 /* The burst credits left at NOW (0 without a bucket). */
 double volume_credits (struct volume_state *v, const struct blkemu_config *cfg,
                        uint64_t now);
+/* The throughput burst's bytes left at NOW (0 without its bucket). */
+double volume_burst_bytes (struct volume_state *v,
+                           const struct blkemu_config *cfg, uint64_t now);
 /* The link's throttle (STATE: the link model's). */
 struct volume_state *link_volume (void *state);
 /* The device model's state behind the link. */

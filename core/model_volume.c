@@ -15,7 +15,11 @@
  *     request wait for its credits, so a volume driven past its baseline
  *     falls to it once the bucket is spent (gp2's burst model);
  *   - the throughput pacer allows: volume-bandwidth bytes/s, reads and
- *     writes together, a request going on once its bytes have crossed.
+ *     writes together, a request going on once its bytes have crossed;
+ *     with volume-burst-bandwidth, at that rate while a second bucket of
+ *     volume-burst-bytes (starts full, refills at volume-bandwidth, a
+ *     credit a byte) holds the request's bytes (st1's and Azure's
+ *     throughput bursts).
  * Time spent waiting is the throttle's; the stats' "volume" object has
  * the credits left, the requests delayed and the time they waited.
  */
@@ -62,62 +66,81 @@ void
 volume_reset (struct volume_state *v)
 {
   memset (v, 0, sizeof *v);
-  v->credits = -1; /* full, once the first request reads the bucket size */
+  /* full, once the first request reads the bucket's size */
+  v->ios.level = -1;
+  v->bytes.level = -1;
 }
 
-/* The bucket at time T: refilled at BASE a second since it was last
- * read, up to CAP.
+/* Bucket B at time T: refilled at RATE a second since it was last read,
+ * up to CAP.
  */
 static void
-volume_refill (struct volume_state *v, uint64_t t, uint64_t base, double cap)
+bucket_refill (struct volume_bucket *b, uint64_t t, uint64_t rate, double cap)
 {
-  if (v->credits < 0 || v->credits > cap)
-    v->credits = cap;
-  else if (t > v->credits_at)
-    v->credits = fmin (cap, v->credits + (double) (t - v->credits_at) *
-                                           (double) base / 1e9);
-  if (t > v->credits_at)
-    v->credits_at = t;
+  if (b->level < 0 || b->level > cap)
+    b->level = cap;
+  else if (t > b->at)
+    b->level =
+      fmin (cap, b->level + (double) (t - b->at) * (double) rate / 1e9);
+  if (t > b->at)
+    b->at = t;
+}
+
+/* Takes COST credits from bucket B (CAP, refilled at RATE) for a request
+ * that could start at *T.  Returns whether the bucket held them (the
+ * request goes at the burst rate); if not, *T moves on to when the
+ * missing credits have come in at RATE, and the request goes at it.
+ */
+static bool
+bucket_take (struct volume_bucket *b, uint64_t *t, uint64_t rate, double cap,
+             double cost)
+{
+  bool had = false;
+  bucket_refill (b, *t, rate, cap);
+  if (b->level >= cost)
+    had = true;
+  else {
+    double lack = cost - b->level;
+    *t =
+      model_add (*t, model_ns_from_double (ceil (lack * 1e9 / (double) rate)));
+    bucket_refill (b, *t, rate, cap);
+  }
+  b->level = fmax (0, b->level - cost);
+  return had;
 }
 
 uint64_t
 volume_admit (struct volume_state *v, const struct blkemu_config *cfg,
               const struct model_req *req)
 {
+  const uint64_t *n = cfg->num;
   uint64_t t = req->arrival_ns;
   uint64_t base = volume_baseline_iops (cfg);
-  uint64_t bw = cfg->num[K_VOLUME_BANDWIDTH];
+  uint64_t bw = n[K_VOLUME_BANDWIDTH];
   uint64_t units = volume_units (cfg, req);
   v->units += units;
   if (base && units) {
-    uint64_t burst = cfg->num[K_VOLUME_BURST_IOPS];
-    double cap = (double) cfg->num[K_VOLUME_BURST_CREDITS];
     uint64_t peak = base;
     t = model_max (t, v->iops_free_ns);
-    if (burst > base && cap > 0) {
-      volume_refill (v, t, base, cap);
-      if (v->credits >= (double) units)
-        peak = burst;
-      else {
-        /* Wait for the credits this request lacks, at the baseline. */
-        double lack = (double) units - v->credits;
-        t =
-          model_add (t,
-                     model_ns_from_double (ceil (lack * 1e9 / (double) base)));
-        volume_refill (v, t, base, cap);
-      }
-      v->credits -= (double) units;
-      if (v->credits < 0)
-        v->credits = 0;
-    }
+    if (n[K_VOLUME_BURST_IOPS] > base && n[K_VOLUME_BURST_CREDITS] &&
+        bucket_take (&v->ios, &t, base, (double) n[K_VOLUME_BURST_CREDITS],
+                     (double) units))
+      peak = n[K_VOLUME_BURST_IOPS];
     v->iops_free_ns =
       model_add (t,
                  model_ns_from_double ((double) units * 1e9 / (double) peak));
   }
   if (bw && (req->op == BLKEMU_OP_READ || req->op == BLKEMU_OP_WRITE)) {
-    /* Its bytes cross the volume's pipe before it goes on. */
-    t = model_add (model_max (t, v->bw_free_ns),
-                   model_transfer_ns (req->len, bw));
+    /* Its bytes cross the volume's pipe before it goes on, at the burst
+     * rate while the byte bucket holds them.
+     */
+    uint64_t rate = bw;
+    t = model_max (t, v->bw_free_ns);
+    if (n[K_VOLUME_BURST_BANDWIDTH] > bw && n[K_VOLUME_BURST_BYTES] &&
+        bucket_take (&v->bytes, &t, bw, (double) n[K_VOLUME_BURST_BYTES],
+                     (double) req->len))
+      rate = n[K_VOLUME_BURST_BANDWIDTH];
+    t = model_add (t, model_transfer_ns (req->len, rate));
     v->bw_free_ns = t;
   }
   if (t > req->arrival_ns) {
@@ -134,6 +157,17 @@ volume_credits (struct volume_state *v, const struct blkemu_config *cfg,
   uint64_t cap = cfg->num[K_VOLUME_BURST_CREDITS];
   if (!cfg->num[K_VOLUME_BURST_IOPS] || !cap)
     return 0;
-  volume_refill (v, now, volume_baseline_iops (cfg), (double) cap);
-  return v->credits;
+  bucket_refill (&v->ios, now, volume_baseline_iops (cfg), (double) cap);
+  return v->ios.level;
+}
+
+double
+volume_burst_bytes (struct volume_state *v, const struct blkemu_config *cfg,
+                    uint64_t now)
+{
+  uint64_t cap = cfg->num[K_VOLUME_BURST_BYTES];
+  if (!cfg->num[K_VOLUME_BURST_BANDWIDTH] || !cap)
+    return 0;
+  bucket_refill (&v->bytes, now, cfg->num[K_VOLUME_BANDWIDTH], (double) cap);
+  return v->bytes.level;
 }

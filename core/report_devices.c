@@ -32,11 +32,13 @@ json_volume (struct strbuf *sb, const char *in1, const char *nl,
   struct volume_state *v = link_volume (disk->model_state);
   sb_printf (sb,
              "%s\"volume\": {\"baseline_iops\": %llu, \"ios\": %llu, "
-             "\"delayed\": %llu, \"delayed_ms\": %.3f, \"credits\": %.0f},%s",
+             "\"delayed\": %llu, \"delayed_ms\": %.3f, \"credits\": %.0f, "
+             "\"burst_bytes\": %.0f},%s",
              in1, (unsigned long long) volume_baseline_iops (&disk->cfg),
              (unsigned long long) v->units, (unsigned long long) v->delayed,
              (double) v->delayed_ns / 1e6,
-             volume_credits (v, &disk->cfg, device_now (disk)), nl);
+             volume_credits (v, &disk->cfg, device_now (disk)),
+             volume_burst_bytes (v, &disk->cfg, device_now (disk)), nl);
   pthread_mutex_unlock (&disk->lock);
 }
 
@@ -128,11 +130,13 @@ summary_volume (struct strbuf *sb, struct blkemu_disk *disk)
     sb_printf (sb,
                "volume: %llu I/Os counted, baseline %llu IOPS; %llu requests "
                "held by the throttle, %.1f ms in all; %.0f burst credits "
-               "left\n",
+               "and %.0f MiB of throughput burst left\n",
                (unsigned long long) v->units,
                (unsigned long long) volume_baseline_iops (&disk->cfg),
                (unsigned long long) v->delayed, (double) v->delayed_ns / 1e6,
-               volume_credits (v, &disk->cfg, device_now (disk)));
+               volume_credits (v, &disk->cfg, device_now (disk)),
+               volume_burst_bytes (v, &disk->cfg, device_now (disk)) /
+                 1048576.0);
   }
   pthread_mutex_unlock (&disk->lock);
 }

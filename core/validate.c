@@ -245,6 +245,14 @@ validate_volume_flash (const struct blkemu_config *cfg, char *err)
               "(volume-iops or volume-iops-per-gib) to refill it");
     return -1;
   }
+  if (n[K_VOLUME_BURST_BANDWIDTH] &&
+      (!n[K_VOLUME_BURST_BYTES] || !n[K_VOLUME_BANDWIDTH] ||
+       n[K_VOLUME_BURST_BANDWIDTH] <= n[K_VOLUME_BANDWIDTH])) {
+    rule_err (err, cfg, K_VOLUME_BURST_BANDWIDTH,
+              "needs volume-burst-bytes (the bucket) and a volume-bandwidth "
+              "below it (the baseline that refills it)");
+    return -1;
+  }
   if (n[K_OVER_PROVISIONING] && n[K_MODEL] != MODEL_SSD) {
     rule_err (err, cfg, K_OVER_PROVISIONING,
               "only model=ssd has a flash translation layer");

@@ -462,6 +462,54 @@ test_volume (void)
   model_destroy (m, s);
 }
 
+/* st1 at 2 TiB, full size: 1 MiB reads at the 500 MiB/s burst while the
+ * 2 TiB byte bucket lasts, draining at 500 - 80 MiB/s: 2 TiB / 420 MiB/s
+ * = 4,993.2 s; then the 80 MiB/s baseline (12.5 ms a read).  A refusal
+ * without the bucket is validate.c's; this is the pacer's arithmetic.
+ */
+static void
+test_volume_throughput_burst (void)
+{
+  struct blkemu_config cfg;
+  base_config (&cfg);
+  cfg.num[K_SIZE] = 2ull << 40;
+  cfg.num[K_VOLUME_IOPS] = 500;
+  cfg.num[K_VOLUME_IO_UNIT] = 1 << 20;
+  cfg.num[K_VOLUME_BANDWIDTH] = 80 << 20;
+  cfg.num[K_VOLUME_BURST_BANDWIDTH] = 500 << 20;
+  cfg.num[K_VOLUME_BURST_BYTES] = 2ull << 40;
+  const struct model_ops *m = &model_link_ops;
+  void *s = model_create (m, &cfg);
+  uint64_t prev = 0, burst_end = 0, after = 0;
+  for (uint64_t n = 0; n < 2600000; n++) {
+    struct model_req r = req (BLKEMU_OP_READ, 0, 1 << 20, 0, 0);
+    uint64_t t = m->schedule (s, &cfg, &r);
+    /* a burst read leaves 2 ms after the one before, a baseline one 12.5 */
+    if (!burst_end && n && t - prev > 5 * MS)
+      burst_end = prev;
+    if (burst_end)
+      after++;
+    prev = t;
+  }
+  double want = (double) (2ull << 40) / (420.0 * 1048576) * 1e9;
+  CHECK (near ((double) burst_end, want, 1e7),
+         "st1 burst ends at %.3f s (%.3f)", (double) burst_end / 1e9,
+         want / 1e9);
+  double mibs = (double) (after - 1) / ((double) (prev - burst_end) / 1e9);
+  CHECK (fabs (mibs - 80) < 0.1, "st1 after the burst: %.2f MiB/s", mibs);
+  /* at the last read's end: what came in while it crossed (1 MiB) */
+  CHECK (near (volume_burst_bytes (link_volume (s), &cfg, prev), 1048576, 1),
+         "st1 bytes left: %.0f",
+         volume_burst_bytes (link_volume (s), &cfg, prev));
+  /* Idle, the bucket refills at 80 MiB/s: full after 2 TiB / 80 MiB/s. */
+  CHECK (near (volume_burst_bytes (link_volume (s), &cfg,
+                                   prev + 3600 * 1000 * MS),
+               3600.0 * (80 << 20) + 1048576, 1),
+         "st1 an hour idle: %.0f",
+         volume_burst_bytes (link_volume (s), &cfg, prev + 3600 * 1000 * MS));
+  model_destroy (m, s);
+}
+
 /* N uniform random 4K writes to F (FP-byte pages), from X. */
 static void
 ftl_random_writes (struct ftl *f, uint64_t n, uint64_t *x)
@@ -884,6 +932,7 @@ main (void)
   test_array ();
   test_link ();
   test_volume ();
+  test_volume_throughput_burst ();
   test_ftl ();
   test_slc ();
   test_distributions ();

@@ -62,6 +62,25 @@ awk -v c="$credits" 'BEGIN { exit !(c < 20) }' ||
   fail "burst: $credits credits left after the bucket was spent"
 echo "ok: burst: 300 reads in $secs s, $credits credits left"
 
+# A throughput burst: 100 MiB/s over a 10 MiB/s baseline on a 20 MiB
+# bucket draining at 90 MiB/s: 0.22 s and 22 MiB at the burst, then the
+# other 8 MiB of 30 at the baseline, 0.8 s: 1.02 s (3 s without).
+refuses "volume-burst-bandwidth=100M: needs volume-burst-bytes (the bucket)" \
+  nbdkit -U - "$PLUGIN" size=32M volume-bandwidth=10M volume-burst-bandwidth=100M --run true
+nbdkit -U - "$PLUGIN" size=32M volume-bandwidth=10M volume-burst-bandwidth=100M \
+    volume-burst-bytes=20M stats="$tmp/bwburst.json" --run '
+  t0=$(date +%s%N)
+  fio --name=b --ioengine=nbd --uri="$uri" --rw=read --bs=1M --iodepth=4 \
+      --size=30M --output=/dev/null || exit 1
+  echo $(( $(date +%s%N) - t0 )) > "'"$tmp"'/bwburst.ns"' || fail "the throughput burst disk did not serve"
+secs=$(awk '{ printf "%.3f", $1 / 1e9 }' "$tmp/bwburst.ns")
+awk -v s="$secs" -v k=$slack 'BEGIN { exit !(s >= 0.97 && s < 2.5 * k) }' ||
+  fail "throughput burst: 30 MiB took $secs s (want 1.02 s: the burst, then the baseline)"
+left=$(jqr "$tmp/bwburst.json" .volume.burst_bytes)
+awk -v b="$left" 'BEGIN { exit !(b < 4 * 1048576) }' ||
+  fail "throughput burst: $left bytes left after the bucket was spent"
+echo "ok: throughput burst: 30 MiB in $secs s, $left bytes left"
+
 # 256 KiB accounting, the summary line, and runtime changes.
 nbdkit -U - "$PLUGIN" size=16M volume-iops=1000 volume-io-unit=256K \
     control="$tmp/c.sock" --run '
