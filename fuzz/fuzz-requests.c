@@ -1023,9 +1023,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     size_t n = strlen (spec);
     snprintf (spec + n, sizeof spec - n,
               ",volume-iops=%u,volume-burst-iops=%u,volume-burst-credits=%u,"
-              "volume-io-unit=%llu,volume-bandwidth=%uM",
+              "volume-io-unit=%llu,volume-bandwidth=%uM%s",
               1000 * extra, 5000 * extra, 20 * extra,
-              (unsigned long long) lbs << extra, 50 * extra);
+              (unsigned long long) lbs << extra, 50 * extra,
+              extra == 4 ? ",volume-burst-bandwidth=400M,volume-burst-bytes=1M"
+                         : "");
   }
   /* 0: blkemu_io; 1: a timeline; 2: a timeline, source and sink. */
   unsigned way = take (&in, 3);
