@@ -32,7 +32,7 @@ refuses "--size goes with --from-blktrace" "$cal" "$tmp/f" -o x --size 1G
 refuses "--size 4Q: must be a size of at least 1M" "$cal" --from-blktrace "$tmp/f" -o x --size 4Q
 "$cal" --help > "$tmp/help"
 for o in --output --quick --thorough --runtime --limits-only --segment-keys --model --rpm \
-         --destructive --range --yes --baseline --probes --compare --tolerance --json \
+         --destructive --flash --flash-idle --flash-seconds --range --yes --baseline --probes --compare --tolerance --json \
          --from-blktrace --size --name --quiet; do
   grep -q -- "$o" "$tmp/help" || fail "--help lacks $o"
 done
