@@ -150,24 +150,33 @@ volume_admit (struct volume_state *v, const struct blkemu_config *cfg,
   return t;
 }
 
+/* Bucket B's level at NOW (0 when the burst is off: no BURST rate, or
+ * no bucket); it refills at BASE.
+ */
+static double
+bucket_level (struct volume_bucket *b, uint64_t now, uint64_t burst,
+              uint64_t base, uint64_t cap)
+{
+  if (!burst || !cap)
+    return 0;
+  bucket_refill (b, now, base, (double) cap);
+  return b->level;
+}
+
 double
 volume_credits (struct volume_state *v, const struct blkemu_config *cfg,
                 uint64_t now)
 {
-  uint64_t cap = cfg->num[K_VOLUME_BURST_CREDITS];
-  if (!cfg->num[K_VOLUME_BURST_IOPS] || !cap)
-    return 0;
-  bucket_refill (&v->ios, now, volume_baseline_iops (cfg), (double) cap);
-  return v->ios.level;
+  return bucket_level (&v->ios, now, cfg->num[K_VOLUME_BURST_IOPS],
+                       volume_baseline_iops (cfg),
+                       cfg->num[K_VOLUME_BURST_CREDITS]);
 }
 
 double
 volume_burst_bytes (struct volume_state *v, const struct blkemu_config *cfg,
                     uint64_t now)
 {
-  uint64_t cap = cfg->num[K_VOLUME_BURST_BYTES];
-  if (!cfg->num[K_VOLUME_BURST_BANDWIDTH] || !cap)
-    return 0;
-  bucket_refill (&v->bytes, now, cfg->num[K_VOLUME_BANDWIDTH], (double) cap);
-  return v->bytes.level;
+  return bucket_level (&v->bytes, now, cfg->num[K_VOLUME_BURST_BANDWIDTH],
+                       cfg->num[K_VOLUME_BANDWIDTH],
+                       cfg->num[K_VOLUME_BURST_BYTES]);
 }

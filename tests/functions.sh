@@ -46,6 +46,10 @@ refuses () {
   echo "ok: [${*:2}] -> $(grep -F -- "$want" "$tmp/out" | head -1)"
 }
 
+# profile_key KEY FILE: KEY's value in a profile (nothing when it is
+# absent or commented out)
+profile_key () { awk -v k="$1" '$1 == k && $2 == "=" { print $3 }' "$2"; }
+
 # expect_eq WHAT ACTUAL EXPECTED
 expect_eq () {
   [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"

@@ -10,8 +10,9 @@ source "$(dirname "$0")/functions.sh"
 requires_fuse_loop
 requires fio --version
 requires jq --version
+requires nbdkit --version
 cal=$top/tools/blkemu-calibrate
-key () { awk -v k="$1" '$1 == k && $2 == "=" { print $3 }' "$2"; }
+key () { profile_key "$@"; }
 within () { awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v >= lo && v <= hi) }' ||
   fail "$1: $2, want $3 to $4"; echo "ok: $1: $2 (in $3..$4)"; }
 

@@ -9,7 +9,7 @@ requires_fuse_loop
 requires fio --version
 requires jq --version
 cal=$top/tools/blkemu-calibrate
-key () { awk -v k="$1" '$1 == k && $2 == "=" { print $3 }' "$2"; }
+key () { profile_key "$@"; }
 us () { echo "${1%us}"; }
 
 section () { echo; echo "== $*"; }

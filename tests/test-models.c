@@ -381,6 +381,29 @@ volume_run (const struct blkemu_config *cfg, uint64_t len, uint64_t *d,
   model_destroy (m, s);
 }
 
+/* N reads of LEN queued at 0 on the link model's state S: the burst's
+ * end (the deadline before the first gap over GAP ns) into *END, the
+ * last deadline into *LAST; returns the reads a second after the burst.
+ */
+static double
+burst_drive (void *s, const struct blkemu_config *cfg, uint64_t n,
+             uint64_t len, double gap, uint64_t *end, uint64_t *last)
+{
+  uint64_t prev = 0, after = 0;
+  *end = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    struct model_req r = req (BLKEMU_OP_READ, 0, len, 0, 0);
+    uint64_t t = model_link_ops.schedule (s, cfg, &r);
+    if (!*end && i && (double) (t - prev) > gap)
+      *end = prev;
+    if (*end)
+      after++;
+    prev = t;
+  }
+  *last = prev;
+  return (double) (after - 1) / ((double) (prev - *end) / 1e9);
+}
+
 static void
 test_volume (void)
 {
@@ -428,20 +451,12 @@ test_volume (void)
          (unsigned long long) volume_baseline_iops (&cfg));
   const struct model_ops *m = &model_link_ops;
   void *s = model_create (m, &cfg);
-  uint64_t prev = 0, burst_end = 0, n = 0, after = 0;
-  for (; n < 6100000; n++) {
-    struct model_req r = req (BLKEMU_OP_READ, 0, 4096, 0, 0);
-    uint64_t t = m->schedule (s, &cfg, &r);
-    /* The burst ends at the first gap of a baseline I/O (3.33 ms). */
-    if (!burst_end && n && t - prev > 3 * MS)
-      burst_end = prev;
-    if (burst_end)
-      after++;
-    prev = t;
-  }
+  uint64_t burst_end, prev;
+  /* The burst ends at the first gap of a baseline I/O (3.33 ms). */
+  double rate =
+    burst_drive (s, &cfg, 6100000, 4096, 3 * MS, &burst_end, &prev);
   CHECK (near ((double) burst_end, 2000e9, 1e6), "gp2 burst ends at %.3f s",
          (double) burst_end / 1e9);
-  double rate = (double) (after - 1) / ((double) (prev - burst_end) / 1e9);
   CHECK (fabs (rate - 300) < 1, "gp2 after the burst: %.2f IOPS", rate);
   CHECK (near (volume_credits (link_volume (s), &cfg, prev), 0, 1),
          "gp2 credits left: %.0f",
@@ -480,22 +495,14 @@ test_volume_throughput_burst (void)
   cfg.num[K_VOLUME_BURST_BYTES] = 2ull << 40;
   const struct model_ops *m = &model_link_ops;
   void *s = model_create (m, &cfg);
-  uint64_t prev = 0, burst_end = 0, after = 0;
-  for (uint64_t n = 0; n < 2600000; n++) {
-    struct model_req r = req (BLKEMU_OP_READ, 0, 1 << 20, 0, 0);
-    uint64_t t = m->schedule (s, &cfg, &r);
-    /* a burst read leaves 2 ms after the one before, a baseline one 12.5 */
-    if (!burst_end && n && t - prev > 5 * MS)
-      burst_end = prev;
-    if (burst_end)
-      after++;
-    prev = t;
-  }
+  uint64_t burst_end, prev;
+  /* a burst read leaves 2 ms after the one before, a baseline one 12.5 */
+  double mibs =
+    burst_drive (s, &cfg, 2600000, 1 << 20, 5 * MS, &burst_end, &prev);
   double want = (double) (2ull << 40) / (420.0 * 1048576) * 1e9;
   CHECK (near ((double) burst_end, want, 1e7),
          "st1 burst ends at %.3f s (%.3f)", (double) burst_end / 1e9,
          want / 1e9);
-  double mibs = (double) (after - 1) / ((double) (prev - burst_end) / 1e9);
   CHECK (fabs (mibs - 80) < 0.1, "st1 after the burst: %.2f MiB/s", mibs);
   /* at the last read's end: what came in while it crossed (1 MiB) */
   CHECK (near (volume_burst_bytes (link_volume (s), &cfg, prev), 1048576, 1),

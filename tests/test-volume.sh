@@ -16,16 +16,20 @@ refuses "volume-burst-iops=1000: needs volume-burst-credits (the bucket) and a b
 refuses "volume-burst-iops=1000: needs volume-burst-credits (the bucket) and a baseline" \
   nbdkit -U - "$PLUGIN" size=16M volume-burst-iops=1000 volume-burst-credits=10 --run true
 
-# fio_ios N URI: N 4K random reads at QD4 through fio on URI; prints the
-# seconds they took.
-cat > "$tmp/fio_ios" <<'SCRIPT'
+# fio_secs URI FIO-ARGS...: one fio job on URI; prints the seconds it
+# took.  fio_ios N URI: N 4K random reads at QD4.
+cat > "$tmp/fio_secs" <<'SCRIPT'
 #!/usr/bin/env bash
+uri=$1; shift
 t0=$(date +%s%N)
-fio --name=v --ioengine=nbd --uri="$2" --rw=randread --bs=4k --iodepth=4 \
-    --number_ios="$1" --size=16M --output=/dev/null || exit 1
+fio --name=v --ioengine=nbd --uri="$uri" --output=/dev/null "$@" || exit 1
 t1=$(date +%s%N)
 awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f\n", d / 1e9 }'
 SCRIPT
+chmod +x "$tmp/fio_secs"
+fio_secs=$tmp/fio_secs
+printf '#!/bin/sh\nexec %s "$2" --rw=randread --bs=4k --iodepth=4 --number_ios="$1" --size=16M\n' \
+  "$fio_secs" > "$tmp/fio_ios"
 chmod +x "$tmp/fio_ios"
 fio_ios=$tmp/fio_ios
 
@@ -34,13 +38,18 @@ fio_ios=$tmp/fio_ios
 # them to mean anything, and only the lower bounds are held.
 slack=1
 nbdkit_wrapped && slack=20
+# took WHAT SECS LO HI: SECS at least LO (the throttle's floor) and
+# under HI (times the slack)
+took () { awk -v s="$2" -v lo="$3" -v hi="$4" -v k=$slack 'BEGIN { exit !(s >= lo && s < hi * k) }' ||
+  fail "$1 took $2 s (want $3 at least, under $4)"; }
+# spent WHAT LEFT MAX: a bucket holds under MAX after it was drained
+spent () { awk -v c="$2" -v m="$3" 'BEGIN { exit !(c < m) }' || fail "$1: $2 left after the bucket was spent"; }
 
 # 200 IOPS, 300 reads: 1.5 s at the cap (the first leaves at once).
 nbdkit -U - "$PLUGIN" size=16M volume-iops=200 stats="$tmp/cap.json" \
     --run "$fio_ios 300 \$uri > $tmp/cap.s" || fail "volume-iops=200 did not serve"
 secs=$(cat "$tmp/cap.s")
-awk -v s="$secs" -v k=$slack 'BEGIN { exit !(s >= 1.45 && s < 6 * k) }' ||
-  fail "volume-iops=200: 300 reads took $secs s (want 1.5 s: 1.45 at least)"
+took "volume-iops=200: 300 reads (1.5 s)" "$secs" 1.45 6
 expect_eq "volume-iops=200: I/Os counted" "$(jqr "$tmp/cap.json" .volume.ios)" 300
 expect_eq "volume-iops=200: baseline" "$(jqr "$tmp/cap.json" .volume.baseline_iops)" 200
 jq -e '.volume.delayed > 250 and .volume.delayed_ms > 0' "$tmp/cap.json" > /dev/null ||
@@ -55,11 +64,9 @@ nbdkit -U - "$PLUGIN" size=16M volume-iops=100 volume-burst-iops=2000 \
     volume-burst-credits=190 stats="$tmp/burst.json" \
     --run "$fio_ios 300 \$uri > $tmp/burst.s" || fail "the burst disk did not serve"
 secs=$(cat "$tmp/burst.s")
-awk -v s="$secs" -v k=$slack 'BEGIN { exit !(s >= 1.05 && s < 2.6 * k) }' ||
-  fail "burst: 300 reads took $secs s (want 1.1 s: the burst, then the baseline)"
+took "burst: 300 reads (1.1 s: the burst, then the baseline)" "$secs" 1.05 2.6
 credits=$(jqr "$tmp/burst.json" .volume.credits)
-awk -v c="$credits" 'BEGIN { exit !(c < 20) }' ||
-  fail "burst: $credits credits left after the bucket was spent"
+spent "burst: credits" "$credits" 20
 echo "ok: burst: 300 reads in $secs s, $credits credits left"
 
 # A throughput burst: 100 MiB/s over a 10 MiB/s baseline on a 20 MiB
@@ -68,17 +75,13 @@ echo "ok: burst: 300 reads in $secs s, $credits credits left"
 refuses "volume-burst-bandwidth=100M: needs volume-burst-bytes (the bucket)" \
   nbdkit -U - "$PLUGIN" size=32M volume-bandwidth=10M volume-burst-bandwidth=100M --run true
 nbdkit -U - "$PLUGIN" size=32M volume-bandwidth=10M volume-burst-bandwidth=100M \
-    volume-burst-bytes=20M stats="$tmp/bwburst.json" --run '
-  t0=$(date +%s%N)
-  fio --name=b --ioengine=nbd --uri="$uri" --rw=read --bs=1M --iodepth=4 \
-      --size=30M --output=/dev/null || exit 1
-  echo $(( $(date +%s%N) - t0 )) > "'"$tmp"'/bwburst.ns"' || fail "the throughput burst disk did not serve"
-secs=$(awk '{ printf "%.3f", $1 / 1e9 }' "$tmp/bwburst.ns")
-awk -v s="$secs" -v k=$slack 'BEGIN { exit !(s >= 0.97 && s < 2.5 * k) }' ||
-  fail "throughput burst: 30 MiB took $secs s (want 1.02 s: the burst, then the baseline)"
+    volume-burst-bytes=20M stats="$tmp/bwburst.json" \
+    --run "$fio_secs \$uri --rw=read --bs=1M --iodepth=4 --size=30M > $tmp/bwburst.s" ||
+  fail "the throughput burst disk did not serve"
+secs=$(cat "$tmp/bwburst.s")
+took "throughput burst: 30 MiB (1.02 s: the burst, then the baseline)" "$secs" 0.97 2.5
 left=$(jqr "$tmp/bwburst.json" .volume.burst_bytes)
-awk -v b="$left" 'BEGIN { exit !(b < 4 * 1048576) }' ||
-  fail "throughput burst: $left bytes left after the bucket was spent"
+spent "throughput burst: bytes" "$left" $((4 << 20))
 echo "ok: throughput burst: 30 MiB in $secs s, $left bytes left"
 
 # 256 KiB accounting, the summary line, and runtime changes.
