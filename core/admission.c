@@ -6,7 +6,7 @@
 #include "clock.h"
 #include "keys.h"
 
-/* The plain path's promise: with every gated key (keys.c: a key's
+/* The plain path's promise: with every gated key (keys.def: a key's
  * gate) at its neutral value, admitting a request reads the
  * configuration and nothing else the disk lock guards.  The fixed model
  * at zero latency and unlimited bandwidth completes every request at its

@@ -240,10 +240,10 @@ test_overlay (void)
   overlay_destroy (&o);
 }
 
-/* The key table is indexed by enum key_id with designated initializers:
- * a key added to the enum and forgotten in the table would be a hole.
- * Every enum key's default is one of its choices, every model= choice
- * has its ops.
+/* The enum and the key table come from one list (keys.def), so no key
+ * can be a hole in the table; what is left to hold: every key has a name
+ * and help, its name finds it, every enum key's default is one of its
+ * choices, every model= choice has its ops.
  */
 static void
 test_tables (void)
