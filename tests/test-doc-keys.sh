@@ -42,6 +42,7 @@ done
 # frontend) or a column headed by the id (a page for several, like
 # blkemu-vm(1) for qemu's controllers).
 header=$("$BLKEMU_CTL" carriage | head -1)
+"$BLKEMU_CTL" frontends | tail -n +2 > "$tmp/frontends"
 fronts=0
 for desc in "$top"/*/descriptor.c; do
   paste <(sed -n 's/^ *\.prog = "\(.*\)",/\1/p' "$desc") \
@@ -51,6 +52,8 @@ for desc in "$top"/*/descriptor.c; do
     [ -n "$prog" ] && [ -n "$id" ] || fail "$desc: a descriptor without .prog or .id"
     col=$(awk -v id="$id" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == id) print i }' <<< "$header")
     [ -n "$col" ] || fail "blkemu-ctl carriage has no column for $id ($desc)"
+    awk -v id="$id" -v p="$prog" '$1 == id && $2 == p { f = 1 } END { exit !f }' "$tmp/frontends" ||
+      fail "blkemu-ctl frontends has no line for $id served by $prog ($desc: is it in common/frontends.h?)"
     doc=$(cd "$top" && ls docs/"$prog".[0-9].md 2>/dev/null | head -1)
     [ -n "$doc" ] || fail "$desc: no man page docs/$prog.N.md"
     fronts=$((fronts + 1))
@@ -68,3 +71,4 @@ for desc in "$top"/*/descriptor.c; do
   done < "$tmp/descs"
 done
 [ "$fronts" -ge 7 ] || fail "only $fronts frontends found (descriptors in folders with a descriptor.c)"
+expect_eq "blkemu-ctl frontends: one line a descriptor" "$(wc -l < "$tmp/frontends")" "$fronts"

@@ -32,6 +32,7 @@ usage (FILE *fp)
     "usage: blkemu-ctl SOCKET COMMAND [ARGS...]\n"
     "       blkemu-ctl profiles       (or --list-profiles)\n"
     "       blkemu-ctl carriage       (or --list-carriage)\n"
+    "       blkemu-ctl frontends      (or --list-frontends)\n"
     "\n"
     "Commands (sent to the disk started with control=SOCKET):\n"
     "  get [KEY]            print a key's current value (all keys without "
@@ -78,7 +79,9 @@ usage (FILE *fp)
     "the limit keys: told (to the NBD client or the kernel above, which\n"
     "splits by it), device (the emulated device checks and counts it),\n"
     "both, or not-carried (no effect there); keys not listed are the\n"
-    "device's on every frontend.\n"
+    "device's on every frontend.  frontends lists them: id, program,\n"
+    "largest payload, the operations beyond read/write/flush/trim/zero,\n"
+    "and how many keys each tells the layer above.\n"
     "\n"
     "Exit status: 0 on 'ok', 1 on an error reply, 2 on usage or connection\n"
     "errors.\n");
@@ -287,6 +290,29 @@ run_command (const char *path, int nargs, char **args)
   return status;
 }
 
+/* blkemu-ctl frontends: one line each, from the descriptors themselves. */
+static void
+frontends_print (FILE *fp, const struct blkemu_frontend *const *fes, size_t n)
+{
+  fprintf (fp, "%-11s %-22s %-9s %-28s %s\n", "id", "program", "max-xfer",
+           "also", "keys told");
+  for (size_t i = 0; i < n; i++) {
+    const struct blkemu_frontend *fe = fes[i];
+    char xfer[32] = "any", also[64] = "";
+    unsigned told = 0;
+    if (fe->max_transfer_bytes)
+      snprintf (xfer, sizeof xfer, "%uK", fe->max_transfer_bytes / 1024);
+    snprintf (also, sizeof also, "%s%s%s",
+              fe->ops & BLKEMU_FE_ZONES ? "zones " : "",
+              fe->ops & BLKEMU_FE_MULTI_DISCARD ? "multi-discard " : "",
+              fe->ops & BLKEMU_FE_ZERO_READS ? "zero-reads" : "");
+    for (const struct blkemu_carry *c = fe->carries; c && c->key; c++)
+      told += (c->how & BLKEMU_CARRY_TOLD) != 0;
+    fprintf (fp, "%-11s %-22s %-9s %-28s %u\n", fe->id, fe->prog, xfer,
+             also[0] ? also : "-", told);
+  }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -299,13 +325,14 @@ main (int argc, char **argv)
     return blkemu_profiles_print (stdout) > 0 ? 0 : 1;
   if (argc == 2 && (!strcmp (argv[1], "carriage") ||
                     !strcmp (argv[1], "--list-carriage"))) {
-    const struct blkemu_frontend *const fes[] = {
-      &blkemu_nbd_frontend,        &blkemu_fuse_frontend,
-      &blkemu_ublk_frontend,       &blkemu_scsi_frontend,
-      &blkemu_nvme_frontend,       &blkemu_sata_frontend,
-      &blkemu_virtio_blk_frontend,
-    };
+    const struct blkemu_frontend *const fes[] = { BLKEMU_ALL_FRONTENDS };
     blkemu_carriage_print (stdout, fes, sizeof fes / sizeof fes[0]);
+    return 0;
+  }
+  if (argc == 2 && (!strcmp (argv[1], "frontends") ||
+                    !strcmp (argv[1], "--list-frontends"))) {
+    const struct blkemu_frontend *const fes[] = { BLKEMU_ALL_FRONTENDS };
+    frontends_print (stdout, fes, sizeof fes / sizeof fes[0]);
     return 0;
   }
   if (argc < 3) {
