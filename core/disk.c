@@ -149,10 +149,11 @@ disk_destroy (struct blkemu_disk *disk)
   model_destroy (disk->model, disk->model_state);
   disk->backend.ops->close (disk->backend.state);
   stats_destroy (&disk->stats);
-  for (int i = 0; i < TRANSPORT_MAX; i++) {
+  for (size_t i = 0; i < disk->ntransport; i++) {
     free (disk->transport[i].key);
     free (disk->transport[i].value);
   }
+  free (disk->transport);
   pthread_mutex_destroy (&disk->transport_lock);
   pthread_mutex_destroy (&disk->power_lock);
   pthread_mutex_destroy (&disk->lock);
@@ -230,21 +231,56 @@ blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
   geo->persistent = disk->backend.ops->persistent;
 }
 
-void
+/* KEY's fact set to VALUE (a number's text when NUMBER), appended when
+ * new.
+ */
+static int
+set_fact (struct blkemu_disk *disk, const char *key, const char *value,
+          bool number)
+{
+  char *v = strdup (value);
+  if (!v)
+    return -1;
+  pthread_mutex_lock (&disk->transport_lock);
+  size_t i = 0;
+  while (i < disk->ntransport && strcmp (disk->transport[i].key, key))
+    i++;
+  if (i == disk->ntransport) {
+    struct transport_fact *t = realloc (disk->transport, (i + 1) * sizeof *t);
+    char *k = strdup (key);
+    if (!t || !k) {
+      if (t)
+        disk->transport = t;
+      pthread_mutex_unlock (&disk->transport_lock);
+      free (k);
+      free (v);
+      return -1;
+    }
+    disk->transport = t;
+    t[i] = (struct transport_fact){ .key = k };
+    disk->ntransport++;
+  }
+  free (disk->transport[i].value);
+  disk->transport[i].value = v;
+  disk->transport[i].number = number;
+  pthread_mutex_unlock (&disk->transport_lock);
+  return 0;
+}
+
+int
 blkemu_disk_set_transport (struct blkemu_disk *disk, const char *key,
                            const char *value)
 {
-  pthread_mutex_lock (&disk->transport_lock);
-  for (int i = 0; i < TRANSPORT_MAX; i++) {
-    if (!disk->transport[i].key || !strcmp (disk->transport[i].key, key)) {
-      if (!disk->transport[i].key)
-        disk->transport[i].key = strdup (key);
-      free (disk->transport[i].value);
-      disk->transport[i].value = strdup (value);
-      break;
-    }
-  }
-  pthread_mutex_unlock (&disk->transport_lock);
+  return set_fact (disk, key, value, false);
+}
+
+int
+blkemu_disk_set_transport_count (struct blkemu_disk *disk, const char *key,
+                                 uint64_t count)
+{
+  char v[24];
+  snprintf (v, sizeof v, "%llu", (unsigned long long) count);
+  return set_fact (disk, key, v, true);
 }
 
 void

@@ -22,8 +22,6 @@
 #include "wcache.h"
 #include "zones.h"
 
-#define TRANSPORT_MAX 16
-
 /* Who may touch what.  The fields are grouped by what guards them.
  *
  * LOCK is never held across I/O or a wait: it is taken to admit and
@@ -75,9 +73,11 @@ struct blkemu_disk {
   struct blkemu_timeline *timelines; /* frontends' own loops (timeline.c) */
   struct iowork iowork;           /* their transfers, for a blocking backend */
   pthread_mutex_t transport_lock; /* guards TRANSPORT */
-  struct {
-    char *key, *value;
-  } transport[TRANSPORT_MAX]; /* frontend facts for the stats JSON */
+  struct transport_fact {
+    char *key, *value; /* VALUE: a JSON string's text, or a number's */
+    bool number;
+  } * transport; /* frontend facts for the stats JSON, NTRANSPORT of them */
+  size_t ntransport;
   blkemu_transport_refresh_fn transport_refresh; /* before each JSON */
   void *transport_refresh_arg;
 

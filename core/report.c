@@ -373,11 +373,14 @@ json_queue_transport (const struct json_out *j, struct blkemu_disk *disk,
              j->nl);
   sb_printf (sb, "%s\"transport\": {", j->in1);
   pthread_mutex_lock (&disk->transport_lock);
-  for (int i = 0; i < TRANSPORT_MAX && disk->transport[i].key; i++) {
+  for (size_t i = 0; i < disk->ntransport; i++) {
     sb_printf (sb, "%s", i ? ", " : "");
     sb_json_string (sb, disk->transport[i].key);
     sb_printf (sb, ": ");
-    sb_json_string (sb, disk->transport[i].value);
+    if (disk->transport[i].number)
+      sb_printf (sb, "%s", disk->transport[i].value);
+    else
+      sb_json_string (sb, disk->transport[i].value);
   }
   pthread_mutex_unlock (&disk->transport_lock);
   sb_printf (sb, "}%s}\n", j->nl);

@@ -160,7 +160,6 @@ attr_decode (fuse_ino_t ino, size_t *disk, unsigned *attr)
 static void
 record_transport (void)
 {
-  char v[64];
   unsigned max_write = conn_info ? conn_info->max_write : 0;
   unsigned page = (unsigned) sysconf (_SC_PAGESIZE);
   unsigned limit_pages = 0;
@@ -173,14 +172,13 @@ record_transport (void)
   if (limit_pages && max_write > limit_pages * page)
     max_write = limit_pages * page;
   for (size_t i = 0; i < ndisks; i++) {
-    snprintf (v, sizeof v, "%u", max_write);
-    blkemu_disk_set_transport (disks[i].emu, "fuse_max_request", v);
-    snprintf (v, sizeof v, "%u", max_write / page);
-    blkemu_disk_set_transport (disks[i].emu, "fuse_max_pages", v);
-    if (conn_info) {
-      snprintf (v, sizeof v, "%u", conn_info->max_background);
-      blkemu_disk_set_transport (disks[i].emu, "fuse_max_background", v);
-    }
+    blkemu_disk_set_transport_count (disks[i].emu, "fuse_max_request",
+                                     max_write);
+    blkemu_disk_set_transport_count (disks[i].emu, "fuse_max_pages",
+                                     max_write / page);
+    if (conn_info)
+      blkemu_disk_set_transport_count (disks[i].emu, "fuse_max_background",
+                                       conn_info->max_background);
   }
   fprintf (stderr,
            "blkemu-fuse: kernel requests capped at %u bytes (%u "

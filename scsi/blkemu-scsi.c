@@ -175,9 +175,9 @@ start_disk (struct sdisk *d)
   snprintf (v, sizeof v, "naa.%016llx", (unsigned long long) d->naa);
   blkemu_disk_set_transport (d->emu, "scsi_naa", v);
   if (d->tmr_notify) { /* counted from here on (ring.c) */
-    blkemu_disk_set_transport (d->emu, "scsi_aborted_commands", "0");
-    blkemu_disk_set_transport (d->emu, "scsi_aborts_ended", "0");
-    blkemu_disk_set_transport (d->emu, "scsi_resets", "0");
+    blkemu_disk_set_transport_count (d->emu, "scsi_aborted_commands", 0);
+    blkemu_disk_set_transport_count (d->emu, "scsi_aborts_ended", 0);
+    blkemu_disk_set_transport_count (d->emu, "scsi_resets", 0);
   }
   return 0;
 }
@@ -189,15 +189,12 @@ static void
 stop_disk (struct sdisk *d)
 {
   blkemu_disk_cancel (d->emu);
-  char v[24];
-  snprintf (v, sizeof v, "%llu",
-            (unsigned long long) __atomic_load_n (&d->task_set_full,
-                                                  __ATOMIC_RELAXED));
-  blkemu_disk_set_transport (d->emu, "scsi_task_set_full", v);
-  snprintf (v, sizeof v, "%llu",
-            (unsigned long long) __atomic_load_n (&d->atomic_writes,
-                                                  __ATOMIC_RELAXED));
-  blkemu_disk_set_transport (d->emu, "scsi_atomic_writes", v);
+  blkemu_disk_set_transport_count (d->emu, "scsi_task_set_full",
+                                   __atomic_load_n (&d->task_set_full,
+                                                    __ATOMIC_RELAXED));
+  blkemu_disk_set_transport_count (d->emu, "scsi_atomic_writes",
+                                   __atomic_load_n (&d->atomic_writes,
+                                                    __ATOMIC_RELAXED));
   if (d->npaths > 1)
     report_paths (d); /* the paths' last counts, before they go */
   tcmu_unexport (d);

@@ -160,21 +160,19 @@ end_aborted (struct sdisk *d, uint16_t cmd_id)
 static void
 count_tmr (struct sdisk *d, const struct tcmu_tmr_entry *t)
 {
-  char v[24];
   switch (t->tmr_type) {
   case TCMU_TMR_ABORT_TASK:
   case TCMU_TMR_ABORT_TASK_SET:
   case TCMU_TMR_CLEAR_TASK_SET:
     d->aborted_commands += t->cmd_cnt;
-    snprintf (v, sizeof v, "%llu", (unsigned long long) d->aborted_commands);
-    blkemu_disk_set_transport (d->emu, "scsi_aborted_commands", v);
+    blkemu_disk_set_transport_count (d->emu, "scsi_aborted_commands",
+                                     d->aborted_commands);
     break;
   case TCMU_TMR_LUN_RESET:
   case TCMU_TMR_TARGET_WARM_RESET:
   case TCMU_TMR_TARGET_COLD_RESET:
     d->resets++;
-    snprintf (v, sizeof v, "%llu", (unsigned long long) d->resets);
-    blkemu_disk_set_transport (d->emu, "scsi_resets", v);
+    blkemu_disk_set_transport_count (d->emu, "scsi_resets", d->resets);
     break;
   default: return;
   }
@@ -186,8 +184,8 @@ count_tmr (struct sdisk *d, const struct tcmu_tmr_entry *t)
     ended += end_aborted (d, t->cmd_ids[i]);
   if (ended) {
     d->aborts_ended += ended;
-    snprintf (v, sizeof v, "%llu", (unsigned long long) d->aborts_ended);
-    blkemu_disk_set_transport (d->emu, "scsi_aborts_ended", v);
+    blkemu_disk_set_transport_count (d->emu, "scsi_aborts_ended",
+                                     d->aborts_ended);
   }
 }
 

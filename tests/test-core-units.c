@@ -465,6 +465,41 @@ test_frontend_commands (void)
   blkemu_disk_close (d);
 }
 
+/* Transport facts: none dropped however many (the old bag held 16 and
+ * lost the rest silently), a count is a JSON number, a string a string,
+ * and setting a key again replaces it in place.
+ */
+static void
+test_transport_facts (void)
+{
+  char err[BLKEMU_ERR_MAX], key[32];
+  struct blkemu_disk *d =
+    blkemu_disk_open_spec ("size=1M", 0, NULL, err, sizeof err);
+  CHECK (d, "open: %s", err);
+  if (!d)
+    return;
+  for (int i = 0; i < 40; i++) {
+    snprintf (key, sizeof key, "fact_%d", i);
+    CHECK (blkemu_disk_set_transport_count (d, key, (uint64_t) i * 1000) == 0,
+           "set %s", key);
+  }
+  blkemu_disk_set_transport (d, "fact_7", "seven");
+  blkemu_disk_set_transport (d, "named", "a \"quoted\" value");
+  char *j = blkemu_disk_stats_json (d, false);
+  CHECK (j, "no stats JSON");
+  if (!j)
+    j = strdup ("");
+  CHECK (strstr (j, "\"fact_0\": 0, \"fact_1\": 1000"), "counts: %s", j);
+  CHECK (strstr (j, "\"fact_39\": 39000, \"named\": \"a \\\"quoted\\\" "
+                    "value\"}"),
+         "the 40th and a string after it: %s", j);
+  CHECK (j &&
+           strstr (j, "\"fact_6\": 6000, \"fact_7\": \"seven\", \"fact_8\""),
+         "fact_7 replaced in place: %s", j);
+  free (j);
+  blkemu_disk_close (d);
+}
+
 int
 main (void)
 {
@@ -476,6 +511,7 @@ main (void)
   test_percentiles ();
   test_fixed_model ();
   test_frontend_commands ();
+  test_transport_facts ();
   if (failures) {
     printf ("%d check(s) failed\n", failures);
     return 1;

@@ -143,12 +143,9 @@ report_transport (const struct udisk *d)
   char v[32];
   snprintf (v, sizeof v, "/dev/ublkb%d", d->dev_id);
   blkemu_disk_set_transport (d->emu, "device", v);
-  snprintf (v, sizeof v, "%u", d->nqueues);
-  blkemu_disk_set_transport (d->emu, "ublk_queues", v);
-  snprintf (v, sizeof v, "%u", d->depth);
-  blkemu_disk_set_transport (d->emu, "ublk_queue_depth", v);
-  snprintf (v, sizeof v, "%u", d->max_bytes);
-  blkemu_disk_set_transport (d->emu, "ublk_max_request", v);
+  blkemu_disk_set_transport_count (d->emu, "ublk_queues", d->nqueues);
+  blkemu_disk_set_transport_count (d->emu, "ublk_queue_depth", d->depth);
+  blkemu_disk_set_transport_count (d->emu, "ublk_max_request", d->max_bytes);
   char names[256];
   feature_names (d->flags, names, sizeof names);
   blkemu_disk_set_transport (d->emu, "ublk_features", names);

@@ -404,10 +404,15 @@ void blkemu_carriage_print (FILE *fp, const struct blkemu_frontend *const *fes,
                             size_t n);
 
 /* Frontend facts shown in stats under "transport" (e.g. FUSE's request
- * cap).  KEY and VALUE are copied; VALUE is emitted as a JSON string.
+ * cap), in the order first set; setting a KEY again replaces its value.
+ * KEY and VALUE are copied; VALUE is emitted as a JSON string, COUNT (a
+ * number or a counter: ublk's queues, SCSI's resets) as a JSON number.
+ * Any number of keys (none is dropped); 0, or -1 without memory.
  */
-void blkemu_disk_set_transport (struct blkemu_disk *disk, const char *key,
-                                const char *value);
+int blkemu_disk_set_transport (struct blkemu_disk *disk, const char *key,
+                               const char *value);
+int blkemu_disk_set_transport_count (struct blkemu_disk *disk, const char *key,
+                                     uint64_t count);
 /* Facts a frontend only learns by asking (LIO's per-port command
  * counts): REFRESH(ARG) runs before every stats JSON is made, on the
  * thread that asks for it (the control thread, a stats= dump), and
