@@ -1,6 +1,7 @@
-/* Fuzz blkemu-scsi's command set (scsi/commands.c) with any CDB and any
- * data-out, as the ring hands them over, on a small memory disk with no
- * latency (every I/O completes before blkemu_submit returns), and check:
+/* Fuzz blkemu-scsi's command set (scsi/commands.c, inquiry.c, zbc.c) with any
+ * CDB and any data-out, as the ring hands them over, on a small memory disk
+ * with no latency (every I/O completes before blkemu_submit returns), and
+ * check:
  *   - every command is answered exactly once, GOOD, BUSY or CHECK
  *     CONDITION, and a CHECK CONDITION carries fixed-format sense with
  *     a sense key;

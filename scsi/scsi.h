@@ -196,8 +196,7 @@ int ring_start (struct sdisk *d);
 void ring_stop (struct sdisk *d);
 void ring_complete (struct scmd *c);
 
-/* commands.c */
-void scsi_identity (struct sdisk *d);
+/* commands.c: dispatch, the I/O, replies and sense */
 void scsi_execute (struct scmd *c);
 void scsi_sense (struct scmd *c, uint8_t key, uint8_t asc, uint8_t ascq);
 size_t scsi_copy_in (const struct scmd *c, const void *src, size_t len);
@@ -207,6 +206,14 @@ void scsi_reply (struct scmd *c, const uint8_t *data, size_t len,
 size_t scsi_copy_at (const struct scmd *c, size_t at, const void *src,
                      size_t len);
 void scsi_io_done (void *cookie, int result);
+
+/* inquiry.c: what the disk says about itself */
+void scsi_identity (struct sdisk *d);
+void scsi_inquiry (struct scmd *c);
+void scsi_read_capacity (struct scmd *c, bool sixteen);
+void scsi_mode_sense (struct scmd *c, bool ten);
+void scsi_mode_select (struct scmd *c, bool ten);
+void scsi_report_opcodes (struct scmd *c);
 
 /* zbc.c: a host-managed zoned disk's commands and errors. */
 void zbc_report_zones (struct scmd *c);
