@@ -29,8 +29,8 @@ static unsigned answers;
 static uint8_t last_status, last_sense_key;
 
 /* What ring.c does with an answer, less the ring. */
-void
-ring_complete (struct scmd *c)
+static void
+harness_complete (struct scmd *c)
 {
   if (c->counted) /* as ring.c: the command leaves the disk's queue */
     __atomic_sub_fetch (&c->d->in_flight, 1, __ATOMIC_RELAXED);
@@ -57,6 +57,7 @@ open_disk (struct sdisk *d, const char *name, const char *spec_text)
   }
   blkemu_spec_free (spec);
   d->name = name;
+  d->complete = harness_complete;
   d->naa = 0x6001405123456789ull;
   blkemu_disk_geometry (d->emu, &d->geo);
   scsi_identity (d);

@@ -12,83 +12,6 @@
 
 #include "scsi.h"
 
-void
-scsi_sense (struct scmd *c, uint8_t key, uint8_t asc, uint8_t ascq)
-{
-  c->status = CHECK_CONDITION;
-  memset (c->sense, 0, SENSE_LEN);
-  c->sense[0] = 0x70; /* current error, fixed format */
-  c->sense[2] = key;
-  c->sense[7] = SENSE_LEN - 8;
-  c->sense[12] = asc;
-  c->sense[13] = ascq;
-}
-
-/* A sense naming the block it happened at (the information field). */
-static void
-sense_at (struct scmd *c, uint8_t key, uint8_t asc, uint8_t ascq, uint64_t lba)
-{
-  scsi_sense (c, key, asc, ascq);
-  c->sense[0] |= 0x80; /* VALID: the information field holds the LBA */
-  put_be (&c->sense[3], lba > UINT32_MAX ? UINT32_MAX : lba, 4);
-}
-
-size_t
-scsi_copy_in (const struct scmd *c, const void *src, size_t len)
-{
-  return scsi_copy_at (c, 0, src, len);
-}
-
-/* SRC into the data area from byte AT on; returns what fit. */
-size_t
-scsi_copy_at (const struct scmd *c, size_t at, const void *src, size_t len)
-{
-  size_t done = 0;
-  for (uint32_t i = 0; i < c->iov_cnt && done < len; i++) {
-    size_t l = c->iov[i].iov_len;
-    if (at >= l) {
-      at -= l;
-      continue;
-    }
-    size_t n = l - at < len - done ? l - at : len - done;
-    memcpy ((char *) c->iov[i].iov_base + at, (const char *) src + done, n);
-    done += n;
-    at = 0;
-  }
-  return done;
-}
-
-size_t
-scsi_copy_out (const struct scmd *c, void *dst, size_t len)
-{
-  size_t done = 0;
-  for (uint32_t i = 0; i < c->iov_cnt && done < len; i++) {
-    size_t n = c->iov[i].iov_len < len - done ? c->iov[i].iov_len : len - done;
-    memcpy ((char *) dst + done, c->iov[i].iov_base, n);
-    done += n;
-  }
-  return done;
-}
-
-/* Data-in of a command answered here: at most the allocation length
- * and what the data area holds; the rest of the area zeroed (it may
- * hold an earlier command's data, and the kernel returns it whole).
- */
-void
-scsi_reply (struct scmd *c, const uint8_t *data, size_t len, size_t alloc_len)
-{
-  size_t n = scsi_copy_in (c, data, len < alloc_len ? len : alloc_len);
-  for (uint32_t i = 0; i < c->iov_cnt; i++) {
-    if (n >= c->iov[i].iov_len) {
-      n -= c->iov[i].iov_len;
-      continue;
-    }
-    memset ((char *) c->iov[i].iov_base + n, 0, c->iov[i].iov_len - n);
-    n = 0;
-  }
-  c->status = GOOD;
-}
-
 /* ---- I/O through the core ------------------------------------------------
  */
 
@@ -118,9 +41,9 @@ result_to_sense (struct scmd *c, int err, bool write)
     uint64_t lba =
       blkemu_disk_error_at (c->d->emu, c->lba * lbs, c->data_len) / lbs;
     if (write)
-      sense_at (c, MEDIUM_ERROR, 0x0c, 0x00, lba); /* WRITE ERROR */
+      scsi_sense_at (c, MEDIUM_ERROR, 0x0c, 0x00, lba); /* WRITE ERROR */
     else
-      sense_at (c, MEDIUM_ERROR, 0x11, 0x00, lba); /* UNRECOVERED READ */
+      scsi_sense_at (c, MEDIUM_ERROR, 0x11, 0x00, lba); /* UNRECOVERED READ */
     break;
   }
   case ENOSPC: /* SPACE ALLOCATION FAILED WRITE PROTECT */
@@ -157,7 +80,7 @@ verify_done (struct scmd *c)
   uint8_t bytchk = c->bytchk - 1;
   if (c->err || bytchk == 0) {
     result_to_sense (c, c->err, false);
-    ring_complete (c);
+    c->d->complete (c);
     return;
   }
   uint32_t lbs = c->d->geo.logical_block_size;
@@ -165,7 +88,7 @@ verify_done (struct scmd *c)
   uint8_t *expected = malloc (want);
   if (!expected) {
     c->status = BUSY;
-    ring_complete (c);
+    c->d->complete (c);
     return;
   }
   scsi_copy_out (c, expected, want);
@@ -176,10 +99,10 @@ verify_done (struct scmd *c)
       break;
   free (expected);
   if (at < c->data_len)
-    sense_at (c, MISCOMPARE, 0x1d, 0x00, bytchk == 1 ? at : at % lbs);
+    scsi_sense_at (c, MISCOMPARE, 0x1d, 0x00, bytchk == 1 ? at : at % lbs);
   else
     c->status = GOOD;
-  ring_complete (c);
+  c->d->complete (c);
 }
 
 void
@@ -200,7 +123,7 @@ scsi_io_done (void *cookie, int result)
   if (!c->err && c->data_in && c->buf) /* read into a bounce buffer */
     scsi_copy_in (c, c->buf, c->data_len);
   result_to_sense (c, c->err, !c->data_in);
-  ring_complete (c);
+  c->d->complete (c);
 }
 
 /* Check the range of NBLOCKS from LBA; answers and returns false when
@@ -484,8 +407,8 @@ dispatch (struct scmd *c)
     return write_same (c, be (&cdb[2], 4), be (&cdb[7], 2));
   case 0x93: /* WRITE SAME(16) */
     return write_same (c, be (&cdb[2], 8), be (&cdb[10], 4));
-  case 0x94: return zbc_zone_action (c); /* ZBC OUT */
-  case 0x95:                             /* ZBC IN */
+  case 0x94: return zbc_zone_action (c, scsi_io_done); /* ZBC OUT */
+  case 0x95:                                           /* ZBC IN */
     if ((cdb[1] & 0x1f) == 0x00)
       zbc_report_zones (c);
     else
@@ -569,5 +492,5 @@ scsi_execute (struct scmd *c)
   }
   else if ((!media_command (op) || queue_slot (c)) && dispatch (c))
     return;
-  ring_complete (c);
+  c->d->complete (c);
 }

@@ -273,6 +273,7 @@ int
 ring_start (struct sdisk *d)
 {
   char path[32];
+  d->complete = ring_complete;
   snprintf (path, sizeof path, "/dev/uio%d", d->uio_index);
   d->uio_fd = open (path, O_RDWR | O_CLOEXEC);
   if (d->uio_fd == -1) {

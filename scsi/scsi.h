@@ -36,8 +36,13 @@ int iscsi_auth_load (const char *file, struct iscsi_auth *a);
 /* One emulated disk: a TCMU backstore in configfs, exported as a SCSI
  * disk through tcm_loop, its command ring served by one thread.
  */
+struct scmd;
 struct sdisk {
   struct blkemu_disk *emu;
+  /* Answers a finished command (ring.c's ring_complete; a harness's own):
+   * the command code calls it, never the ring by name.
+   */
+  void (*complete) (struct scmd *c);
   const char *name;
   struct blkemu_geometry geo;
   unsigned index; /* its place on the command line */
@@ -196,16 +201,22 @@ int ring_start (struct sdisk *d);
 void ring_stop (struct sdisk *d);
 void ring_complete (struct scmd *c);
 
-/* commands.c: dispatch, the I/O, replies and sense */
+/* commands.c: dispatch and the I/O; a finished command goes to its
+ * disk's complete() (the ring's ring_complete, or a harness's).
+ */
 void scsi_execute (struct scmd *c);
+void scsi_io_done (void *cookie, int result);
+
+/* reply.c: status, sense and the data area */
 void scsi_sense (struct scmd *c, uint8_t key, uint8_t asc, uint8_t ascq);
+void scsi_sense_at (struct scmd *c, uint8_t key, uint8_t asc, uint8_t ascq,
+                    uint64_t lba);
 size_t scsi_copy_in (const struct scmd *c, const void *src, size_t len);
 size_t scsi_copy_out (const struct scmd *c, void *dst, size_t len);
 void scsi_reply (struct scmd *c, const uint8_t *data, size_t len,
                  size_t alloc_len);
 size_t scsi_copy_at (const struct scmd *c, size_t at, const void *src,
                      size_t len);
-void scsi_io_done (void *cookie, int result);
 
 /* inquiry.c: what the disk says about itself */
 void scsi_identity (struct sdisk *d);
@@ -217,7 +228,7 @@ void scsi_report_opcodes (struct scmd *c);
 
 /* zbc.c: a host-managed zoned disk's commands and errors. */
 void zbc_report_zones (struct scmd *c);
-bool zbc_zone_action (struct scmd *c);
+bool zbc_zone_action (struct scmd *c, void (*done) (void *, int));
 bool zbc_sense (struct scmd *c, int err, bool write);
 
 #endif

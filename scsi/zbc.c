@@ -217,7 +217,7 @@ zbc_report_zones (struct scmd *c)
  * what sd sends.  Returns true when submitted.
  */
 bool
-zbc_zone_action (struct scmd *c)
+zbc_zone_action (struct scmd *c, void (*done) (void *, int))
 {
   static const int ops[] = { [1] = BLKEMU_ZONE_CLOSE,
                              [2] = BLKEMU_ZONE_FINISH,
@@ -246,6 +246,6 @@ zbc_zone_action (struct scmd *c)
   blkemu_zone_submit (d->emu,
                       all ? BLKEMU_ZONE_RESET_ALL
                           : (enum blkemu_zone_op) ops[sa],
-                      lba * d->geo.logical_block_size, scsi_io_done, c);
+                      lba * d->geo.logical_block_size, done, c);
   return true;
 }

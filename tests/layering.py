@@ -3,7 +3,9 @@
 into), checked on the sources and the built library:
 
   calls    no cycle among core/'s files: who calls whom, from the symbols
-           each object of libblkemu.a defines and uses (nm);
+           each object of libblkemu.a defines and uses (nm); nor among
+           the files of any program or library built beside it (each
+           frontend's, the tools'), from their objects;
   includes no cycle among core/'s headers;
   length   no function over 80 lines outside tests/ and fuzz/.
 
@@ -52,14 +54,15 @@ def cycles(graph):
     return out
 
 
-def call_graph(archive):
-    text = subprocess.run(["nm", "-A", archive], check=True,
+def call_graph(archive, objects=None):
+    """Who calls whom among an archive's members (or OBJECTS' files)."""
+    text = subprocess.run(["nm", "-A"] + (objects or [archive]), check=True,
                           capture_output=True, text=True).stdout
     defines, uses = {}, {}
     for line in text.splitlines():
         # "lib.a:file.c.o:0000 T name" or "lib.a:file.c.o:  U name"
         head, _, rest = line.rpartition(".o:")
-        member = os.path.basename(head.split(":")[-1])
+        member = os.path.basename(head.split(":")[-1]).removesuffix(".c")
         parts = rest.split()
         uses.setdefault(member, set())
         if len(parts) == 3 and parts[1] in "TDRB":
@@ -103,6 +106,22 @@ def long_functions(top):
     return found
 
 
+def program_cycles(archive):
+    """Call cycles among the files of each program or library the build
+    made beside libblkemu.a: every TARGET.p folder of objects."""
+    build = os.path.dirname(os.path.dirname(os.path.abspath(archive)))
+    found, n = [], 0
+    for d in sorted(glob.glob(os.path.join(build, "*", "*.p"))):
+        objs = sorted(glob.glob(os.path.join(d, "*.o")))
+        if len(objs) < 2:
+            continue
+        n += 1
+        calls = call_graph(None, objs)
+        for comp in cycles(calls):
+            found.append((os.path.relpath(d, build), comp, calls))
+    return found, n
+
+
 def main():
     top, archive = sys.argv[1], sys.argv[2]
     bad = 0
@@ -118,6 +137,19 @@ def main():
     if not bad:
         print(f"ok: calls among {len(calls)} core objects: "
               f"{sum(len(v) for v in calls.values())} edges, no cycle")
+    others, programs = program_cycles(archive)
+    for where, comp, graph in others:
+        bad += 1
+        edges = "; ".join(f"{a} -> {', '.join(sorted(graph[a] & set(comp)))}"
+                          for a in comp)
+        print(f"FAIL: a call cycle in {where}: {edges}")
+    if programs < 3:
+        bad += 1
+        print(f"FAIL: only {programs} programs of several files found "
+              f"beside {archive}")
+    elif not others:
+        print(f"ok: calls among the files of {programs} other programs "
+              f"and libraries: no cycle")
     incs = include_graph(top)
     inc_cycles = cycles(incs)
     for comp in inc_cycles:
