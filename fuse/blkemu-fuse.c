@@ -35,6 +35,7 @@
 #include "blkemu/blkemu.h"
 #include "frontend.h"
 #include "frontends.h"
+#include "fuse-disk.h"
 
 /* Inode layout: the root, one file per disk, the .blkemu directory, and
  * per disk a directory with attr_slots () inodes: the directory, the
@@ -49,19 +50,6 @@
 #define INO_ATTR_BASE 1024
 #define CTLDIR_NAME ".blkemu"
 
-/* Attribute files: the fixed ones, then one per spec key. */
-enum {
-  ATTR_DIR,
-  ATTR_STATS,
-  ATTR_SUMMARY,
-  ATTR_RESET,
-  ATTR_POWER,
-  ATTR_VIEW,
-  ATTR_BAD,
-  ATTR_STUCK,
-  ATTR_KEY0
-};
-
 /* The largest request libfuse can receive: its read buffer holds 256
  * pages (FUSE_MAX_MAX_PAGES in libfuse 3.14), and the kernel refuses a
  * reader whose buffer is smaller than max_write.  The kernel caps it
@@ -69,23 +57,15 @@ enum {
  */
 #define LIBFUSE_MAX_PAGES 256
 
-struct disk {
-  const char *name; /* the disk's name=, owned by the disk */
-  struct blkemu_disk *emu;
-  struct blkemu_geometry geo;
-  /* What the power and view files read back: the last thing each did. */
-  pthread_mutex_t said_lock;
-  char power_said[160], view_said[160];
+/* The mount: the session's userdata (fuse_req_userdata), every request's. */
+struct emu_mount {
+  struct disk disks[MAX_DISKS]; /* given with --disk, in order */
+  size_t ndisks;
+  /* The session's connection info, kept to report the negotiated cap. */
+  struct fuse_conn_info *conn_info;
+  bool transport_recorded;    /* that cap, in every disk's stats */
+  struct timespec mount_time; /* shown as every inode's times */
 };
-
-/* The disks given with --disk, in order. */
-static struct disk disks[MAX_DISKS];
-static size_t ndisks;
-/* The session's connection info, kept to report the negotiated cap. */
-static struct fuse_conn_info *conn_info;
-/* Mount time, shown as every inode's times. */
-static struct timespec mount_time;
-static pthread_once_t transport_once = PTHREAD_ONCE_INIT;
 
 /* Spec keys: counted once in main, before the session's threads start. */
 static size_t key_count;
@@ -115,21 +95,6 @@ attr_ino (size_t i, unsigned attr)
   return INO_ATTR_BASE + i * attr_slots () + attr;
 }
 
-static const char *
-attr_name (unsigned attr)
-{
-  switch (attr) {
-  case ATTR_STATS: return "stats";
-  case ATTR_SUMMARY: return "summary";
-  case ATTR_RESET: return "reset";
-  case ATTR_POWER: return "power";
-  case ATTR_VIEW: return "view";
-  case ATTR_BAD: return "bad";
-  case ATTR_STUCK: return "stuck";
-  default: return blkemu_key_name (attr - ATTR_KEY0);
-  }
-}
-
 /* Keys named like a fixed attribute (stats=, summary=) are reached
  * through the fixed file only.
  */
@@ -147,20 +112,21 @@ attr_listed (unsigned attr)
 
 /* Decode an attribute inode: returns false if INO is not one. */
 static bool
-attr_decode (fuse_ino_t ino, size_t *disk, unsigned *attr)
+attr_decode (const struct emu_mount *m, fuse_ino_t ino, size_t *disk,
+             unsigned *attr)
 {
   if (ino < INO_ATTR_BASE)
     return false;
   *disk = (ino - INO_ATTR_BASE) / attr_slots ();
   *attr = (unsigned) ((ino - INO_ATTR_BASE) % attr_slots ());
-  return *disk < ndisks && attr_listed (*attr);
+  return *disk < m->ndisks && attr_listed (*attr);
 }
 
 /* The FUSE transport cap, as negotiated, goes into every disk's stats. */
 static void
-record_transport (void)
+record_transport (struct emu_mount *m)
 {
-  unsigned max_write = conn_info ? conn_info->max_write : 0;
+  unsigned max_write = m->conn_info ? m->conn_info->max_write : 0;
   unsigned page = (unsigned) sysconf (_SC_PAGESIZE);
   unsigned limit_pages = 0;
   FILE *fp = fopen ("/proc/sys/fs/fuse/max_pages_limit", "r");
@@ -171,14 +137,14 @@ record_transport (void)
   }
   if (limit_pages && max_write > limit_pages * page)
     max_write = limit_pages * page;
-  for (size_t i = 0; i < ndisks; i++) {
-    blkemu_disk_set_transport_count (disks[i].emu, "fuse_max_request",
+  for (size_t i = 0; i < m->ndisks; i++) {
+    blkemu_disk_set_transport_count (m->disks[i].emu, "fuse_max_request",
                                      max_write);
-    blkemu_disk_set_transport_count (disks[i].emu, "fuse_max_pages",
+    blkemu_disk_set_transport_count (m->disks[i].emu, "fuse_max_pages",
                                      max_write / page);
-    if (conn_info)
-      blkemu_disk_set_transport_count (disks[i].emu, "fuse_max_background",
-                                       conn_info->max_background);
+    if (m->conn_info)
+      blkemu_disk_set_transport_count (m->disks[i].emu, "fuse_max_background",
+                                       m->conn_info->max_background);
   }
   fprintf (stderr,
            "blkemu-fuse: kernel requests capped at %u bytes (%u "
@@ -189,7 +155,7 @@ record_transport (void)
 /* ---- attributes of inodes ---------------------------------------- */
 
 static int
-fill_stat (fuse_ino_t ino, struct stat *st)
+fill_stat (const struct emu_mount *m, fuse_ino_t ino, struct stat *st)
 {
   size_t d;
   unsigned attr;
@@ -198,19 +164,19 @@ fill_stat (fuse_ino_t ino, struct stat *st)
   st->st_uid = getuid ();
   st->st_gid = getgid ();
   st->st_nlink = 1;
-  st->st_atim = st->st_mtim = st->st_ctim = mount_time;
+  st->st_atim = st->st_mtim = st->st_ctim = m->mount_time;
   if (ino == INO_ROOT || ino == INO_CTLDIR) {
     st->st_mode = S_IFDIR | 0755;
     st->st_nlink = 2;
   }
-  else if (ino >= INO_DISK0 && ino < INO_DISK0 + ndisks) {
-    const struct disk *dk = &disks[ino - INO_DISK0];
+  else if (ino >= INO_DISK0 && ino < INO_DISK0 + m->ndisks) {
+    const struct disk *dk = &m->disks[ino - INO_DISK0];
     st->st_mode = S_IFREG | 0644;
     st->st_size = (off_t) dk->geo.size_bytes;
     st->st_blksize = (blksize_t) dk->geo.physical_block_size;
     st->st_blocks = (blkcnt_t) (dk->geo.size_bytes / 512);
   }
-  else if (attr_decode (ino, &d, &attr)) {
+  else if (attr_decode (m, ino, &d, &attr)) {
     if (attr == ATTR_DIR) {
       st->st_mode = S_IFDIR | 0755;
       st->st_nlink = 2;
@@ -234,10 +200,11 @@ fill_stat (fuse_ino_t ino, struct stat *st)
 static void
 reply_entry (fuse_req_t req, fuse_ino_t ino)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   struct fuse_entry_param e = { .ino = ino,
                                 .attr_timeout = 1.0,
                                 .entry_timeout = 1.0 };
-  int r = fill_stat (ino, &e.attr);
+  int r = fill_stat (m, ino, &e.attr);
   if (r)
     fuse_reply_err (req, r);
   else
@@ -247,8 +214,8 @@ reply_entry (fuse_req_t req, fuse_ino_t ino)
 static void
 op_init (void *userdata, struct fuse_conn_info *conn)
 {
-  (void) userdata;
-  conn_info = conn;
+  struct emu_mount *m = userdata;
+  m->conn_info = conn;
   /* Ask for the largest requests and a deep async queue, so the kernel's
    * own limits are what the disk sees, not FUSE defaults.
    */
@@ -265,22 +232,23 @@ op_init (void *userdata, struct fuse_conn_info *conn)
 static void
 op_lookup (fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   if (parent == INO_ROOT) {
     if (!strcmp (name, CTLDIR_NAME))
       return reply_entry (req, INO_CTLDIR);
-    for (size_t i = 0; i < ndisks; i++)
-      if (!strcmp (name, disks[i].name))
+    for (size_t i = 0; i < m->ndisks; i++)
+      if (!strcmp (name, m->disks[i].name))
         return reply_entry (req, disk_ino (i));
   }
   else if (parent == INO_CTLDIR) {
-    for (size_t i = 0; i < ndisks; i++)
-      if (!strcmp (name, disks[i].name))
+    for (size_t i = 0; i < m->ndisks; i++)
+      if (!strcmp (name, m->disks[i].name))
         return reply_entry (req, attr_ino (i, ATTR_DIR));
   }
   else {
     size_t d;
     unsigned attr;
-    if (attr_decode (parent, &d, &attr) && attr == ATTR_DIR)
+    if (attr_decode (m, parent, &d, &attr) && attr == ATTR_DIR)
       for (unsigned a = ATTR_STATS; a < ATTR_KEY0 + nkeys (); a++)
         if (attr_listed (a) && !strcmp (name, attr_name (a)))
           return reply_entry (req, attr_ino (d, a));
@@ -303,9 +271,10 @@ may_write (fuse_req_t req)
 static void
 op_getattr (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   (void) fi;
   struct stat st;
-  int r = fill_stat (ino, &st);
+  int r = fill_stat (m, ino, &st);
   if (r)
     fuse_reply_err (req, r);
   else
@@ -319,8 +288,9 @@ static void
 op_setattr (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
             struct fuse_file_info *fi)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   struct stat st;
-  int r = fill_stat (ino, &st);
+  int r = fill_stat (m, ino, &st);
   if (r)
     return (void) fuse_reply_err (req, r);
   if ((to_set & FUSE_SET_ATTR_SIZE) && S_ISREG (st.st_mode) &&
@@ -343,8 +313,9 @@ struct dirbuf {
 static void
 dirbuf_add (fuse_req_t req, struct dirbuf *b, const char *name, fuse_ino_t ino)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   struct stat st = { .st_ino = ino };
-  fill_stat (ino, &st);
+  fill_stat (m, ino, &st);
   size_t old = b->size;
   b->size += fuse_add_direntry (req, NULL, 0, name, NULL, 0);
   char *p = realloc (b->p, b->size);
@@ -406,6 +377,7 @@ static void
 op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
             struct fuse_file_info *fi)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   (void) fi;
   struct dirbuf b = { NULL, 0 };
   size_t d;
@@ -415,15 +387,15 @@ op_readdir (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
   if (ino == INO_ROOT) {
     dirbuf_add (req, &b, "..", INO_ROOT);
     dirbuf_add (req, &b, CTLDIR_NAME, INO_CTLDIR);
-    for (size_t i = 0; i < ndisks; i++)
-      dirbuf_add (req, &b, disks[i].name, disk_ino (i));
+    for (size_t i = 0; i < m->ndisks; i++)
+      dirbuf_add (req, &b, m->disks[i].name, disk_ino (i));
   }
   else if (ino == INO_CTLDIR) {
     dirbuf_add (req, &b, "..", INO_ROOT);
-    for (size_t i = 0; i < ndisks; i++)
-      dirbuf_add (req, &b, disks[i].name, attr_ino (i, ATTR_DIR));
+    for (size_t i = 0; i < m->ndisks; i++)
+      dirbuf_add (req, &b, m->disks[i].name, attr_ino (i, ATTR_DIR));
   }
-  else if (attr_decode (ino, &d, &attr) && attr == ATTR_DIR) {
+  else if (attr_decode (m, ino, &d, &attr) && attr == ATTR_DIR) {
     dirbuf_add (req, &b, "..", INO_CTLDIR);
     for (unsigned a = ATTR_STATS; a < ATTR_KEY0 + nkeys (); a++)
       if (attr_listed (a))
@@ -452,64 +424,27 @@ struct attr_handle {
   size_t len;
 };
 
-static char *
-attr_text (size_t d, unsigned attr)
-{
-  struct blkemu_disk *emu = disks[d].emu;
-  char v[BLKEMU_VALUE_MAX], err[BLKEMU_ERR_MAX];
-  switch (attr) {
-  case ATTR_STATS: return blkemu_disk_stats_json (emu, true);
-  case ATTR_SUMMARY: return blkemu_disk_summary_text (emu);
-  case ATTR_RESET: return strdup ("");
-  case ATTR_BAD:
-  case ATTR_STUCK: {
-    uint64_t count;
-    char *list = attr == ATTR_BAD ? blkemu_disk_bad_list (emu, &count)
-                                  : blkemu_disk_stuck_list (emu, &count);
-    char *t = NULL;
-    if (list && asprintf (&t, "%llu%s%s\n", (unsigned long long) count,
-                          *list ? " " : "", list) == -1)
-      t = NULL;
-    free (list);
-    return t;
-  }
-  case ATTR_POWER:
-  case ATTR_VIEW: {
-    pthread_mutex_lock (&disks[d].said_lock);
-    char *t =
-      strdup (attr == ATTR_POWER ? disks[d].power_said : disks[d].view_said);
-    pthread_mutex_unlock (&disks[d].said_lock);
-    return t;
-  }
-  default:
-    /* one byte kept for the newline */
-    if (blkemu_disk_get (emu, attr_name (attr), v, sizeof v - 1, err,
-                         sizeof err) == -1)
-      return NULL;
-    strcat (v, "\n");
-    return strdup (v);
-  }
-}
-
 static void
 op_open (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   size_t d;
   unsigned attr;
   if ((fi->flags & O_ACCMODE) != O_RDONLY && !may_write (req))
     return (void) fuse_reply_err (req, EACCES);
-  if (ino >= INO_DISK0 && ino < INO_DISK0 + ndisks) {
-    pthread_once (&transport_once, record_transport);
+  if (ino >= INO_DISK0 && ino < INO_DISK0 + m->ndisks) {
+    if (!__atomic_exchange_n (&m->transport_recorded, true, __ATOMIC_ACQ_REL))
+      record_transport (m);
     fi->keep_cache = 0;
     return (void) fuse_reply_open (req, fi);
   }
-  if (!attr_decode (ino, &d, &attr) || attr == ATTR_DIR)
+  if (!attr_decode (m, ino, &d, &attr) || attr == ATTR_DIR)
     return (void) fuse_reply_err (req, ino == INO_ROOT ? EISDIR : ENOENT);
   struct attr_handle *h = calloc (1, sizeof *h);
   if (!h)
     return (void) fuse_reply_err (req, ENOMEM);
   if ((fi->flags & O_ACCMODE) != O_WRONLY) {
-    h->text = attr_text (d, attr);
+    h->text = attr_text (&m->disks[d], attr);
     if (!h->text) {
       free (h);
       return (void) fuse_reply_err (req, ENOMEM);
@@ -548,6 +483,7 @@ static void
 op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
          struct fuse_file_info *fi)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   if (ino >= INO_ATTR_BASE) {
     struct attr_handle *h = (struct attr_handle *) (uintptr_t) fi->fh;
     if (!h->text)
@@ -569,206 +505,30 @@ op_read (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     free (copy);
     return;
   }
-  const struct disk *dk = &disks[ino - INO_DISK0];
+  const struct disk *dk = &m->disks[ino - INO_DISK0];
   size = clamp (dk, size, off);
   if (size == 0)
     return (void) fuse_reply_buf (req, NULL, 0);
   disk_submit (req, dk->emu, BLKEMU_OP_READ, NULL, size, (uint64_t) off, 0);
 }
 
-/* Remember what the power or view file reads back. */
-static void say (size_t d, unsigned attr, const char *fmt, ...)
-  __attribute__ ((format (printf, 3, 4)));
-static void
-say (size_t d, unsigned attr, const char *fmt, ...)
-{
-  struct disk *dk = &disks[d];
-  va_list ap;
-  va_start (ap, fmt);
-  pthread_mutex_lock (&dk->said_lock);
-  vsnprintf (attr == ATTR_POWER ? dk->power_said : dk->view_said,
-             sizeof dk->power_said, fmt, ap);
-  pthread_mutex_unlock (&dk->said_lock);
-  va_end (ap);
-}
-
-/* "MODE [SEED]" of the power and view files: 0, or EINVAL said. */
-static int
-parse_state (size_t d, const char *file, char *words, const char *what,
-             enum blkemu_crash_mode *mode, uint64_t *seed)
-{
-  char err[BLKEMU_ERR_MAX], *save;
-  const char *m = strtok_r (words, " ", &save),
-             *s = strtok_r (NULL, " ", &save);
-  if (!m || strtok_r (NULL, " ", &save)) {
-    fprintf (stderr,
-             "blkemu-fuse: %s/%s: write '%s%slose-all|subset|torn|"
-             "interrupted|pick [SEED]'\n",
-             disks[d].name, file, what, *what ? " " : "");
-    return EINVAL;
-  }
-  if (blkemu_crash_args (*what ? what : "view", m, s, mode, seed, err,
-                         sizeof err) == -1) {
-    fprintf (stderr, "blkemu-fuse: %s/%s: %s\n", disks[d].name, file, err);
-    return EINVAL;
-  }
-  return 0;
-}
-
-/* power: "crash [MODE [SEED]]", "off" (cache kept, for views) or "on".
- * view: "MODE [SEED]" or "end".  Each reads back what it last did.
- */
-static int
-power_write (size_t d, unsigned attr, char *value)
-{
-  struct blkemu_disk *emu = disks[d].emu;
-  const char *file = attr_name (attr);
-  char err[BLKEMU_ERR_MAX];
-  struct blkemu_crash_report r = { 0 };
-  enum blkemu_crash_mode mode;
-  uint64_t seed;
-  int res = 0;
-  if (attr == ATTR_POWER && !strcmp (value, "on")) {
-    blkemu_disk_power_on (emu);
-    say (d, attr, "on\n");
-    return 0;
-  }
-  if (attr == ATTR_POWER && !strcmp (value, "off"))
-    res = blkemu_disk_power_off (emu, err, sizeof err);
-  else if (attr == ATTR_POWER && !strcmp (value, "crash"))
-    res = blkemu_disk_crash (emu, err, sizeof err);
-  else if (attr == ATTR_VIEW && !strcmp (value, "end"))
-    res = blkemu_disk_view_close (emu, err, sizeof err);
-  else if (attr == ATTR_POWER && !strncmp (value, "crash ", 6)) {
-    if (parse_state (d, file, value + 6, "crash", &mode, &seed))
-      return EINVAL;
-    res = blkemu_disk_crash_state (emu, mode, seed, &r, err, sizeof err);
-  }
-  else if (attr == ATTR_VIEW) {
-    if (parse_state (d, file, value, "", &mode, &seed))
-      return EINVAL;
-    res = blkemu_disk_view_open (emu, mode, seed, &r, err, sizeof err);
-  }
-  else {
-    fprintf (stderr,
-             "blkemu-fuse: %s/power: write 'crash [MODE [SEED]]', "
-             "'off' or 'on', not '%s'\n",
-             disks[d].name, value);
-    return EINVAL;
-  }
-  if (res == -1) {
-    fprintf (stderr, "blkemu-fuse: %s: %s\n", disks[d].name, err);
-    return EIO;
-  }
-  if (strchr (value, ' ') || attr == ATTR_VIEW)
-    say (d, attr,
-         strcmp (value, "end") ? "mode=%s seed=%llu persisted=%llu "
-                                 "lost=%llu torn=%llu\n"
-                               : "end\n",
-         blkemu_crash_mode_name (r.mode), (unsigned long long) r.seed,
-         (unsigned long long) r.persisted, (unsigned long long) r.lost,
-         (unsigned long long) r.torn);
-  else
-    say (d, attr, "%s\n", value);
-  return 0;
-}
-
-/* bad: "add OFFSET LENGTH" or "clear OFFSET LENGTH"; reads back the
- * unreadable ranges ("N OFFSET+LENGTH ...").
- */
-static int
-bad_write (size_t d, char *value)
-{
-  char err[BLKEMU_ERR_MAX], *save;
-  const char *what = strtok_r (value, " ", &save);
-  const char *off = strtok_r (NULL, " ", &save);
-  const char *len = strtok_r (NULL, " ", &save);
-  if (strtok_r (NULL, " ", &save))
-    len = NULL; /* too many words: the usage */
-  if (blkemu_disk_bad_args (disks[d].emu, what, off, len, err, sizeof err) ==
-      -1) {
-    fprintf (stderr, "blkemu-fuse: %s/bad: %s\n", disks[d].name, err);
-    return EINVAL;
-  }
-  return 0;
-}
-
-/* stuck: "add OFFSET BIT 0|1" or "clear"; reads back the stuck bits
- * ("N OFFSET:BIT=VALUE ...").
- */
-static int
-stuck_write (size_t d, char *value)
-{
-  char err[BLKEMU_ERR_MAX], *save;
-  const char *what = strtok_r (value, " ", &save);
-  const char *off = strtok_r (NULL, " ", &save);
-  const char *bit = strtok_r (NULL, " ", &save);
-  const char *v = strtok_r (NULL, " ", &save);
-  if (strtok_r (NULL, " ", &save))
-    what = "(too many words)"; /* the usage */
-  if (blkemu_disk_stuck_args (disks[d].emu, what, off, bit, v, err,
-                              sizeof err) == -1) {
-    fprintf (stderr, "blkemu-fuse: %s/stuck: %s\n", disks[d].name, err);
-    return EINVAL;
-  }
-  return 0;
-}
-
-/* A write to an attribute file: the whole value in one write. */
-static int
-attr_write (size_t d, unsigned attr, const char *data, size_t size)
-{
-  char value[256], err[BLKEMU_ERR_MAX];
-  if (size >= sizeof value)
-    return EINVAL;
-  memcpy (value, data, size);
-  value[size] = '\0';
-  while (size && (value[size - 1] == '\n' || value[size - 1] == ' '))
-    value[--size] = '\0';
-  if (attr == ATTR_RESET) {
-    if (strcmp (value, "1") != 0) {
-      fprintf (stderr, "blkemu-fuse: %s/reset: write 1 to reset, not '%s'\n",
-               disks[d].name, value);
-      return EINVAL;
-    }
-    blkemu_disk_reset_stats (disks[d].emu);
-    return 0;
-  }
-  if (attr == ATTR_POWER || attr == ATTR_VIEW)
-    return power_write (d, attr, value);
-  if (attr == ATTR_BAD)
-    return bad_write (d, value);
-  if (attr == ATTR_STUCK)
-    return stuck_write (d, value);
-  if (attr < ATTR_KEY0) {
-    fprintf (stderr, "blkemu-fuse: %s/%s is read-only\n", disks[d].name,
-             attr_name (attr));
-    return EINVAL;
-  }
-  if (blkemu_disk_set (disks[d].emu, attr_name (attr), value, err,
-                       sizeof err) == -1) {
-    fprintf (stderr, "blkemu-fuse: %s: %s\n", disks[d].name, err);
-    return EINVAL;
-  }
-  return 0;
-}
-
 static void
 op_write (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
           off_t off, struct fuse_file_info *fi)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   (void) fi;
   size_t d;
   unsigned attr;
-  if (attr_decode (ino, &d, &attr)) {
-    int r = off == 0 ? attr_write (d, attr, buf, size) : EINVAL;
+  if (attr_decode (m, ino, &d, &attr)) {
+    int r = off == 0 ? attr_write (&m->disks[d], attr, buf, size) : EINVAL;
     if (r)
       fuse_reply_err (req, r);
     else
       fuse_reply_write (req, size);
     return;
   }
-  const struct disk *dk = &disks[ino - INO_DISK0];
+  const struct disk *dk = &m->disks[ino - INO_DISK0];
   if ((uint64_t) off >= dk->geo.size_bytes || clamp (dk, size, off) != size)
     return (void) fuse_reply_err (req, ENOSPC);
   unsigned flags = fi->flags & (O_SYNC | O_DSYNC) ? BLKEMU_FLAG_FUA : 0;
@@ -780,11 +540,12 @@ static void
 op_fsync (fuse_req_t req, fuse_ino_t ino, int datasync,
           struct fuse_file_info *fi)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   (void) datasync;
   (void) fi;
-  if (ino < INO_DISK0 || ino >= INO_DISK0 + ndisks)
+  if (ino < INO_DISK0 || ino >= INO_DISK0 + m->ndisks)
     return (void) fuse_reply_err (req, 0);
-  disk_submit (req, disks[ino - INO_DISK0].emu, BLKEMU_OP_FLUSH, NULL, 0, 0,
+  disk_submit (req, m->disks[ino - INO_DISK0].emu, BLKEMU_OP_FLUSH, NULL, 0, 0,
                0);
 }
 
@@ -800,10 +561,11 @@ static void
 op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
               struct fuse_file_info *fi)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   (void) fi;
-  if (ino < INO_DISK0 || ino >= INO_DISK0 + ndisks)
+  if (ino < INO_DISK0 || ino >= INO_DISK0 + m->ndisks)
     return (void) fuse_reply_err (req, EOPNOTSUPP);
-  struct disk *dk = &disks[ino - INO_DISK0];
+  struct disk *dk = &m->disks[ino - INO_DISK0];
   if (!(mode & FALLOC_FL_KEEP_SIZE) &&
       (uint64_t) (off + len) > dk->geo.size_bytes)
     return (void) fuse_reply_err (req, EFBIG);
@@ -821,13 +583,14 @@ op_fallocate (fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 static void
 op_statfs (fuse_req_t req, fuse_ino_t ino)
 {
+  struct emu_mount *m = fuse_req_userdata (req);
   (void) ino;
   struct statvfs sv = { .f_bsize = 4096, .f_frsize = 4096, .f_namemax = 255 };
   uint64_t total = 0;
-  for (size_t i = 0; i < ndisks; i++)
-    total += disks[i].geo.size_bytes;
+  for (size_t i = 0; i < m->ndisks; i++)
+    total += m->disks[i].geo.size_bytes;
   sv.f_blocks = total / 4096;
-  sv.f_files = ndisks;
+  sv.f_files = m->ndisks;
   fuse_reply_statfs (req, &sv);
 }
 
@@ -924,32 +687,32 @@ usage (FILE *fp)
 }
 
 static int
-open_disks (struct options *o)
+open_disks (struct emu_mount *m, struct options *o)
 {
   struct blkemu_disk *emu[MAX_DISKS];
   if (frontend_open_disks ("blkemu-fuse", &blkemu_fuse_frontend, o->disk_specs,
                            o->ndisk_specs, CTLDIR_NAME, emu) == -1)
     return -1;
-  for (ndisks = 0; ndisks < o->ndisk_specs; ndisks++) {
-    disks[ndisks].emu = emu[ndisks];
-    disks[ndisks].name = blkemu_disk_name (emu[ndisks]);
-    pthread_mutex_init (&disks[ndisks].said_lock, NULL);
-    strcpy (disks[ndisks].power_said, "on\n");
-    strcpy (disks[ndisks].view_said, "none\n");
-    blkemu_disk_geometry (emu[ndisks], &disks[ndisks].geo);
+  for (m->ndisks = 0; m->ndisks < o->ndisk_specs; m->ndisks++) {
+    m->disks[m->ndisks].emu = emu[m->ndisks];
+    m->disks[m->ndisks].name = blkemu_disk_name (emu[m->ndisks]);
+    pthread_mutex_init (&m->disks[m->ndisks].said_lock, NULL);
+    strcpy (m->disks[m->ndisks].power_said, "on\n");
+    strcpy (m->disks[m->ndisks].view_said, "none\n");
+    blkemu_disk_geometry (emu[m->ndisks], &m->disks[m->ndisks].geo);
   }
   return 0;
 }
 
 /* -1 if a disk's stats= could not be written (the exit status says so). */
 static int
-close_disks (void)
+close_disks (struct emu_mount *m)
 {
   int r = 0;
-  for (size_t i = 0; i < ndisks; i++)
-    if (blkemu_disk_close (disks[i].emu) == -1)
+  for (size_t i = 0; i < m->ndisks; i++)
+    if (blkemu_disk_close (m->disks[i].emu) == -1)
       r = -1;
-  ndisks = 0;
+  m->ndisks = 0;
   return r;
 }
 
@@ -1030,6 +793,9 @@ main (int argc, char **argv)
   struct options o = { 0 };
   struct fuse_cmdline_opts fo = { 0 };
   int status = 1;
+  struct emu_mount *m = calloc (1, sizeof *m);
+  if (!m)
+    return 1;
 
   if (fuse_opt_parse (&args, &o, option_table, option_proc) == -1)
     goto out_args;
@@ -1043,10 +809,10 @@ main (int argc, char **argv)
     fprintf (stderr, "\nblkemu-fuse: no mount point given\n");
     goto out_args;
   }
-  clock_gettime (CLOCK_REALTIME, &mount_time);
+  clock_gettime (CLOCK_REALTIME, &m->mount_time);
   while (blkemu_key_name (key_count))
     key_count++;
-  if (check_mountpoint (fo.mountpoint) == -1 || open_disks (&o) == -1)
+  if (check_mountpoint (fo.mountpoint) == -1 || open_disks (m, &o) == -1)
     goto out_disks;
 
   /* The kernel enforces the modes fill_stat reports (0644 disks and
@@ -1055,7 +821,7 @@ main (int argc, char **argv)
    */
   if (fuse_opt_add_arg (&args, "-odefault_permissions") != 0)
     goto out_disks;
-  struct fuse_session *se = fuse_session_new (&args, &ops, sizeof ops, NULL);
+  struct fuse_session *se = fuse_session_new (&args, &ops, sizeof ops, m);
   if (!se)
     goto out_disks;
   if (fuse_set_signal_handlers (se) != 0)
@@ -1068,21 +834,22 @@ main (int argc, char **argv)
 
   /* Service threads (control sockets, SIGUSR1) start after the fork. */
   char err[BLKEMU_ERR_MAX];
-  for (size_t i = 0; i < ndisks; i++)
-    if (blkemu_disk_start (disks[i].emu, err, sizeof err) == -1) {
-      fprintf (stderr, "blkemu-fuse: disk %s: %s\n", disks[i].name, err);
+  for (size_t i = 0; i < m->ndisks; i++)
+    if (blkemu_disk_start (m->disks[i].emu, err, sizeof err) == -1) {
+      fprintf (stderr, "blkemu-fuse: disk %s: %s\n", m->disks[i].name, err);
       goto out_unmount;
     }
-  for (size_t i = 0; i < ndisks; i++)
+  for (size_t i = 0; i < m->ndisks; i++)
     fprintf (stderr, "blkemu-fuse: %s/%s: %llu bytes\n", fo.mountpoint,
-             disks[i].name, (unsigned long long) disks[i].geo.size_bytes);
+             m->disks[i].name,
+             (unsigned long long) m->disks[i].geo.size_bytes);
 
   status = serve (se, &fo);
   /* Answer what is still pending (a stall=3600s) now, with ESHUTDOWN,
    * while the kernel can still take the replies.
    */
-  for (size_t i = 0; i < ndisks; i++)
-    blkemu_disk_cancel (disks[i].emu);
+  for (size_t i = 0; i < m->ndisks; i++)
+    blkemu_disk_cancel (m->disks[i].emu);
 
 out_unmount:
   fuse_session_unmount (se);
@@ -1091,12 +858,13 @@ out_signals:
 out_session:
   fuse_session_destroy (se);
 out_disks:
-  if (close_disks () == -1 && status == 0)
+  if (close_disks (m) == -1 && status == 0)
     status = 1;
   free (fo.mountpoint);
 out_args:
   for (size_t i = 0; i < o.ndisk_specs; i++)
     free (o.disk_specs[i]);
   fuse_opt_free_args (&args);
+  free (m);
   return status;
 }
