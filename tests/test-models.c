@@ -52,17 +52,24 @@ base_config (struct blkemu_config *cfg)
 }
 
 static void
-test_hdd (void)
+hdd_config (struct blkemu_config *cfg)
+{
+  base_config (cfg);
+  cfg->num[K_MODEL] = MODEL_HDD;
+  cfg->num[K_RPM] = 6000; /* one revolution: 10 ms */
+  cfg->num[K_SEEK_TRACK] = 1000000;
+  cfg->num[K_SEEK_AVG] = 8500000;
+  cfg->num[K_SEEK_FULL] = 16000000;
+  cfg->num[K_ZONE_RATE_OUTER] = 128ull << 20;
+  cfg->num[K_ZONE_RATE_INNER] = 64ull << 20;
+}
+
+/* Seeks, zone rates and the rotational wait, as functions. */
+static void
+test_hdd_geometry (void)
 {
   struct blkemu_config cfg;
-  base_config (&cfg);
-  cfg.num[K_MODEL] = MODEL_HDD;
-  cfg.num[K_RPM] = 6000; /* one revolution: 10 ms */
-  cfg.num[K_SEEK_TRACK] = 1000000;
-  cfg.num[K_SEEK_AVG] = 8500000;
-  cfg.num[K_SEEK_FULL] = 16000000;
-  cfg.num[K_ZONE_RATE_OUTER] = 128ull << 20;
-  cfg.num[K_ZONE_RATE_INNER] = 64ull << 20;
+  hdd_config (&cfg);
   uint64_t size = cfg.num[K_SIZE], quarter = size / 4;
 
   /* a = 5 (8.5 - 1 - 15/3) = 12.5 ms, b = 15 - 12.5 = 2.5 ms.
@@ -99,7 +106,15 @@ test_hdd (void)
   CHECK (near ((double) hdd_rotation_wait_ns (&cfg, 2500000, 0), 7.5 * MS, 1),
          "rotation wait %llu",
          (unsigned long long) hdd_rotation_wait_ns (&cfg, 2500000, 0));
+}
 
+/* Requests through the model: a random read, the stream after it. */
+static void
+test_hdd_reads (void)
+{
+  struct blkemu_config cfg;
+  hdd_config (&cfg);
+  uint64_t quarter = cfg.num[K_SIZE] / 4;
   /* A 1 MiB read at a quarter, head at 0, t = 0:
    *   seek 7.875 ms; the sector's angle: a track at 112 MiB/s holds
    *   1.12 MiB, 256 / 1.12 = 228 + 4/7, so it sits at 4/7 of a turn; the
@@ -120,12 +135,20 @@ test_hdd (void)
   double rate2 = 128 * MiB - 64 * MiB * (257.0 / 1024);
   CHECK (near ((double) (d2 - d1), (double) (1 << 20) * 1e9 / rate2, 2),
          "sequential 1M: %llu", (unsigned long long) (d2 - d1));
+  model_destroy (m, s);
+}
 
+static void
+test_hdd_write_cache (void)
+{
+  struct blkemu_config cfg;
+  hdd_config (&cfg);
+  const struct model_ops *m = &model_hdd_ops;
+  void *s = model_create (m, &cfg);
   /* Write cache: a 4 MiB cache absorbs four random 1 MiB writes at once
    * (each done after its 100 us latency); the fifth waits until the head
    * has written the first; a flush waits for all of them.
    */
-  model_reset (m, s);
   cfg.num[K_WRITE_CACHE] = 1;
   cfg.num[K_CACHE_SIZE] = 4 << 20;
   uint64_t done[6];
@@ -145,13 +168,21 @@ test_hdd (void)
   uint64_t df = m->schedule (s, &cfg, &f);
   CHECK (df > done[4] + 3 * 8 * MS, "flush waits for the media: %llu",
          (unsigned long long) df);
+  model_destroy (m, s);
+}
 
+static void
+test_hdd_command_buffer (void)
+{
+  struct blkemu_config cfg;
+  hdd_config (&cfg);
+  const struct model_ops *m = &model_hdd_ops;
+  void *s = model_create (m, &cfg);
   /* command-buffer=2M: writes at offset 0, the head already there (no
    * seek, no rotation), 128 MiB/s there.  A 4M command stalls once, one
    * revolution (10 ms): 31.25 + 10 ms; 2M does not; 4M + 512 stalls
    * twice; buffer-stall=3ms replaces the revolution; reads never stall.
    */
-  cfg.num[K_WRITE_CACHE] = 0;
   const struct {
     enum blkemu_op op;
     uint64_t len, stall;
@@ -538,15 +569,21 @@ waf_of (const struct ftl *f)
 }
 
 static void
-test_ftl (void)
+ftl_config (struct blkemu_config *cfg)
+{
+  base_config (cfg);
+  cfg->num[K_SIZE] = 256ull << 20; /* 256 blocks: the spare is not lumpy */
+  cfg->num[K_MODEL] = MODEL_SSD;
+  cfg->num[K_FLASH_PAGE] = 4096;
+  cfg->num[K_FLASH_BLOCK] = 1 << 20; /* 256 pages a block */
+  cfg->num[K_SEED] = 1;
+}
+
+static void
+test_ftl_waf (void)
 {
   struct blkemu_config cfg;
-  base_config (&cfg);
-  cfg.num[K_SIZE] = 256ull << 20; /* 256 blocks: the spare is not lumpy */
-  cfg.num[K_MODEL] = MODEL_SSD;
-  cfg.num[K_FLASH_PAGE] = 4096;
-  cfg.num[K_FLASH_BLOCK] = 1 << 20; /* 256 pages a block */
-  cfg.num[K_SEED] = 1;
+  ftl_config (&cfg);
 
   /* Greedy GC under uniform random 4K writes, in the steady state
    * (precondition=random, then twice the capacity): the write
@@ -579,7 +616,13 @@ test_ftl (void)
     CHECK (fresh < 1.05, "after a full trim: WAF %.3f", fresh);
     ftl_destroy (f);
   }
+}
 
+static void
+test_ftl_fill (void)
+{
+  struct blkemu_config cfg;
+  ftl_config (&cfg);
   /* Fresh out of the box, no GC until the spare is used; a full disk
    * written in order (precondition=sequential) collects at once.
    */
@@ -602,7 +645,14 @@ test_ftl (void)
   CHECK (emin <= emean && emean <= emax && emax > 0, "erase counts %u/%.2f/%u",
          emin, emean, emax);
   ftl_destroy (f);
+}
 
+static void
+test_ftl_timing (void)
+{
+  struct blkemu_config cfg;
+  ftl_config (&cfg);
+  uint64_t x = 7;
   /* The timing: in the steady state a QD1 4K write pays its GC on the
    * die, (WAF - 1) page moves of latency-read + latency-write and the
    * erases, on top of its own program.
@@ -614,7 +664,7 @@ test_ftl (void)
   cfg.num[K_LATENCY_ERASE] = 3000000;
   const struct model_ops *m = &model_link_ops;
   void *s = model_create (m, &cfg);
-  f = ssd_ftl (link_device (s));
+  struct ftl *f = ssd_ftl (link_device (s));
   uint64_t t = 0, n = 20000;
   for (uint64_t i = 0; i < n; i++) {
     x ^= x >> 12;
@@ -736,13 +786,11 @@ pct (const uint64_t *sorted, int n, double p)
   return (double) sorted[(int) (p / 100 * (n - 1))];
 }
 
+/* The generator: the same seed gives the same numbers, chance holds. */
 static void
-test_distributions (void)
+test_rng (void)
 {
-  struct blkemu_config cfg;
-  base_config (&cfg);
   const int n = 400000;
-
   /* Same seed, same numbers; another seed, others. */
   struct rng a, b, c;
   rng_seed (&a, 42);
@@ -760,7 +808,14 @@ test_distributions (void)
   for (int i = 0; i < n; i++)
     hits += rng_chance (&a, 250000000);
   CHECK (near (hits, 0.25 * n, 0.005 * n), "chance 25%%: %d of %d", hits, n);
+}
 
+static void
+test_distributions (void)
+{
+  struct blkemu_config cfg;
+  base_config (&cfg);
+  const int n = 400000;
   /* fixed: the base itself. */
   cfg.num[K_LATENCY_DIST] = DIST_FIXED;
   uint64_t *v = draw (&cfg, 1000000, 100, 1);
@@ -895,9 +950,19 @@ test_faults (void)
     errs += v.err != 0;
   }
   CHECK (errs > 4700 && errs < 5300, "always 5%%: %d of 100000", errs);
+}
 
-  /* A stall holds requests until it runs out; drop and offline refuse. */
-  cfg.num[K_ERROR_MODE] = ERROR_OFF;
+/* A stall holds requests until it runs out; drop and offline refuse. */
+static void
+test_fault_refusals (void)
+{
+  struct blkemu_config cfg;
+  base_config (&cfg);
+  struct faults f;
+  struct fault_verdict v;
+  struct rng r;
+  rng_seed (&r, 1);
+  faults_init (&f, &cfg, 0);
   cfg.num[K_STALL] = 3000000000ull;
   faults_key_set (&f, &cfg, "stall", 1000);
   faults_check (&f, &cfg, &r, BLKEMU_OP_READ, 0, 4096, 2000, &v);
@@ -934,16 +999,23 @@ test_fraction_units (void)
 int
 main (void)
 {
-  test_hdd ();
+  test_hdd_geometry ();
+  test_hdd_reads ();
+  test_hdd_write_cache ();
+  test_hdd_command_buffer ();
   test_ssd ();
   test_array ();
   test_link ();
   test_volume ();
   test_volume_throughput_burst ();
-  test_ftl ();
+  test_ftl_waf ();
+  test_ftl_fill ();
+  test_ftl_timing ();
   test_slc ();
+  test_rng ();
   test_distributions ();
   test_faults ();
+  test_fault_refusals ();
   test_fraction_units ();
   if (failures) {
     printf ("%d check(s) failed\n", failures);
