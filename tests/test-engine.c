@@ -353,29 +353,17 @@ test_submit (void)
  * before them, a flush after the writes finds their data in the file,
  * and a cancel completes requests whose transfer was still queued.
  */
+static struct call file_c[CALLS + 1], file_rc[CALLS];
+static unsigned char file_buf[CALLS][4096], file_back[CALLS][4096];
+
+/* Writes of 1 ms each, a flush: each once, none early, all in FD. */
 static void
-test_submit_file (const char *dir)
+submit_file_writes (struct blkemu_disk *disk, int fd)
 {
-  char err[BLKEMU_ERR_MAX], spec[512], path[256];
-  snprintf (path, sizeof path, "%s/blkemu-engine.XXXXXX", dir);
-  int fd = mkstemp (path);
-  CHECK (fd != -1, "mkstemp");
-  if (fd == -1)
-    return;
-  snprintf (spec, sizeof spec,
-            "size=4M,backend=file,file=%s,latency-write=1ms", path);
-  struct blkemu_disk *disk =
-    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
-  CHECK (disk, "open: %s", err);
-  if (!disk) {
-    close (fd);
-    unlink (path);
-    return;
-  }
-  static struct call c[CALLS + 1];
-  static unsigned char buf[CALLS][4096], back[CALLS][4096];
+  struct call *c = file_c;
+  unsigned char (*buf)[4096] = file_buf;
   unsigned threads_before = thread_count ();
-  memset (c, 0, sizeof c);
+  memset (file_c, 0, sizeof file_c);
   calls_done = 0;
   for (unsigned i = 0; i < CALLS; i++) {
     memset (buf[i], (int) (i + 7), sizeof buf[i]);
@@ -406,12 +394,18 @@ test_submit_file (const char *dir)
          "file: %u of %u writes in the file after the "
          "flush",
          in_file, CALLS);
+}
 
-  /* Reads behind writes to the same blocks see them: FUA writes always
-   * go to the worker (a page-cache write could not be FUA), and a read
-   * may not overtake them from the page cache.
-   */
-  memset (c, 0, sizeof c);
+/* Reads behind writes to the same blocks see them: FUA writes always
+ * go to the worker (a page-cache write could not be FUA), and a read
+ * may not overtake them from the page cache.
+ */
+static void
+submit_file_reads_behind (struct blkemu_disk *disk)
+{
+  struct call *c = file_c, *rc = file_rc;
+  unsigned char (*buf)[4096] = file_buf, (*back)[4096] = file_back;
+  memset (file_c, 0, sizeof file_c);
   calls_done = 0;
   for (unsigned i = 0; i < CALLS; i++) {
     memset (buf[i], (int) (i + 11), sizeof buf[i]);
@@ -420,14 +414,12 @@ test_submit_file (const char *dir)
     /* The write's buffer is the caller's again (FUSE reuses it). */
     memset (buf[i], 0xee, sizeof buf[i]);
   }
-  static struct call rc[CALLS];
-  memset (rc, 0, sizeof rc);
+  memset (file_rc, 0, sizeof file_rc);
   for (unsigned i = 0; i < CALLS; i++)
     blkemu_submit (disk, BLKEMU_OP_READ, back[i], 4096, (uint64_t) i * 4096, 0,
                    on_done, &rc[i]);
   wait_calls (2 * CALLS, 10000000000ull);
-  unsigned wrong = 0;
-  bad = 0;
+  unsigned wrong = 0, bad = 0;
   for (unsigned i = 0; i < CALLS; i++) {
     bad += rc[i].calls != 1 || rc[i].result != 0;
     memset (buf[i], (int) (i + 11), sizeof buf[i]);
@@ -436,29 +428,57 @@ test_submit_file (const char *dir)
   CHECK (bad == 0, "file: %u reads not completed once with 0", bad);
   CHECK (wrong == 0, "file: %u reads missed the write queued before them",
          wrong);
-  blkemu_disk_close (disk);
+}
 
-  /* An hour's stall: cancel completes every request, queued transfer or
-   * not, once, with ESHUTDOWN.
-   */
+/* An hour's stall: cancel completes every request, queued transfer or
+ * not, once, with ESHUTDOWN.
+ */
+static void
+submit_file_cancel (const char *path)
+{
+  char err[BLKEMU_ERR_MAX], spec[512];
+  struct call *c = file_c;
   snprintf (spec, sizeof spec, "size=4M,backend=file,file=%s,stall=3600s",
             path);
-  disk = blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
+  struct blkemu_disk *disk =
+    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
+  CHECK (disk, "open: %s", err);
+  if (!disk)
+    return;
+  memset (file_c, 0, sizeof file_c);
+  calls_done = 0;
+  for (unsigned i = 0; i < 64; i++)
+    blkemu_submit (disk, i % 2 ? BLKEMU_OP_READ : BLKEMU_OP_WRITE, file_buf[i],
+                   4096, (uint64_t) i * 4096, 0, on_done, &c[i]);
+  blkemu_disk_cancel (disk);
+  CHECK (calls_done == 64, "file: %u of 64 callbacks after cancel",
+         calls_done);
+  unsigned wrong = 0;
+  for (unsigned i = 0; i < 64; i++)
+    wrong += c[i].calls != 1 || c[i].result != ESHUTDOWN;
+  CHECK (wrong == 0, "file: %u callbacks not once with ESHUTDOWN", wrong);
+  blkemu_disk_close (disk);
+}
+
+static void
+test_submit_file (const char *dir)
+{
+  char err[BLKEMU_ERR_MAX], spec[512], path[256];
+  snprintf (path, sizeof path, "%s/blkemu-engine.XXXXXX", dir);
+  int fd = mkstemp (path);
+  CHECK (fd != -1, "mkstemp");
+  if (fd == -1)
+    return;
+  snprintf (spec, sizeof spec,
+            "size=4M,backend=file,file=%s,latency-write=1ms", path);
+  struct blkemu_disk *disk =
+    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   CHECK (disk, "open: %s", err);
   if (disk) {
-    memset (c, 0, sizeof c);
-    calls_done = 0;
-    for (unsigned i = 0; i < 64; i++)
-      blkemu_submit (disk, i % 2 ? BLKEMU_OP_READ : BLKEMU_OP_WRITE, buf[i],
-                     4096, (uint64_t) i * 4096, 0, on_done, &c[i]);
-    blkemu_disk_cancel (disk);
-    CHECK (calls_done == 64, "file: %u of 64 callbacks after cancel",
-           calls_done);
-    wrong = 0;
-    for (unsigned i = 0; i < 64; i++)
-      wrong += c[i].calls != 1 || c[i].result != ESHUTDOWN;
-    CHECK (wrong == 0, "file: %u callbacks not once with ESHUTDOWN", wrong);
+    submit_file_writes (disk, fd);
+    submit_file_reads_behind (disk);
     blkemu_disk_close (disk);
+    submit_file_cancel (path);
   }
   close (fd);
   unlink (path);
