@@ -296,11 +296,13 @@ sink_piece (void *cookie, uint64_t at, const void *data, uint64_t len)
   return 0;
 }
 
+static char sink_buf[512 << 10], sink_data[8192];
+static struct sink_log sink_log = { .fail_at = -1 };
+
 static void
 test_read_sink (void)
 {
-  static char buf[512 << 10], data[8192];
-  static struct sink_log log = { .fail_at = -1 };
+  char *buf = sink_buf, *data = sink_data;
   struct blkemu_disk *d =
     open_expect (&zero_reads, "size=16M,backend=memory", NULL);
   if (!d)
@@ -315,52 +317,60 @@ test_read_sink (void)
   /* 256K from 1M: a hole, 4K of 0x5C at the end of the first chunk, 4K
    * of 0x3A at the start of the second, then holes.
    */
-  int r = sink_submit (d, &log, buf, 256 << 10, 1 << 20);
+  int r = sink_submit (d, &sink_log, buf, 256 << 10, 1 << 20);
   CHECK (r == BLKEMU_READ_SENT && all_bytes (buf, 256 << 10, 0xAA),
          "memory with a sink: result %d, buffer %s, want BLKEMU_READ_SENT, "
          "untouched",
          r, all_bytes (buf, 256 << 10, 0xAA) ? "untouched" : "written");
-  CHECK (log.next == 256 << 10 && log.pieces == 4 && log.holes == 2,
+  CHECK (sink_log.next == 256 << 10 && sink_log.pieces == 4 &&
+           sink_log.holes == 2,
          "sink saw %llu bytes in %u pieces, %u holes; want 256K in 4, 2",
-         (unsigned long long) log.next, log.pieces, log.holes);
-  CHECK (all_bytes (log.out, 65536 - 4096, 0) &&
-           all_bytes (log.out + 65536 - 4096, 4096, 0x5C) &&
-           all_bytes (log.out + 65536, 4096, 0x3A) &&
-           all_bytes (log.out + 65536 + 4096, (192 << 10) - 4096, 0),
+         (unsigned long long) sink_log.next, sink_log.pieces, sink_log.holes);
+  CHECK (all_bytes (sink_log.out, 65536 - 4096, 0) &&
+           all_bytes (sink_log.out + 65536 - 4096, 4096, 0x5C) &&
+           all_bytes (sink_log.out + 65536, 4096, 0x3A) &&
+           all_bytes (sink_log.out + 65536 + 4096, (192 << 10) - 4096, 0),
          "the sink's data is wrong");
   /* A sink's error fails the read. */
-  log.fail_at = 1;
-  r = sink_submit (d, &log, buf, 256 << 10, 1 << 20);
+  sink_log.fail_at = 1;
+  r = sink_submit (d, &sink_log, buf, 256 << 10, 1 << 20);
   CHECK (r == EIO, "a sink's EIO: result %d", r);
-  log.fail_at = -1;
+  sink_log.fail_at = -1;
   /* All holes: the zeroes are the frontend's, as before. */
-  r = sink_submit (d, &log, buf, 64 << 10, 4 << 20);
+  r = sink_submit (d, &sink_log, buf, 64 << 10, 4 << 20);
   CHECK (r == BLKEMU_READ_ZEROES, "a hole with a sink: result %d", r);
   /* A bit flip needs the data: the buffer, one bit off. */
   char err[BLKEMU_ERR_MAX] = "";
   CHECK (blkemu_disk_set (d, "bit-flip-probability", "1", err, sizeof err) ==
            0,
          "bit-flip-probability=1: %s", err);
-  r = sink_submit (d, &log, buf, 8192, (1 << 20) + 65536 - 4096);
+  r = sink_submit (d, &sink_log, buf, 8192, (1 << 20) + 65536 - 4096);
   unsigned diff = 0;
   for (size_t i = 0; i < 8192; i++)
     diff += (unsigned) __builtin_popcount ((unsigned char) (buf[i] ^ data[i]));
-  CHECK (r == 0 && diff == 1 && log.pieces == 0,
+  CHECK (r == 0 && diff == 1 && sink_log.pieces == 0,
          "a flip with a sink: result %d, %u bits off, %u pieces sent", r, diff,
-         log.pieces);
+         sink_log.pieces);
   blkemu_disk_close (d);
+}
 
+/* A zoned disk lends what lies below a write pointer and sends zeroes
+ * past it: sequential zone 1 holds 8K of 0x3A, then its write
+ * pointer; conventional zone 0 ends with 4K of 0x5C.  (A read may not
+ * cross a zone's end: boundary is the zone size.)
+ */
+static void
+test_read_sink_zoned (void)
+{
+  char *buf = sink_buf, *data = sink_data;
+  int r;
   /* A backend that cannot lend takes no sink. */
-  d = open_expect (&zero_reads, "size=16M,backend=null", NULL);
+  struct blkemu_disk *d =
+    open_expect (&zero_reads, "size=16M,backend=null", NULL);
   if (d) {
     CHECK (!blkemu_disk_lends_reads (d), "a null disk lends reads");
     blkemu_disk_close (d);
   }
-  /* A zoned disk lends what lies below a write pointer and sends zeroes
-   * past it: sequential zone 1 holds 8K of 0x3A, then its write
-   * pointer; conventional zone 0 ends with 4K of 0x5C.  (A read may not
-   * cross a zone's end: boundary is the zone size.)
-   */
   d = open_expect (&zero_reads,
                    "size=64M,backend=memory,zoned=host-managed,zone-size=4M,"
                    "conventional-zones=1",
@@ -375,22 +385,24 @@ test_read_sink (void)
              blkemu_io (d, BLKEMU_OP_WRITE, data + 4096, 4096,
                         (4 << 20) + 4096, 0) == 0,
            "zoned: the writes failed");
-    r = sink_submit (d, &log, buf, 16 << 10, 4 << 20);
+    r = sink_submit (d, &sink_log, buf, 16 << 10, 4 << 20);
     CHECK (r == BLKEMU_READ_SENT && all_bytes (buf, 16 << 10, 0xAA),
            "zoned with a sink: result %d, want BLKEMU_READ_SENT", r);
-    CHECK (log.next == 16 << 10 && log.pieces == 2 && log.holes == 1,
+    CHECK (sink_log.next == 16 << 10 && sink_log.pieces == 2 &&
+             sink_log.holes == 1,
            "zoned: %llu bytes in %u pieces, %u of zeroes; want 16K in 2, 1",
-           (unsigned long long) log.next, log.pieces, log.holes);
-    CHECK (all_bytes (log.out, 8192, 0x3A) &&
-             all_bytes (log.out + 8192, 8192, 0),
+           (unsigned long long) sink_log.next, sink_log.pieces,
+           sink_log.holes);
+    CHECK (all_bytes (sink_log.out, 8192, 0x3A) &&
+             all_bytes (sink_log.out + 8192, 8192, 0),
            "zoned: past the write pointer the sink's data is wrong");
-    r = sink_submit (d, &log, buf, 8192, (4 << 20) - 8192);
-    CHECK (r == BLKEMU_READ_SENT && log.pieces == 1 && log.holes == 0 &&
-             all_bytes (log.out, 4096, 0) &&
-             all_bytes (log.out + 4096, 4096, 0x5C),
+    r = sink_submit (d, &sink_log, buf, 8192, (4 << 20) - 8192);
+    CHECK (r == BLKEMU_READ_SENT && sink_log.pieces == 1 &&
+             sink_log.holes == 0 && all_bytes (sink_log.out, 4096, 0) &&
+             all_bytes (sink_log.out + 4096, 4096, 0x5C),
            "zoned, conventional zone: result %d, %u pieces, data %s", r,
-           log.pieces,
-           all_bytes (log.out + 4096, 4096, 0x5C) ? "ok" : "wrong");
+           sink_log.pieces,
+           all_bytes (sink_log.out + 4096, 4096, 0x5C) ? "ok" : "wrong");
     blkemu_disk_close (d);
   }
 }
@@ -403,6 +415,7 @@ main (void)
   test_warning ();
   test_zero_reads ();
   test_read_sink ();
+  test_read_sink_zoned ();
   if (failures) {
     printf ("%d failure(s)\n", failures);
     return 1;
