@@ -1203,27 +1203,56 @@ test_failed_zones (void)
   scratch_remove (dir, (const char *const[]){ "f.img", "f.img.zones", NULL });
 }
 
+/* Every test, one a line: meson registers each as its own test
+ * (zones-NAME), reading this list.
+ */
+#define ZONE_TESTS(X) \
+  X (write_pointer) \
+  X (limits) \
+  X (capacity) \
+  X (crash) \
+  X (crash_prefix) \
+  X (crash_finish_excursion) \
+  X (crash_interrupted) \
+  X (sidecar) \
+  X (views) \
+  X (trace) \
+  X (sigkill) \
+  X (control) \
+  X (control_zone_async) \
+  X (failed_zones) \
+  X (concurrent_appends) \
+  X (latency) \
+  X (zone_op_cancelled) \
+  X (bad_specs)
+
+static const struct {
+  const char *name;
+  void (*run) (void);
+} zone_tests[] = {
+#define ZONE_TEST_ENTRY(n) { #n, test_##n },
+  ZONE_TESTS (ZONE_TEST_ENTRY)
+#undef ZONE_TEST_ENTRY
+};
+
+/* test-zones [NAME...]: the tests named, or all of them. */
 int
-main (void)
+main (int argc, char **argv)
 {
-  test_write_pointer ();
-  test_limits ();
-  test_capacity ();
-  test_crash ();
-  test_crash_prefix ();
-  test_crash_finish_excursion ();
-  test_crash_interrupted ();
-  test_sidecar ();
-  test_views ();
-  test_trace ();
-  test_sigkill ();
-  test_control ();
-  test_control_zone_async ();
-  test_failed_zones ();
-  test_concurrent_appends ();
-  test_latency ();
-  test_zone_op_cancelled ();
-  test_bad_specs ();
+  size_t n = sizeof zone_tests / sizeof zone_tests[0];
+  for (int a = 1; a < argc; a++) {
+    size_t t = 0;
+    while (t < n && strcmp (zone_tests[t].name, argv[a]))
+      t++;
+    if (t == n) {
+      fprintf (stderr, "test-zones: no test %s\n", argv[a]);
+      return 2;
+    }
+    zone_tests[t].run ();
+  }
+  if (argc == 1)
+    for (size_t t = 0; t < n; t++)
+      zone_tests[t].run ();
   if (failures) {
     printf ("%d failures\n", failures);
     return 1;
