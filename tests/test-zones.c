@@ -74,6 +74,8 @@ wr (struct blkemu_disk *d, uint64_t off, uint64_t len, char fill)
   return r;
 }
 
+static void write_pointer_resets (struct blkemu_disk *d);
+
 static void
 test_write_pointer (void)
 {
@@ -141,7 +143,19 @@ test_write_pointer (void)
   CHECK (wr (d, z2 + ZS - BLK, BLK, 'x') == EIO, "write into a full zone");
   /* A write may not cross into the next zone. */
   CHECK (wr (d, 3 * ZS + 0, 2 * BLK, 'g') == 0, "zone 3 write");
+  write_pointer_resets (d);
+  blkemu_disk_close (d);
+}
 
+/* test_write_pointer's disk, on: reset, finish, reset-all, and what the
+ * summary and stats say of all it did.
+ */
+static void
+write_pointer_resets (struct blkemu_disk *d)
+{
+  uint64_t z2 = 2 * ZS;
+  char buf[BLK];
+  struct blkemu_zone z;
   /* Reset: empty, reads zeroes. */
   CHECK (blkemu_zone_command (d, BLKEMU_ZONE_RESET, z2) == 0, "reset");
   z = zone_at (d, z2);
@@ -185,7 +199,6 @@ test_write_pointer (void)
   CHECK (json && strstr (json, "\"write_pointer\": 3"),
          "stats wp violations (2 writes, 1 append)");
   free (json);
-  blkemu_disk_close (d);
 }
 
 static void
@@ -391,13 +404,20 @@ test_crash_finish_excursion (void)
          "past the write pointer): cond %u",
          z2.cond);
   blkemu_disk_close (d);
+}
 
-  /* Zone 1 full (the last of it unflushed), then zone 0 active: the
-   * crash makes zone 1 closed again, two active with room for one, so
-   * the device finishes zone 1.
-   */
-  d = open_disk ("size=4M,zoned=host-managed,zone-size=1M,write-cache=yes,"
-                 "max-active-zones=1");
+/* Zone 1 full (the last of it unflushed), then zone 0 active: the
+ * crash makes zone 1 closed again, two active with room for one, so
+ * the device finishes zone 1.
+ */
+static void
+test_crash_excursion (void)
+{
+  char err[BLKEMU_ERR_MAX], buf[BLK];
+  struct blkemu_zone z0, z1;
+  struct blkemu_disk *d =
+    open_disk ("size=4M,zoned=host-managed,zone-size=1M,write-cache=yes,"
+               "max-active-zones=1");
   char one[2 * BLK];
   memset (one, 'f', sizeof one);
   CHECK (blkemu_io (d, BLKEMU_OP_WRITE, one, 2 * BLK, ZS, BLKEMU_FLAG_FUA) ==
@@ -640,6 +660,8 @@ test_sidecar (void)
  * its writes and zone commands change them in the view alone, and
  * neither the live zones nor the sidecar ever see them.
  */
+static void views_after (struct blkemu_disk *d, const char *list);
+
 static void
 test_views (void)
 {
@@ -687,6 +709,20 @@ test_views (void)
   CHECK (blkemu_zone_command (d, BLKEMU_ZONE_FINISH, 2 * ZS) == 0 &&
            zone_at (d, 2 * ZS).cond == BLKEMU_ZONE_COND_FULL,
          "view: a finish fills zone 2");
+  views_after (d, list);
+  scratch_remove (dir, (const char *const[]){ "v.img", "v.img.zones", NULL });
+}
+
+/* test_views' disk after its first view: the next view shows none of
+ * it, power-on and a reopen give the live zones back, and a crash
+ * after a view takes the live state.  Closes D.
+ */
+static void
+views_after (struct blkemu_disk *d, const char *list)
+{
+  char err[BLKEMU_ERR_MAX], buf[BLK];
+  struct blkemu_crash_report rep;
+  struct blkemu_zone z;
   CHECK (blkemu_disk_view_close (d, err, sizeof err) == 0, "view end: %s",
          err);
   CHECK (blkemu_disk_view_open (d, BLKEMU_CRASH_PICK, 7, &rep, err,
@@ -729,7 +765,6 @@ test_views (void)
   blkemu_disk_power_on (d);
   CHECK (zone_at (d, ZS).wp == ZS + 15 * BLK, "crash after a view: live");
   blkemu_disk_close (d);
-  scratch_remove (dir, (const char *const[]){ "v.img", "v.img.zones", NULL });
 }
 
 /* The trace of a zoned disk: the zone size in its header, resets as trims
@@ -1206,24 +1241,25 @@ test_failed_zones (void)
 /* Every test, one a line: meson registers each as its own test
  * (zones-NAME), reading this list.
  */
-#define ZONE_TESTS(X) \
-  X (write_pointer) \
-  X (limits) \
-  X (capacity) \
-  X (crash) \
-  X (crash_prefix) \
-  X (crash_finish_excursion) \
-  X (crash_interrupted) \
-  X (sidecar) \
-  X (views) \
-  X (trace) \
-  X (sigkill) \
-  X (control) \
-  X (control_zone_async) \
-  X (failed_zones) \
-  X (concurrent_appends) \
-  X (latency) \
-  X (zone_op_cancelled) \
+#define ZONE_TESTS(X)                                                         \
+  X (write_pointer)                                                           \
+  X (limits)                                                                  \
+  X (capacity)                                                                \
+  X (crash)                                                                   \
+  X (crash_prefix)                                                            \
+  X (crash_finish_excursion)                                                  \
+  X (crash_excursion)                                                         \
+  X (crash_interrupted)                                                       \
+  X (sidecar)                                                                 \
+  X (views)                                                                   \
+  X (trace)                                                                   \
+  X (sigkill)                                                                 \
+  X (control)                                                                 \
+  X (control_zone_async)                                                      \
+  X (failed_zones)                                                            \
+  X (concurrent_appends)                                                      \
+  X (latency)                                                                 \
+  X (zone_op_cancelled)                                                       \
   X (bad_specs)
 
 static const struct {
