@@ -201,24 +201,14 @@ stats_shards (void)
   printf ("ok: queue stats merged, reset and kept after a timeline's end\n");
 }
 
-int
-main (void)
-{
-  char err[BLKEMU_ERR_MAX] = "";
-  struct blkemu_disk *d = blkemu_disk_open_spec ("name=t,size=16M,latency-"
-                                                 "read=2ms,latency-write=3ms",
-                                                 0, NULL, err, sizeof err);
-  CHECK (d, "open: %s", err);
-  if (!d)
-    return 1;
-  CHECK (blkemu_disk_start (d, err, sizeof err) == 0, "start: %s", err);
-  struct blkemu_timeline *tl = blkemu_timeline_new (d);
-  CHECK (tl, "a timeline");
-  CHECK (blkemu_timeline_wake_at (tl) == UINT64_MAX,
-         "nothing pending: no wake-up");
+static char buf[NREQ][4096];
 
-  /* Reads and writes at once: each completes at its own deadline. */
-  static char buf[NREQ][4096];
+/* Reads and writes at once: each completes at its own deadline, on the
+ * timeline's owner's thread, and the wake-up it asks for is right.
+ */
+static void
+test_deadlines (struct blkemu_timeline *tl)
+{
   struct req rs[NREQ] = { 0 };
   for (unsigned i = 0; i < NREQ; i++) {
     rs[i].submitted = now_ns ();
@@ -275,8 +265,13 @@ main (void)
   CHECK (blkemu_timeline_wake_at (tl) == UINT64_MAX, "all done: no wake-up");
   printf ("ok: %u requests completed on the owner's thread, none early\n",
           NREQ);
+}
 
-  /* A cancel from another thread ends what the timeline holds. */
+/* A cancel from another thread ends what the timeline holds. */
+static void
+test_cancel (struct blkemu_disk *d, struct blkemu_timeline *tl)
+{
+  char err[BLKEMU_ERR_MAX] = "";
   CHECK (blkemu_disk_set (d, "latency-read", "10s", err, sizeof err) == 0,
          "latency-read=10s: %s", err);
   struct req slow[4] = { 0 };
@@ -298,7 +293,25 @@ main (void)
          "after the cancel a request is refused at once (%s)",
          late.done ? strerror (late.result) : "pending");
   printf ("ok: a cancel ends the timeline's requests with ESHUTDOWN\n");
+}
 
+int
+main (void)
+{
+  char err[BLKEMU_ERR_MAX] = "";
+  struct blkemu_disk *d = blkemu_disk_open_spec ("name=t,size=16M,latency-"
+                                                 "read=2ms,latency-write=3ms",
+                                                 0, NULL, err, sizeof err);
+  CHECK (d, "open: %s", err);
+  if (!d)
+    return 1;
+  CHECK (blkemu_disk_start (d, err, sizeof err) == 0, "start: %s", err);
+  struct blkemu_timeline *tl = blkemu_timeline_new (d);
+  CHECK (tl, "a timeline");
+  CHECK (blkemu_timeline_wake_at (tl) == UINT64_MAX,
+         "nothing pending: no wake-up");
+  test_deadlines (tl);
+  test_cancel (d, tl);
   blkemu_timeline_free (tl);
   CHECK (blkemu_disk_close (d) == 0, "close");
   stats_shards ();
