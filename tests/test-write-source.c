@@ -80,13 +80,13 @@ fill_pages (unsigned seed)
     pages[i] = (unsigned char) (i * 7 + seed);
 }
 
-int
-main (void)
-{
-  static unsigned char buf[LEN];
-  char err[BLKEMU_ERR_MAX];
+static unsigned char buf[LEN];
 
-  /* Straight into the store: per chunk, never the whole buffer. */
+/* Straight into the store: per chunk, never the whole buffer. */
+static void
+test_taken (void)
+{
+  char err[BLKEMU_ERR_MAX];
   struct blkemu_disk *d = open_disk ("size=1M");
   fill_pages (1);
   CHECK (write_one (d, buf) == 0, "a taken write");
@@ -118,9 +118,15 @@ main (void)
          "a split write taken in pieces (%u calls)", calls);
   CHECK (reads_back (d), "and read back");
   blkemu_disk_close (d);
+}
 
+/* What needs the data before it is stored gets the buffer filled whole. */
+static void
+test_filled (void)
+{
+  char err[BLKEMU_ERR_MAX];
   /* A write cache keeps the old data: the buffer is filled first. */
-  d = open_disk ("size=1M,write-cache=on");
+  struct blkemu_disk *d = open_disk ("size=1M,write-cache=on");
   fill_pages (3);
   CHECK (write_one (d, buf) == 0 && whole_calls == 1,
          "with a write cache the buffer is filled whole (%u whole of %u)",
@@ -167,6 +173,13 @@ main (void)
   CHECK (reads_back (d), "and the file holds it");
   blkemu_disk_close (d);
   unlink (path);
+}
+
+int
+main (void)
+{
+  test_taken ();
+  test_filled ();
 
   printf ("%s\n", failures ? "FAILED" : "ok: write source");
   return failures ? 1 : 0;
