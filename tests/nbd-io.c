@@ -44,6 +44,75 @@ parse_num (const char *s)
   return v;
 }
 
+/* OP ("read", "write", "write-fua-many", "trim", "zero", "flush") on
+ * NBD: its result (-1 on error), or -2 for an unknown OP.  A read
+ * lands in *BUF; write-fua-many allocates *BUF itself.
+ */
+static int
+run_op (struct nbd_handle *nbd, const char *op, bool twice, bool fua,
+        unsigned char **bufp, uint64_t offset, uint64_t len, uint64_t seed)
+{
+  unsigned char *buf = *bufp;
+  int r;
+  if (!strcmp (op, "write-fua-many")) {
+    buf = *bufp = calloc (1, len ? len : 1);
+    r = buf ? 0 : -1;
+    for (uint64_t i = 0; i < seed && r == 0; i++)
+      r = nbd_pwrite (nbd, buf, len, offset + (i % 4096) * len,
+                      LIBNBD_CMD_FLAG_FUA);
+  }
+  else if (!strcmp (op, "write")) {
+    fill (buf, len, offset, seed);
+    r = nbd_pwrite (nbd, buf, len, offset, fua ? LIBNBD_CMD_FLAG_FUA : 0);
+  }
+  else if (!strcmp (op, "read") && twice) {
+    r = nbd_pread (nbd, buf, len, offset, 0);
+    printf ("%s ", r == -1
+                     ? (nbd_get_errno () ? strerrorname_np (nbd_get_errno ())
+                                         : "error")
+                     : "ok");
+    r = nbd_pread (nbd, buf, len, offset, 0);
+  }
+  else if (!strcmp (op, "read"))
+    r = nbd_pread (nbd, buf, len, offset, 0);
+  else if (!strcmp (op, "trim"))
+    r = nbd_trim (nbd, len, offset, 0);
+  else if (!strcmp (op, "zero"))
+    r = nbd_zero (nbd, len, offset, 0);
+  else if (!strcmp (op, "flush"))
+    r = nbd_flush (nbd, 0);
+  else
+    r = -2;
+  return r;
+}
+
+/* A read's data against what SEED wrote there (or zeroes): "ok" or
+ * "MISMATCH at OFFSET"; 0, 1 on a mismatch, 2 without memory.
+ */
+static int
+check_read (const unsigned char *buf, uint64_t len, uint64_t offset,
+            uint64_t seed, bool zeros)
+{
+  unsigned char *want = malloc (len ? len : 1);
+  if (!want)
+    return 2;
+  if (zeros)
+    memset (want, 0, len);
+  else
+    fill (want, len, offset, seed);
+  int status = 0;
+  for (uint64_t i = 0; i < len; i++)
+    if (buf[i] != want[i]) {
+      printf ("MISMATCH at %" PRIu64 "\n", offset + i);
+      status = 1;
+      break;
+    }
+  free (want);
+  if (status == 0)
+    printf ("ok\n");
+  return status;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -82,35 +151,8 @@ main (int argc, char **argv)
       return 2;
   }
 
-  int r;
-  if (!strcmp (op, "write-fua-many")) {
-    buf = calloc (1, len ? len : 1);
-    r = buf ? 0 : -1;
-    for (uint64_t i = 0; i < seed && r == 0; i++)
-      r = nbd_pwrite (nbd, buf, len, offset + (i % 4096) * len,
-                      LIBNBD_CMD_FLAG_FUA);
-  }
-  else if (!strcmp (op, "write")) {
-    fill (buf, len, offset, seed);
-    r = nbd_pwrite (nbd, buf, len, offset, fua ? LIBNBD_CMD_FLAG_FUA : 0);
-  }
-  else if (!strcmp (op, "read") && twice) {
-    r = nbd_pread (nbd, buf, len, offset, 0);
-    printf ("%s ", r == -1
-                     ? (nbd_get_errno () ? strerrorname_np (nbd_get_errno ())
-                                         : "error")
-                     : "ok");
-    r = nbd_pread (nbd, buf, len, offset, 0);
-  }
-  else if (!strcmp (op, "read"))
-    r = nbd_pread (nbd, buf, len, offset, 0);
-  else if (!strcmp (op, "trim"))
-    r = nbd_trim (nbd, len, offset, 0);
-  else if (!strcmp (op, "zero"))
-    r = nbd_zero (nbd, len, offset, 0);
-  else if (!strcmp (op, "flush"))
-    r = nbd_flush (nbd, 0);
-  else {
+  int r = run_op (nbd, op, twice, fua, &buf, offset, len, seed);
+  if (r == -2) {
     fprintf (stderr, "nbd-io: unknown operation '%s'\n", op);
     return 2;
   }
@@ -122,24 +164,8 @@ main (int argc, char **argv)
     fprintf (stderr, "nbd-io: %s\n", nbd_get_error ());
     status = 1;
   }
-  else if (!strcmp (op, "read") && have_seed) {
-    unsigned char *want = malloc (len ? len : 1);
-    if (!want)
-      return 2;
-    if (zeros)
-      memset (want, 0, len);
-    else
-      fill (want, len, offset, seed);
-    for (uint64_t i = 0; i < len; i++)
-      if (buf[i] != want[i]) {
-        printf ("MISMATCH at %" PRIu64 "\n", offset + i);
-        status = 1;
-        break;
-      }
-    free (want);
-    if (status == 0)
-      printf ("ok\n");
-  }
+  else if (!strcmp (op, "read") && have_seed)
+    status = check_read (buf, len, offset, seed, zeros);
   else
     printf ("ok\n");
 
