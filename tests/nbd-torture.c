@@ -202,6 +202,40 @@ written (uint64_t b, uint32_t v, bool fua, bool ok, unsigned epoch)
   }
 }
 
+/* Blocks B..B+N read on H into BUF, each against what was written to it
+ * (while a crash may be undoing writes, what it holds is learnt instead).
+ */
+static int
+read_and_verify (struct nbd_handle *h, unsigned char *buf, uint64_t b,
+                 uint64_t n)
+{
+  unsigned epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
+  int r = nbd_pread (h, buf, n * BLOCK, b * BLOCK, 0);
+  for (uint64_t i = 0; r == 0 && i < n; i++) {
+    struct block *k = &blocks[b + i];
+    uint32_t got = version_in (buf + i * BLOCK, b + i, k);
+    bool window = __atomic_load_n (&crash_window, __ATOMIC_ACQUIRE);
+    if (window && got != k->latest && got != UINT32_MAX)
+      k->uncertain = true; /* rolled back, or not: the check says */
+    else if (!k->uncertain && !window && got != k->latest)
+      FAIL ("block %" PRIu64 ": read version %" PRIu32 ", last written "
+            "%" PRIu32,
+            b + i, got, k->latest);
+    else if (k->uncertain && got == UINT32_MAX && k->ncand >= 0) {
+      char holds[256];
+      describe (buf + i * BLOCK, holds, sizeof holds);
+      FAIL ("block %" PRIu64 ": holds data never written there: %s", b + i,
+            holds);
+    }
+    else if (k->uncertain && got != UINT32_MAX) {
+      k->latest = got;
+      k->uncertain = false;
+      k->epoch = epoch; /* on the medium since before the read */
+    }
+  }
+  return r;
+}
+
 static void *
 client (void *arg)
 {
@@ -232,32 +266,8 @@ client (void *arg)
       for (uint64_t i = 0; i < n; i++)
         written (b + i, v, fua, r == 0, epoch);
     }
-    else if (what < 9) { /* read and verify */
-      unsigned epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
-      r = nbd_pread (h, buf, n * BLOCK, b * BLOCK, 0);
-      for (uint64_t i = 0; r == 0 && i < n; i++) {
-        struct block *k = &blocks[b + i];
-        uint32_t got = version_in (buf + i * BLOCK, b + i, k);
-        bool window = __atomic_load_n (&crash_window, __ATOMIC_ACQUIRE);
-        if (window && got != k->latest && got != UINT32_MAX)
-          k->uncertain = true; /* rolled back, or not: the check says */
-        else if (!k->uncertain && !window && got != k->latest)
-          FAIL ("block %" PRIu64 ": read version %" PRIu32 ", last written "
-                "%" PRIu32,
-                b + i, got, k->latest);
-        else if (k->uncertain && got == UINT32_MAX && k->ncand >= 0) {
-          char holds[256];
-          describe (buf + i * BLOCK, holds, sizeof holds);
-          FAIL ("block %" PRIu64 ": holds data never written there: %s", b + i,
-                holds);
-        }
-        else if (k->uncertain && got != UINT32_MAX) {
-          k->latest = got;
-          k->uncertain = false;
-          k->epoch = epoch; /* on the medium since before the read */
-        }
-      }
-    }
+    else if (what < 9) /* read and verify */
+      r = read_and_verify (h, buf, b, n);
     else { /* flush this client's blocks */
       r = nbd_flush (h, 0);
       if (r == 0) {
@@ -353,6 +363,48 @@ check_after_crash (void)
     nbd_close (h);
 }
 
+/* Writes and reads in flight, with long latencies, when the power goes;
+ * it comes back within 40 ms, while some still are.
+ */
+static void
+crash_in_flight (unsigned *seed)
+{
+  char out[256];
+  __atomic_store_n (&slow_since_ns, 0, __ATOMIC_RELEASE);
+  if (ctl ("set latency-write=120ms latency-read=40ms", out, sizeof out) == 0)
+    __atomic_store_n (&slow_since_ns, now_ns (), __ATOMIC_RELEASE);
+  usleep (60000);
+  __atomic_store_n (&crash_window, 1, __ATOMIC_RELEASE);
+  __atomic_store_n (&crash_sent_ns, now_ns (), __ATOMIC_RELEASE);
+  if (ctl ("crash", out, sizeof out) != 0)
+    FAIL ("crash in flight: %s", out);
+  __atomic_add_fetch (&power_epoch, 1, __ATOMIC_ACQ_REL);
+  usleep ((useconds_t) (rand_r (seed) % 40000));
+  if (ctl ("power-on", out, sizeof out) != 0)
+    FAIL ("power-on: %s", out);
+  ctl ("set latency-write=0 latency-read=0 error-mode=off", out, sizeof out);
+  pthread_rwlock_wrlock (&world);
+  /* A flush first: every write of the new epoch is then promised,
+   * so one the crash had undone before its reply (the bug this
+   * hunts) cannot pass for a legal loss.
+   */
+  struct nbd_handle *fh = connect_disk ();
+  unsigned epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
+  if (fh && nbd_flush (fh, 0) == 0)
+    for (uint64_t b = 0; b < CLIENTS * per_client; b++)
+      if (!blocks[b].uncertain && blocks[b].epoch == epoch) {
+        blocks[b].durable = blocks[b].latest;
+        blocks[b].ncand = 0;
+      }
+  if (fh)
+    nbd_close (fh);
+  check_after_crash ();
+  __atomic_store_n (&crash_window, 0, __ATOMIC_RELEASE);
+  stat_crashes++;
+  stat_inflight_crashes++;
+  pthread_rwlock_unlock (&world);
+}
+
 static void *
 controller (void *arg)
 {
@@ -391,46 +443,8 @@ controller (void *arg)
       stat_drops++;
       pthread_rwlock_unlock (&world);
     }
-    else if (stat_inflight_crashes * 2 <= stat_crashes) { /* every other */
-      /* Writes and reads in flight, with long latencies, when the power
-       * goes; it comes back within 40 ms, while some still are.
-       */
-      __atomic_store_n (&slow_since_ns, 0, __ATOMIC_RELEASE);
-      if (ctl ("set latency-write=120ms latency-read=40ms", out, sizeof out) ==
-          0)
-        __atomic_store_n (&slow_since_ns, now_ns (), __ATOMIC_RELEASE);
-      usleep (60000);
-      __atomic_store_n (&crash_window, 1, __ATOMIC_RELEASE);
-      __atomic_store_n (&crash_sent_ns, now_ns (), __ATOMIC_RELEASE);
-      if (ctl ("crash", out, sizeof out) != 0)
-        FAIL ("crash in flight: %s", out);
-      __atomic_add_fetch (&power_epoch, 1, __ATOMIC_ACQ_REL);
-      usleep ((useconds_t) (rand_r (&seed) % 40000));
-      if (ctl ("power-on", out, sizeof out) != 0)
-        FAIL ("power-on: %s", out);
-      ctl ("set latency-write=0 latency-read=0 error-mode=off", out,
-           sizeof out);
-      pthread_rwlock_wrlock (&world);
-      /* A flush first: every write of the new epoch is then promised,
-       * so one the crash had undone before its reply (the bug this
-       * hunts) cannot pass for a legal loss.
-       */
-      struct nbd_handle *fh = connect_disk ();
-      unsigned epoch = __atomic_load_n (&power_epoch, __ATOMIC_ACQUIRE);
-      if (fh && nbd_flush (fh, 0) == 0)
-        for (uint64_t b = 0; b < CLIENTS * per_client; b++)
-          if (!blocks[b].uncertain && blocks[b].epoch == epoch) {
-            blocks[b].durable = blocks[b].latest;
-            blocks[b].ncand = 0;
-          }
-      if (fh)
-        nbd_close (fh);
-      check_after_crash ();
-      __atomic_store_n (&crash_window, 0, __ATOMIC_RELEASE);
-      stat_crashes++;
-      stat_inflight_crashes++;
-      pthread_rwlock_unlock (&world);
-    }
+    else if (stat_inflight_crashes * 2 <= stat_crashes) /* every other */
+      crash_in_flight (&seed);
     else {
       pthread_rwlock_wrlock (&world);
       if (ctl ("crash", out, sizeof out) != 0)
