@@ -120,6 +120,21 @@ fuse_mount () {
   fail "blkemu-fuse did not mount $mnt"
 }
 
+# fs_umount DIR: unmount the file system on DIR, waiting up to 10 s
+# while it is busy (udev's blkid and btrfs's device scan open the loop
+# devices under it for a moment after every change), then lazily, so
+# that the FUSE server under its loop devices can still be let go.
+fs_umount () {
+  local dir=$1 i
+  for i in $(seq 50); do
+    mountpoint -q "$dir" || return 0
+    umount "$dir" 2> /dev/null && return 0
+    sleep 0.2
+  done
+  echo "fs_umount: $dir still busy after 10 s; unmounting lazily" >&2
+  umount -l "$dir"
+}
+
 fuse_umount () {
   local mnt=$1 pid=${2:-$fuse_pid} dev
   for dev in $(losetup -a | awk -F: -v m="$mnt/" 'index($0, m) { print $1 }'); do

@@ -13,7 +13,7 @@ dev=$(loop_attach "$mnt/fs" --direct-io=on)
 mkfs.ext4 -q -F "$dev"
 mkdir "$tmp/fs"
 mount "$dev" "$tmp/fs"
-cleanup_hooks=("umount '$tmp/fs'" "${cleanup_hooks[@]}")
+cleanup_hooks=("fs_umount '$tmp/fs'" "${cleanup_hooks[@]}")
 for i in $(seq 20); do head -c $((i * 37000)) /dev/urandom > "$tmp/fs/file$i"; done
 sha256sum "$tmp"/fs/file* | sed "s|$tmp/fs/||" > "$tmp/sums"
 sync

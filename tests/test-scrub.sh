@@ -24,7 +24,7 @@ mkdir -p "$tmp/fs"
 mkfs.btrfs -q -f -d raid1 -m raid1 "$da" "$db" > "$tmp/mkfs.out" 2>&1 ||
   { cat "$tmp/mkfs.out"; fail "mkfs.btrfs failed"; }
 mount -t btrfs -o "device=$da,device=$db" "$da" "$tmp/fs"
-cleanup_hooks=("umount '$tmp/fs' 2>/dev/null" "${cleanup_hooks[@]}")
+cleanup_hooks=("fs_umount '$tmp/fs'" "${cleanup_hooks[@]}")
 
 for i in $(seq 8); do head -c 1M /dev/urandom > "$tmp/fs/before$i"; done
 sync -f "$tmp/fs"
