@@ -120,6 +120,8 @@ sed 's/^/  dd: /' "$work/dd.err" | head -2
 if dd if="${dev[slow]}" of=/dev/null bs=64K count=1 iflag=direct 2>/dev/null; then second=ok; else second=failed; fi
 check "the first read fails with the injected EIO ($first), the next is served ($second)" \
   "$first/$second" = failed/ok
+check "as EIO, not a medium error's ENODATA (an injected fault, no bad sector)" \
+  "$(grep -c 'Input/output error' "$work/dd.err")" -ge 1
 check "the disk counted it ($(disk_stat slow .faults.errors) injected)" "$(disk_stat slow .faults.errors)" -ge 1
 
 section "SIGTERM: devices removed, stats written"

@@ -81,7 +81,7 @@ struct utag {
   struct uqueue *q;
   uint16_t tag;
   bool data;   /* read or write: the buffer was used */
-  bool read;   /* user copy: pwrite the data back */
+  bool read;   /* a read (user copy: pwrite its data back) */
   bool append; /* commit carries the zone append's LBA */
   bool zeroes; /* a read of zeroes: its buffer was not written */
   bool sent;   /* a read the core wrote into the request's pages */
@@ -90,6 +90,7 @@ struct utag {
    */
   uint32_t zero_len;
   uint32_t len;
+  uint64_t off;       /* where a read or write is, for its error */
   uint64_t append_at; /* where the core put a zone append */
 };
 

@@ -591,6 +591,13 @@ int blkemu_disk_stuck_args (struct blkemu_disk *disk, const char *what,
  */
 uint64_t blkemu_disk_error_at (struct blkemu_disk *disk, uint64_t offset,
                                uint64_t len);
+/* Whether the LEN bytes from OFFSET hold an unreadable sector (a bad
+ * range, or a write a crash interrupted): a read of them that failed
+ * with EIO failed as a medium error, which a frontend may report as
+ * such (ublk's ENODATA), unlike an injected EIO.
+ */
+bool blkemu_disk_unreadable (struct blkemu_disk *disk, uint64_t offset,
+                             uint64_t len);
 /* The unreadable ranges from FROM on, as "OFFSET+LENGTH ..." (at most
  * about 4 KiB of text; "..." ends a longer list), malloc'd; *COUNT: how
  * many there are.
