@@ -17,11 +17,12 @@ if [ -n "$top" ] && [ -e "$top/build/nbd/nbdkit-blkemu-plugin.so" ]; then
   PLOT=$top/build/tools/blkemu-plot
   FIEMAP=$top/build/tools/blkemu-fiemap
   CRASHCHECK=$top/tools/blkemu-crashcheck
+  NVMET=$top/tools/blkemu-nvmet
 else
   PLUGIN=blkemu CTL=blkemu-ctl FUSE=blkemu-fuse UBLK=blkemu-ublk
   SCSI=blkemu-scsi
   ATTACH=blkemu-attach PLOT=blkemu-plot FIEMAP=blkemu-fiemap
-  CRASHCHECK=blkemu-crashcheck
+  CRASHCHECK=blkemu-crashcheck NVMET=blkemu-nvmet
 fi
 results=${BLKEMU_RESULTS:-/tmp/blkemu-results}
 work=$(mktemp -d /tmp/scenario.XXXXXX)

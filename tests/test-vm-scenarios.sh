@@ -143,6 +143,41 @@ for k in $kernels; do
     failed+=("hand-off on $k (status $rc, wanted $rc_want)")
   fi
 done
+# --frontend nvmet (6.12: ublk_drv): the same hand-off, the disk a
+# namespace of the guest's NVMe target on two paths; COMMAND sees the
+# namespace's node with the disk's limits, controls the disk through its
+# socket and a path's ANA state through blkemu-nvmet.
+cat > "$tmp/handoff-nvmet.sh" <<'SCRIPT'
+set -u
+n=0
+ok () { n=$((n + 1)); echo "nvmet check $n: $*"; }
+d=${BLKEMU_DEV_N#/dev/}
+[[ $d =~ ^nvme[0-9]+n1$ ]] && ok "BLKEMU_DEV_N is a namespace ($BLKEMU_DEV_N)"
+[ "$(cat /sys/block/$d/queue/physical_block_size)" -eq 16384 ] && ok "16K physical block (NPWG, NAWUPF)"
+[ "$(ls -d /sys/class/nvme/nvme* | wc -l)" -eq 2 ] && ok "two controllers (--nvmet-paths 2)"
+dd if=/dev/urandom of=$BLKEMU_RESULTS/pattern bs=64K count=16 status=none
+dd if=$BLKEMU_RESULTS/pattern of=$BLKEMU_DEV_N bs=1M oflag=direct status=none &&
+  cmp <(dd if=$BLKEMU_DEV_N bs=1M count=1 iflag=direct status=none) $BLKEMU_RESULTS/pattern && ok "1M written and read back"
+[ "$("$CTL" "$BLKEMU_CTL_N" stats | jq '.ops.write.bytes')" -ge 1048576 ] && ok "the disk's control socket counts it"
+"$BLKEMU_TOP/tools/blkemu-nvmet" ana n 2 inaccessible | grep -q ": inaccessible$" && ok "path 2 made inaccessible"
+exit $((n == 6 ? 0 : 1))
+SCRIPT
+case " $kernels " in *" 6.12 "*)
+  echo "=== blkemu-vm --frontend nvmet --nvmet-paths 2 --disk ... -- COMMAND on 6.12"
+  rc=0
+  "$top/tools/blkemu-vm" -q --kernel 6.12 --results "$tmp/handoff-nvmet" \
+    --env "CTL=$top/build/tools/blkemu-ctl" --frontend nvmet --nvmet-paths 2 \
+    --disk name=n,size=64M,physical-block-size=16K,min-io=16K \
+    -- bash "$tmp/handoff-nvmet.sh" > "$tmp/out" 2>&1 || rc=$?
+  sed 's/^/  /' "$tmp/out"
+  if [ $rc -eq 0 ] && grep -q "^nvmet check 6:" "$tmp/out" &&
+     grep -q "disk(s) on blkemu-ublk, exported through nvmet on 2 path(s) each" "$tmp/out" &&
+     [ "$(jq '.ops.write.bytes' "$tmp/handoff-nvmet/n.json")" -ge 1048576 ]; then
+    echo "ok: the nvmet hand-off on 6.12: 6 checks in the guest, stats in the results"
+  else
+    failed+=("nvmet hand-off on 6.12 (status $rc)")
+  fi ;;
+esac
 # refused_early WANT ARG...: blkemu-vm ARG... fails before any guest
 # boots, saying WANT.
 refused_early () {
@@ -153,7 +188,9 @@ refused_early () {
 refused_early "--frontend goes with --disk" --frontend ublk true
 refused_early "--batch and --disk do not go together" --batch --disk size=1M true
 refused_early "no-such-script: no such script" --batch "$tmp/no-such-script"
-refused_early "must be auto, ublk, scsi, nvme, sata or virtio-blk" --disk size=1M --frontend floppy true
+refused_early "must be auto, ublk, scsi, nvmet, nvme, sata or virtio-blk" --disk size=1M --frontend floppy true
+refused_early "--nvmet-paths goes with --frontend nvmet" --nvmet-paths 2 --disk size=1M true
+refused_early "--nvmet-paths 9: a number of paths from 1 to 8" --frontend nvmet --nvmet-paths 9 --disk size=1M true
 
 # qemu's own controllers over disks the host serves (tests/vm-controllers.sh
 # checks them in the guest): what each controller takes from the spec,
