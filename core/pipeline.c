@@ -5,9 +5,9 @@
  * blocking backend (file) blkemu_submit leaves the transfer to the disk's
  * I/O worker, and the request completes at its deadline or when its
  * transfer ends, whichever is later.  The stages of its own live beside
- * it (request.h): the transfer (transfer.c), zone commands (zonecmd.c),
- * the cut into pieces and its cost (shape.c), writes in flight
- * (inflight.c), the plain path (admission.c), the pool (timeline.c).
+ * it (request.h): the checks (check.c), the transfer (transfer.c), zone
+ * commands (zonecmd.c), the cut into pieces and its cost (shape.c),
+ * writes in flight (inflight.c).
  */
 #include "pipeline.h"
 #include "request.h"
@@ -26,19 +26,6 @@
 #include "error.h"
 #include "timeline.h"
 
-/* The limit that applies to OP's length (0: none). */
-static uint64_t
-op_limit (const struct blkemu_config *cfg, enum blkemu_op op)
-{
-  switch (op) {
-  case BLKEMU_OP_READ:
-  case BLKEMU_OP_WRITE: return cfg->num[K_MAX_TRANSFER];
-  case BLKEMU_OP_TRIM: return cfg->num[K_MAX_DISCARD];
-  case BLKEMU_OP_ZERO: return cfg->num[K_MAX_WRITE_ZEROES];
-  default: return 0;
-  }
-}
-
 /* Refuse a request before it reaches the device. */
 static int
 refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
@@ -48,125 +35,6 @@ refuse (struct blkemu_disk *disk, enum blkemu_op op, uint64_t len,
   stats_record_refused (&disk->stats, op, len, counter);
   trace_record (&disk->trace, arrival, op, offset, len, 0, 0, err, marks);
   return err;
-}
-
-/* The zone rules for a request the other checks let through (under the
- * disk lock): a write at the write pointer moves it, an append learns
- * its offset here (its length fits one zone: no split), a trim may only
- * touch conventional zones.  Returns 0 or the error, *COUNTER set.
- */
-static int
-check_zones (struct request *req, const struct fault_verdict *fv,
-             uint64_t **counter)
-{
-  struct blkemu_disk *disk = req->disk;
-  if (!zones_on (&disk->zones)) {
-    if (!req->append_at)
-      return 0;
-    *counter = &disk->stats.zone_refused;
-    return EINVAL;
-  }
-  if (fv->err)
-    return 0;
-  int r = 0;
-  if (req->op == BLKEMU_OP_READ)
-    r = zones_read (&disk->zones, req->offset, req->len);
-  else if (req->op == BLKEMU_OP_TRIM)
-    r = zones_trim (&disk->zones, req->offset, req->len);
-  else if (model_is_write (req->op)) {
-    r = zones_write (&disk->zones, &req->offset, req->len,
-                     req->append_at != NULL);
-    if (r == 0 && req->append_at) {
-      *req->append_at = req->offset;
-      req->marks |= TRACE_APPEND;
-    }
-  }
-  if (r)
-    *counter = &disk->stats.zone_refused;
-  return r;
-}
-
-/* Under the disk lock: range and alignment, the oversize policy (how many
- * pieces the device serves) for a request above its limit or across a
- * boundary, and the faults.  Returns 0, or the errno of a refusal with
- * *COUNTER the stat it counts in.
- */
-static int
-request_check (struct request *req, bool plain, struct fault_verdict *fv,
-               uint64_t **counter)
-{
-  struct blkemu_disk *disk = req->disk;
-  struct stats *st = &disk->stats;
-  const uint64_t *n = disk->cfg.num;
-  uint64_t len = req->len, offset = req->offset;
-  uint64_t limit = op_limit (&disk->cfg, req->op);
-  assert (!req->is_zone); /* zone commands take zone_cmd_begin */
-
-  req->marks = 0;
-  req->npieces = 1;
-  req->split_limit = req->split_boundary = 0;
-  if (req->op != BLKEMU_OP_FLUSH) {
-    if (offset > n[K_SIZE] || len > n[K_SIZE] - offset) {
-      *counter = &st->out_of_range;
-      return EINVAL;
-    }
-    uint64_t lbs = n[K_LOGICAL_BLOCK_SIZE];
-    if (offset % lbs || len % lbs || len == 0) {
-      *counter = &st->misaligned;
-      return EINVAL;
-    }
-  }
-  req->free_lo = offset;
-  req->free_hi = offset + len;
-  if (req->op == BLKEMU_OP_TRIM && n[K_DISCARD_GRANULARITY])
-    discard_units (offset, len, n[K_DISCARD_GRANULARITY],
-                   n[K_DISCARD_ALIGNMENT], &req->free_lo, &req->free_hi);
-  if (req->flags & BLKEMU_FLAG_FUA)
-    req->marks = TRACE_FUA;
-  bool over = limit && len > limit;
-  bool across =
-    req->op != BLKEMU_OP_FLUSH && crosses (offset, len, n[K_BOUNDARY]);
-  if (over)
-    req->marks |= TRACE_OVERSIZE;
-  if (across)
-    req->marks |= TRACE_BOUNDARY;
-  enum oversize_policy policy = (enum oversize_policy) n[K_OVERSIZE];
-  /* An atomic write is never cut: where it would be, it is refused. */
-  if (req->flags & BLKEMU_FLAG_ATOMIC && policy == OVERSIZE_SPLIT)
-    policy = OVERSIZE_ERROR;
-  if ((over || across) && policy == OVERSIZE_ERROR) {
-    *counter = over ? &st->oversize_rejected : &st->boundary_rejected;
-    return EINVAL;
-  }
-  if ((over || across) && policy == OVERSIZE_SPLIT) {
-    req->split_limit = over ? limit : 0;
-    req->split_boundary = across ? n[K_BOUNDARY] : 0;
-    req->split_unit = disk_atomic_unit (disk);
-    req->npieces = count_pieces (offset, len, req->split_limit,
-                                 req->split_boundary, req->split_unit);
-    req->marks = (req->marks & ~TRACE_OVERSIZE) | TRACE_SPLIT;
-  }
-  if (plain)
-    return 0; /* no faults, no zones: FV stays empty */
-  faults_check (&disk->faults, &disk->cfg, &disk->rng, req->op, offset, len,
-                req->arrival, fv);
-  /* Silent faults need a medium of plain blocks: not a zone's write
-   * pointer, not a crash view's scratch.
-   */
-  if (fv->silent && (zones_on (&disk->zones) || disk->viewing)) {
-    fv->silent = SILENT_NONE;
-    fv->marks &= ~TRACE_CORRUPT;
-  }
-  req->silent = fv->silent;
-  req->silent_at = fv->silent_at;
-  req->marks |= fv->marks;
-  if (fv->refused) {
-    *counter =
-      fv->err == BLKEMU_ERR_DROP ? &st->faults.dropped : &st->faults.offline;
-    return fv->err;
-  }
-  /* Last: a request refused above must not move a write pointer. */
-  return check_zones (req, fv, counter);
 }
 
 /* Under the disk lock: every piece scheduled as the device would queue
@@ -251,6 +119,63 @@ request_admit (struct request *req)
                          req->lend_zone_end, req->lend_data_end, LEND_ZONES);
     req->sink_ok = req->lend_zones != 0;
   }
+}
+
+/* A blocking caller's slot on the plain path, kept per thread in a
+ * pthread key rather than a __thread variable: the plugin is dlopen'ed,
+ * its dynamic TLS is freed by glibc when a thread exits, and
+ * ThreadSanitizer reported the next thread's first use of that memory
+ * as a race with the free (as clock.c's timer-slack flag did).
+ */
+static pthread_key_t slot_key;
+static pthread_once_t slot_once = PTHREAD_ONCE_INIT;
+
+static void
+slot_key_create (void)
+{
+  pthread_key_create (&slot_key, NULL);
+}
+
+/* Where REQ counts on the plain path: its queue's slot, or its
+ * thread's (blocking callers: nbdkit's and FUSE's threads).
+ */
+static unsigned
+plain_slot (const struct request *req)
+{
+  if (req->tl)
+    return req->tl->plain_slot;
+  pthread_once (&slot_once, slot_key_create);
+  uintptr_t slot = (uintptr_t) pthread_getspecific (slot_key); /* 1 + slot */
+  if (!slot) {
+    slot = 1 + disk_plain_slot (req->disk);
+    pthread_setspecific (slot_key, (void *) slot);
+  }
+  return (unsigned) (slot - 1);
+}
+
+/* Admission's way in: the plain path where the disk has nothing for a
+ * request to read under its lock (disk.h), else the lock.  The gate may
+ * have been closed for a stall that has since ended: the lock's holder
+ * opens it again.  Returns whether the path is plain.
+ */
+static bool
+request_enter (const struct request *req)
+{
+  struct blkemu_disk *disk = req->disk;
+  if (disk_plain_enter (disk, plain_slot (req)))
+    return true;
+  pthread_mutex_lock (&disk->lock);
+  disk_plain_recheck (disk);
+  return false;
+}
+
+static void
+request_leave (const struct request *req, bool plain)
+{
+  if (plain)
+    disk_plain_leave (req->disk, plain_slot (req));
+  else
+    pthread_mutex_unlock (&req->disk->lock);
 }
 
 /* Checks and schedule, then the data transfer unless DEFER (the caller
@@ -420,6 +345,65 @@ blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
     .arrival = clock_now_ns (),
   };
   return request_run (&req, buf);
+}
+
+/* A request for an asynchronous submit: from TL's pool when there is
+ * one (the owner's thread takes, so only the owner pops), else malloc'ed.
+ */
+static struct request *
+request_alloc (struct blkemu_timeline *tl)
+{
+  if (!tl)
+    return malloc (sizeof (struct request));
+  struct request *req = tl->free_local;
+  if (!req)
+    req = __atomic_exchange_n (&tl->free_remote, NULL, __ATOMIC_ACQUIRE);
+  if (req)
+    tl->free_local = req->pool_next;
+  else if (!(req = malloc (sizeof *req)))
+    return NULL;
+  __atomic_add_fetch (&tl->outstanding, 1, __ATOMIC_RELAXED);
+  return req;
+}
+
+/* REQ back to its timeline's pool (from any thread), or freed. */
+static void
+request_release (struct request *req)
+{
+  struct blkemu_timeline *tl = req->tl;
+  if (!tl) {
+    free (req);
+    return;
+  }
+  if (pthread_equal (pthread_self (),
+                     __atomic_load_n (&tl->owner, __ATOMIC_RELAXED))) {
+    req->pool_next = tl->free_local;
+    tl->free_local = req;
+  }
+  else {
+    /* Pushed only, and taken whole by the owner: no ABA. */
+    req->pool_next = __atomic_load_n (&tl->free_remote, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n (&tl->free_remote, &req->pool_next,
+                                         req, true, __ATOMIC_RELEASE,
+                                         __ATOMIC_RELAXED))
+      ;
+  }
+  /* Last: blkemu_timeline_free waits for this to free the pool. */
+  __atomic_sub_fetch (&tl->outstanding, 1, __ATOMIC_RELEASE);
+}
+
+void
+pipeline_pool_free (struct blkemu_timeline *tl)
+{
+  assert (__atomic_load_n (&tl->outstanding, __ATOMIC_ACQUIRE) == 0);
+  struct request *lists[2] = { tl->free_local, tl->free_remote };
+  for (int i = 0; i < 2; i++)
+    while (lists[i]) {
+      struct request *next = lists[i]->pool_next;
+      free (lists[i]);
+      lists[i] = next;
+    }
+  tl->free_local = tl->free_remote = NULL;
 }
 
 static void

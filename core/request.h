@@ -1,8 +1,9 @@
 /* A request inside core/: the fields every stage of its way through
  * the device reads and writes (pipeline.c admits, schedules and ends it;
- * transfer.c moves its data; zonecmd.c serves zone commands; shape.c
- * cuts it in pieces and counts what its shape cost; inflight.c keeps
- * the writes a crash can interrupt).  Internal to core/.
+ * check.c checks it under the disk lock; transfer.c moves its data; zonecmd.c
+ * serves zone commands; shape.c cuts it in pieces and counts what its shape
+ * cost; inflight.c keeps the writes a crash can interrupt).  Internal to
+ * core/.
  */
 #ifndef BLKEMU_REQUEST_H
 #define BLKEMU_REQUEST_H
@@ -82,12 +83,12 @@ struct request {
    * pointer, as zones_mask_read writes them into a buffer).
    */
   unsigned lend_zones;
+  enum transfer_mode xfer; /* request_plan's choice */
   uint64_t lend_zone_end[LEND_ZONES], lend_data_end[LEND_ZONES];
   bool cache;
-  enum transfer_mode xfer; /* request_plan's choice */
-  bool view;               /* served by the open crash view */
-  uint64_t view_epoch;     /* ... the view's overlay epoch at admission */
-  bool stuck;              /* a read a stuck bit changed */
+  bool view;           /* served by the open crash view */
+  uint64_t view_epoch; /* ... the view's overlay epoch at admission */
+  bool stuck;          /* a read a stuck bit changed */
   /* A write on the disk's in-flight list (interrupted crashes). */
   struct request *wnext, *wprev;
   bool listed;
@@ -137,6 +138,12 @@ bool request_try_transfer (struct request *req);
 int zone_cmd_start (struct request *req);
 void zone_cmd_end (const struct request *req, uint64_t done, int err);
 
+/* check.c: 0, or the errno of a refusal with *COUNTER the stat it
+ * counts in; PLAIN: no faults, no zones (FV stays empty).
+ */
+int request_check (struct request *req, bool plain, struct fault_verdict *fv,
+                   uint64_t **counter);
+
 /* shape.c */
 uint64_t count_pieces (uint64_t offset, uint64_t len, uint64_t limit,
                        uint64_t boundary, uint64_t unit);
@@ -148,18 +155,6 @@ void count_shape (const struct request *req, int cancel_err);
 void count_faults (struct stats *st, unsigned marks, int injected, bool slowed,
                    enum silent_fault silent, bool stuck);
 void record_pieces (const struct request *req, uint64_t done, int err);
-
-/* admission.c: the plain path, else the disk lock (request_enter says
- * which); request_leave with what it said.
- */
-bool request_enter (const struct request *req);
-void request_leave (const struct request *req, bool plain);
-
-/* reqpool.c: a request for an asynchronous submit, from TL's pool (or
- * malloc'ed without one), and back.
- */
-struct request *request_alloc (struct blkemu_timeline *tl);
-void request_release (struct request *req);
 
 /* inflight.c */
 void medium_admit (struct request *req, struct fault_verdict *fv);

@@ -2,9 +2,7 @@
  * frontend's event loop, so a request completes on the thread that will
  * answer it.  The disk keeps a list of them for blkemu_disk_cancel.
  */
-#include <assert.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
