@@ -27,9 +27,10 @@ refuses "--flash measures a DEVICE for a fit" "$cal" "$tmp/f" --compare "$tmp/f"
 # at 4 MiB/s each: 8.2 MB/s; folding 6 MiB/s when idle.  gc: no cache,
 # 4 flash units of 500 us programs, 28% spare, 128K erase blocks.
 mnt=$tmp/mnt
+gc_spec=size=16M,model=ssd,channels=2,dies=2,queue-depth=32,channel-bandwidth=400M,latency-read=50us,latency-write=500us,over-provisioning=28%,flash-page=4K,flash-block=128K
 fuse_mount "$mnt" \
   --disk name=slc,size=16M,model=ssd,channels=1,dies=2,queue-depth=32,channel-bandwidth=25M,latency-read=50us,latency-write=200us,latency-slc-write=100us,native-write-rate=4M,slc-cache=6M,slc-fold-rate=6M \
-  --disk name=gc,size=16M,model=ssd,channels=2,dies=2,queue-depth=32,channel-bandwidth=400M,latency-read=50us,latency-write=500us,over-provisioning=28%,flash-page=4K,flash-block=128K
+  --disk name=gc,$gc_spec --disk name=gc2,$gc_spec
 
 slc=$(loop_attach "$mnt/slc" --direct-io=on)
 # --model fixed: the flash keys come out commented (they need model=ssd)
@@ -60,18 +61,30 @@ jq -e '(.notes | length) >= 3' "$tmp/slc.json" > /dev/null || fail "the JSON lac
 nbdkit -U - "$PLUGIN" profile="$tmp/slc-ssd.conf" --run true || fail "the SLC keys do not load"
 echo "ok: the SLC disk"
 
-gc=$(loop_attach "$mnt/gc" --direct-io=on)
-"$cal" "$gc" -o "$tmp/gc.conf" --model ssd --destructive --yes --flash --runtime 0.2 \
-  --flash-idle 0 --json "$tmp/gc.json" 2> "$tmp/gc.log" || { cat "$tmp/gc.log"; fail "calibrating the GC disk"; }
-grep '^# SLC\|^# GC' "$tmp/gc.conf"
+# calibrate_gc NAME: the GC probes on a fresh disk NAME of the mount.
+calibrate_gc () {
+  gc_disk=$1
+  gc=$(loop_attach "$mnt/$1" --direct-io=on)
+  "$cal" "$gc" -o "$tmp/gc.conf" --model ssd --destructive --yes --flash --runtime 0.2 \
+    --flash-idle 0 --json "$tmp/gc.json" 2> "$tmp/gc.log" || { cat "$tmp/gc.log"; fail "calibrating the GC disk"; }
+  grep '^# SLC\|^# GC' "$tmp/gc.conf"
+}
+calibrate_gc gc
+# The steady state is judged on a timed series (the last fifth flat
+# within 10%): a loaded host's stall can leave it "still falling" after
+# 4 spans.  Once, a second fresh disk of the same spec is probed.
+if ! grep -q '^# GC: random 4K writes fell from .* at steady state' "$tmp/gc.conf"; then
+  echo "note: no steady state on the first disk ($(grep '^# GC' "$tmp/gc.conf")); a second one"
+  calibrate_gc gc2
+fi
 grep -q '^# SLC: no cliff' "$tmp/gc.conf" || fail "the disk without a cache: a cliff"
 [ -z "$(key slc-cache "$tmp/gc.conf")" ] || fail "slc-cache written for a disk without one"
 grep -q '^# GC: random 4K writes fell from .* at steady state' "$tmp/gc.conf" ||
   fail "no steady state seen: $(grep '^# GC' "$tmp/gc.conf")"
 op=$(key over-provisioning "$tmp/gc.conf")
 within "over-provisioning (28%)" "${op%\%}" 12 45
-jq -e '.ftl.gc_relocations > 1000' "$mnt/.blkemu/gc/stats" > /dev/null ||
-  fail "the probe did not make the FTL collect: $(jq -c .ftl "$mnt/.blkemu/gc/stats")"
+jq -e '.ftl.gc_relocations > 1000' "$mnt/.blkemu/$gc_disk/stats" > /dev/null ||
+  fail "the probe did not make the FTL collect: $(jq -c .ftl "$mnt/.blkemu/$gc_disk/stats")"
 jq -e '.keys["over-provisioning"]' "$tmp/gc.json" > /dev/null || fail "the JSON lacks over-provisioning"
 nbdkit -U - "$PLUGIN" profile="$tmp/gc.conf" --run true || fail "the GC profile does not load"
 echo "ok: the GC disk"
