@@ -76,39 +76,56 @@ load_then_cut () {
   # until the next second, which the freeze (SIGSTOP) never lets come.
   # They go over one TCP connection held open (bash's /dev/tcp), not a
   # redis-cli each: a busy guest starts a process in a good part of a
-  # second.  A freeze delayed into the next second anyway is tried again
-  # there (the key names repeat: the AOF only grows).
-  local s0 s1 try
+  # second, so nothing between the second's start and the freeze starts
+  # one (the clock is bash's EPOCHREALTIME, the flush count the kernel's
+  # diskstats).  A freeze delayed into the next second, or one after a
+  # flush, is tried again (the key names repeat: the AOF only grows).
+  local s0 s1 try f0 why stat=/sys/block/${dev#/dev/}/stat
   ip link set lo up 2> /dev/null
   exec 3<> /dev/tcp/127.0.0.1/6390 || { echo "cannot connect to redis on 6390"; exit 1; }
   for try in 1 2 3 4 5; do
-    sleep 1.5
-    s0=$(date +%s)
-    while [ "$(date +%s)" = "$s0" ]; do sleep 0.02; done
+    # SET 1001 0.15 s into a new second, once Redis's cached clock (its
+    # cron refreshes it ten times a second) has seen it: a SET in the
+    # stale tenth fsyncs under the old second's name, and the next
+    # write, seeing the new one, fsyncs again and takes 1002-1020 along
+    # (ci22, ci24: every state loaded).  The second before it fsyncs
+    # what came before.
+    sleep "$(usec_to_s $((2150000 - 10#${EPOCHREALTIME#*.})))"
+    s0=${EPOCHREALTIME%.*}
     tcp_sets 1001 1001
-    # 1001's fsync runs on Redis's background thread, queued once Redis's
-    # cached clock has seen the new second (its cron refreshes it ten
-    # times a second): the rest wait for that, then for the fsync to
-    # end, or a late one takes them along (ci22: "0 writes unflushed",
-    # every state loaded).
-    sleep 0.15
     tcp_fsync_done || { echo "the fsync after SET key:1001 did not end"; exit 1; }
+    f0=$(flushes "$stat")
     tcp_sets 1002 1020
-    # Frozen within the second, or no fsync can have come after them.
     kill -STOP $pid
-    s1=$(date +%s.%N)
-    [ "${s1%.*}" = $((s0 + 1)) ] && break
+    s1=$EPOCHREALTIME
+    # A flush under way at the freeze ends: wait for it, then ask
+    # whether any came after 1002-1020's writes (ext4's journal timer may
+    # bring one too: a retry costs two seconds).
+    sleep 0.3
+    if [ "${s1%.*}" != "$s0" ]; then
+      why="the freeze came in the next second"
+    elif [ "$1" = everysec ] && [ "$(flushes "$stat")" != "$f0" ]; then
+      why="a flush followed SET 1002-1020"
+    else
+      break
+    fi
     kill -CONT $pid
-    echo "  (the freeze came in the next second: again)"
-    [ $try -lt 5 ] || { echo "5 tries, and the freeze never came within the second"; exit 1; }
+    echo "  ($why: again)"
+    [ $try -lt 5 ] || { echo "5 tries, and never 1002-1020 unflushed at a freeze within their second"; exit 1; }
   done
   exec 3>&-
-  echo "  1,020 SETs acknowledged, the server frozen 0.${s1:11:2} s into their second (try $try); AOF $(du -b "$mnt"/data/appendonlydir/*.incr.aof | cut -f1) bytes"
+  s1=${s1#*.}
+  echo "  1,020 SETs acknowledged, the server frozen 0.${s1:0:2} s into their second (try $try); AOF $(du -b "$mnt"/data/appendonlydir/*.incr.aof | cut -f1) bytes"
   sleep 7
   cut_power r "$dev" "$mnt"
   kill -KILL $pid; wait $pid 2> /dev/null
 }
 
+# usec_to_s N: N microseconds (N >= 0) as sleep(1) takes them.
+usec_to_s () { printf '%d.%06d' $(($1 / 1000000)) $(($1 % 1000000)); }
+# flushes STATFILE: the flush requests the block device has completed
+# (diskstats' 16th field), read without starting a process.
+flushes () { local st; read -r -a st < "$1"; echo "${st[14]}"; }
 redis_up () { [ "$(redis-cli -s "$work/r.sock" ping 2> /dev/null)" = PONG ]; }
 # resp_sets FIRST LAST: SET key:FIRST..key:LAST in the protocol's own
 # form.  sets sends them through redis-cli --pipe, every reply awaited
@@ -116,7 +133,7 @@ redis_up () { [ "$(redis-cli -s "$work/r.sock" ping 2> /dev/null)" = PONG ]; }
 # read.
 resp_sets () {
   local i v
-  for i in $(seq "$1" "$2"); do
+  for ((i = $1; i <= $2; i++)); do
     v=value-$i-$RANDOM$RANDOM
     printf '*3\r\n$3\r\nSET\r\n$%d\r\nkey:%d\r\n$%d\r\n%s\r\n' $((4 + ${#i})) "$i" ${#v} "$v"
   done
@@ -129,8 +146,8 @@ sets () {
 # pending (aof_pending_bio_fsync:0, counted until the job ends); 1 after
 # a second without.
 tcp_fsync_done () {
-  local hdr body _
-  for _ in $(seq 50); do
+  local hdr body i
+  for ((i = 0; i < 50; i++)); do
     printf '*2\r\n$4\r\nINFO\r\n$11\r\npersistence\r\n' >&3
     read -r -t 5 -u 3 hdr || return 1
     hdr=${hdr%$'\r'}
@@ -143,7 +160,7 @@ tcp_fsync_done () {
 tcp_sets () {
   local i reply
   resp_sets "$1" "$2" >&3
-  for i in $(seq "$1" "$2"); do
+  for ((i = $1; i <= $2; i++)); do
     read -r -t 30 -u 3 reply || { echo "no reply to SET key:$i"; exit 1; }
     [ "${reply%$'\r'}" = +OK ] || { echo "SET key:$i: $reply"; exit 1; }
   done
