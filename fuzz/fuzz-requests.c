@@ -62,6 +62,7 @@
  * the core's clock.o is not linked): every model runs at full speed and
  * the run is deterministic.
  */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -846,6 +847,47 @@ view_fail (const char *what, uint64_t block, uint32_t got, uint32_t want)
   abort ();
 }
 
+/* After the views, power-on (AND_CRASH false: every block as written) or
+ * the crash (every block as the views showed: FIRST), which the shadow
+ * then takes.
+ */
+static void
+views_then (struct blkemu_disk *disk, uint64_t lbs, bool cache, bool and_crash,
+            const uint32_t *first, uint64_t *ok_bytes)
+{
+  uint32_t again[BLOCKS];
+  char err[BLKEMU_ERR_MAX];
+  if (!read_all (disk, lbs, again, &ok_bytes[BLKEMU_OP_READ]))
+    abort ();
+  for (uint64_t i = 0; i < BLOCKS; i++) {
+    uint32_t want = and_crash   ? first[i]
+                    : sh[i].bad ? TOKEN_EIO
+                                : sh[i].latest;
+    if (again[i] != want)
+      view_fail (and_crash ? "the crash leaves what its view showed"
+                           : "power-on after views: the disk as written",
+                 i, again[i], want);
+    if (and_crash && want == TOKEN_EIO) {
+      /* Healed without writing: the block holds what the medium has. */
+      static unsigned char blk[65536];
+      if (blkemu_disk_bad_clear (disk, i * lbs, lbs, err, sizeof err) ||
+          read_checked (disk, blk, lbs, i * lbs, &ok_bytes[BLKEMU_OP_READ]))
+        abort ();
+      want = token_of (blk, lbs);
+      if (cache ? !may_hold (&sh[i], want) : want != sh[i].latest)
+        view_fail ("not a legal crash state", i, want, sh[i].durable);
+      if (bad_after_crash (&sh[i], want) == 0)
+        view_fail ("a block the crash leaves readable reads EIO", i, TOKEN_EIO,
+                   want);
+    }
+    if (and_crash) {
+      sh[i].latest = sh[i].durable = want;
+      sh[i].ncand = 0;
+      bad_reset (&sh[i]);
+    }
+  }
+}
+
 /* Power off, open a view in MODE and SEED, check it, write into it, end
  * it, open the same view again: the same state, without those writes.
  * Then power-on (AND_CRASH false: every block as it was) or the crash
@@ -911,35 +953,7 @@ views_after_views (struct blkemu_disk *disk, uint64_t lbs, bool cache,
     inside_crash = 0;
   }
   blkemu_disk_power_on (disk);
-  if (!read_all (disk, lbs, again, &ok_bytes[BLKEMU_OP_READ]))
-    abort ();
-  for (uint64_t i = 0; i < BLOCKS; i++) {
-    uint32_t want = and_crash   ? first[i]
-                    : sh[i].bad ? TOKEN_EIO
-                                : sh[i].latest;
-    if (again[i] != want)
-      view_fail (and_crash ? "the crash leaves what its view showed"
-                           : "power-on after views: the disk as written",
-                 i, again[i], want);
-    if (and_crash && want == TOKEN_EIO) {
-      /* Healed without writing: the block holds what the medium has. */
-      static unsigned char blk[65536];
-      if (blkemu_disk_bad_clear (disk, i * lbs, lbs, err, sizeof err) ||
-          read_checked (disk, blk, lbs, i * lbs, &ok_bytes[BLKEMU_OP_READ]))
-        abort ();
-      want = token_of (blk, lbs);
-      if (cache ? !may_hold (&sh[i], want) : want != sh[i].latest)
-        view_fail ("not a legal crash state", i, want, sh[i].durable);
-      if (bad_after_crash (&sh[i], want) == 0)
-        view_fail ("a block the crash leaves readable reads EIO", i, TOKEN_EIO,
-                   want);
-    }
-    if (and_crash) {
-      sh[i].latest = sh[i].durable = want;
-      sh[i].ncand = 0;
-      bad_reset (&sh[i]);
-    }
-  }
+  views_then (disk, lbs, cache, and_crash, first, ok_bytes);
   if (and_crash)
     ngroups = 0;
   if (getenv ("FUZZ_DEBUG"))
@@ -948,69 +962,122 @@ views_after_views (struct blkemu_disk *disk, uint64_t lbs, bool cache,
              and_crash ? "the crash" : "power-on");
 }
 
-/* ---- one run -------------------------------------------------------- */
+/* ---- one run: the disk ---------------------------------------------- */
 
-int
-LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+/* What an input chose for its disk, and what its steps carry along.  The
+ * input is read in one order, spec first, then step by step: the corpus
+ * keeps its meaning only while that order does.
+ */
+struct run {
+  struct input in;
+  struct blkemu_disk *disk;
+  char spec[1024];
+  uint64_t lbs, mt_blocks, unit_blocks;
+  unsigned policy, faults, silent, way;
+  unsigned misdirect; /* percent */
+  bool cache, null_backend, check_data, bad_ok, atomic_check, offline;
+  enum blkemu_op last_zero_op;
+  uint64_t ok_bytes[BLKEMU_OP_COUNT]; /* served, as stats must count */
+};
+
+static unsigned char iobuf[BLOCKS * 4096];
+
+static void spec_add (struct run *run, const char *fmt, ...)
+  __attribute__ ((format (printf, 2, 3)));
+
+static void
+spec_add (struct run *run, const char *fmt, ...)
 {
-  struct input in = { data, size };
-  char spec[1024], err[BLKEMU_ERR_MAX];
+  size_t n = strlen (run->spec);
+  va_list ap;
+  va_start (ap, fmt);
+  vsnprintf (run->spec + n, sizeof run->spec - n, fmt, ap);
+  va_end (ap);
+}
+
+/* The limits, model, cache, backend and timing (each chosen in the order
+ * the arguments are written).
+ */
+static void
+spec_base (struct run *run)
+{
   static const char *const models[] = { "fixed", "hdd", "ssd", "array",
                                         "link" };
   static const char *const policies[] = { "error", "split", "allow" };
-  uint64_t lbs = take (&in, 2) ? 4096 : 512;
-  uint64_t mt_blocks = 1 + take (&in, 64);
-  unsigned policy = take (&in, 3);
-  bool cache = take (&in, 2);
-  bool null_backend = take (&in, 8) == 0;
-  unsigned faults = take (&in, 4); /* 0: none */
-  snprintf (spec, sizeof spec,
+  struct input *in = &run->in;
+  run->lbs = take (in, 2) ? 4096 : 512;
+  run->mt_blocks = 1 + take (in, 64);
+  run->policy = take (in, 3);
+  run->cache = take (in, 2);
+  run->null_backend = take (in, 8) == 0;
+  run->faults = take (in, 4); /* 0: none */
+  uint64_t lbs = run->lbs;
+  const char *model = models[take (in, 5)];
+  unsigned cache_k = 4 + take (in, 1024);
+  unsigned slowdown = 1 + take (in, 8), qd = 1 + take (in, 64);
+  unsigned lat_r = take (in, 2000), lat_w = take (in, 2000);
+  uint64_t max_discard = take (in, 4) * 8 * lbs;
+  unsigned seed = take (in, 1000);
+  uint64_t atomic = lbs << take (in, 4);
+  spec_add (run,
             "size=%llu,logical-block-size=%llu,max-transfer=%llu,"
             "oversize=%s,model=%s,write-cache=%s,cache-size=%uK,"
             "backend=%s,slowdown=%u,queue-depth=%u,latency-read=%uus,"
             "latency-write=%uus,max-discard=%llu,seed=%u,atomic-unit=%llu",
             (unsigned long long) (BLOCKS * lbs), (unsigned long long) lbs,
-            (unsigned long long) (mt_blocks * lbs), policies[policy],
-            models[take (&in, 5)], cache ? "yes" : "no", 4 + take (&in, 1024),
-            null_backend ? "null" : "memory", 1 + take (&in, 8),
-            1 + take (&in, 64), take (&in, 2000), take (&in, 2000),
-            (unsigned long long) (take (&in, 4) * 8 * lbs), take (&in, 1000),
-            (unsigned long long) (lbs << take (&in, 4)));
-  if (faults) {
-    size_t n = strlen (spec);
-    snprintf (spec + n, sizeof spec - n,
+            (unsigned long long) (run->mt_blocks * lbs), policies[run->policy],
+            model, run->cache ? "yes" : "no", cache_k,
+            run->null_backend ? "null" : "memory", slowdown, qd, lat_r, lat_w,
+            (unsigned long long) max_discard, seed,
+            (unsigned long long) atomic);
+}
+
+/* Injected errors; silent faults (1: flips, 2: lost, 3: both, 4:
+ * misdirected, where the harness finds where one went by reading every
+ * block: not with injected errors).
+ */
+static void
+spec_faults (struct run *run)
+{
+  struct input *in = &run->in;
+  if (run->faults) {
+    const char *op = (const char *[]){ "any",   "read", "write",
+                                       "flush", "trim", "zero" }[take (in, 6)];
+    uint64_t at = take (in, BLOCKS) * run->lbs;
+    uint64_t len = take (in, 16) * run->lbs;
+    unsigned pct = take (in, 101), after = take (in, 4);
+    spec_add (run,
               ",error-mode=%s,error-op=%s,error-offset=%llu,"
               "error-length=%llu,error-probability=%u%%,error-after=%u",
-              (const char *[]){ "off", "always", "once", "sticky" }[faults],
-              (const char *[]){ "any", "read", "write", "flush", "trim",
-                                "zero" }[take (&in, 6)],
-              (unsigned long long) (take (&in, BLOCKS) * lbs),
-              (unsigned long long) (take (&in, 16) * lbs), take (&in, 101),
-              take (&in, 4));
+              (const char *[]){ "off", "always", "once",
+                                "sticky" }[run->faults],
+              op, (unsigned long long) at, (unsigned long long) len, pct,
+              after);
   }
-  /* 1: flips, 2: lost, 3: both, 4: misdirected (the harness finds
-   * where one went by reading every block: not with injected errors).
-   */
-  unsigned silent = take (&in, 6);
-  unsigned misdirect = 0; /* percent */
-  if (silent == 4 && !faults)
-    misdirect = 1 + take (&in, 30);
-  if (silent >= 1 && silent <= 3) {
-    size_t n = strlen (spec);
-    snprintf (spec + n, sizeof spec - n,
-              ",bit-flip-probability=%u%%,lost-write-probability=%u%%",
-              silent & 1 ? 1 + take (&in, 20) : 0,
-              silent & 2 ? 1 + take (&in, 20) : 0);
+  run->silent = take (in, 6);
+  run->misdirect = 0;
+  if (run->silent == 4 && !run->faults)
+    run->misdirect = 1 + take (in, 30);
+  if (run->silent >= 1 && run->silent <= 3) {
+    unsigned flips = run->silent & 1 ? 1 + take (in, 20) : 0;
+    unsigned lost = run->silent & 2 ? 1 + take (in, 20) : 0;
+    spec_add (run, ",bit-flip-probability=%u%%,lost-write-probability=%u%%",
+              flips, lost);
   }
-  /* Now and then model=ssd gets a flash translation layer and an SLC
-   * cache, and any model a cloud volume's throttle in front: chosen from
-   * what is left of the input, so that the corpus keeps its meaning.
-   * Neither may change a byte of what is read back.
-   */
-  unsigned extra = (unsigned) (in.n % 7);
-  if (strstr (spec, "model=ssd") && extra < 3) {
-    size_t n = strlen (spec);
-    snprintf (spec + n, sizeof spec - n,
+}
+
+/* Now and then model=ssd gets a flash translation layer and an SLC
+ * cache, and any model a cloud volume's throttle in front: chosen from
+ * what is left of the input, so that the corpus keeps its meaning.
+ * Neither may change a byte of what is read back.
+ */
+static void
+spec_extras (struct run *run)
+{
+  unsigned extra = (unsigned) (run->in.n % 7);
+  uint64_t lbs = run->lbs;
+  if (strstr (run->spec, "model=ssd") && extra < 3)
+    spec_add (run,
               ",over-provisioning=%u%%,flash-page=%llu,flash-block=%llu,"
               "slc-cache=%lluK,latency-slc-write=5us,slc-fold-rate=1M",
               5 + 10 * extra, (unsigned long long) lbs,
@@ -1018,500 +1085,89 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
                                       ? 4096
                                       : lbs << (2 + extra)),
               4ull << extra);
-  }
-  else if (extra == 3 || extra == 4) {
-    size_t n = strlen (spec);
-    snprintf (spec + n, sizeof spec - n,
+  else if (extra == 3 || extra == 4)
+    spec_add (run,
               ",volume-iops=%u,volume-burst-iops=%u,volume-burst-credits=%u,"
               "volume-io-unit=%llu,volume-bandwidth=%uM%s",
               1000 * extra, 5000 * extra, 20 * extra,
               (unsigned long long) lbs << extra, 50 * extra,
               extra == 4 ? ",volume-burst-bandwidth=400M,volume-burst-bytes=1M"
                          : "");
-  }
+}
+
+/* Open the disk the input chose, every backend call through the
+ * checking wrapper, and reset the shadow.
+ */
+static void
+run_open (struct run *run)
+{
+  char err[BLKEMU_ERR_MAX];
+  spec_base (run);
+  spec_faults (run);
+  spec_extras (run);
   /* 0: blkemu_io; 1: a timeline; 2: a timeline, source and sink. */
-  unsigned way = take (&in, 3);
+  run->way = take (&run->in, 3);
   if (getenv ("FUZZ_DEBUG")) /* which disk an artifact runs on */
-    fprintf (stderr, "spec: %s (requests %s)\n", spec,
+    fprintf (stderr, "spec: %s (requests %s)\n", run->spec,
              (const char *[]){ "blocking", "on a timeline",
-                               "on a timeline, taken and lent" }[way]);
-  struct blkemu_disk *disk =
-    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
+                               "on a timeline, taken and lent" }[run->way]);
+  struct blkemu_disk *disk = run->disk =
+    blkemu_disk_open_spec (run->spec, 0, NULL, err, sizeof err);
   if (!disk) {
-    fprintf (stderr, "%s: %s\n", spec, err);
+    fprintf (stderr, "%s: %s\n", run->spec, err);
     abort ();
   }
-  /* Every backend call goes through the checking wrapper. */
   real_ops = disk->backend.ops;
   wrapper = *real_ops;
   wrapper.pread = w_pread;
   wrapper.pwrite = w_pwrite;
   disk->backend.ops = &wrapper;
-  max_rw = policy == 2 ? 0 : mt_blocks * lbs;
-  split_blocks = policy == 1 ? mt_blocks : 0;
-  by_source = way == 2;
+  max_rw = run->policy == 2 ? 0 : run->mt_blocks * run->lbs;
+  split_blocks = run->policy == 1 ? run->mt_blocks : 0;
+  by_source = run->way == 2;
   if (by_source) {
     blkemu_disk_set_write_source (disk, take_write);
     if (blkemu_disk_lends_reads (disk))
       blkemu_disk_set_read_sink (disk, lend_read);
   }
-  timeline = way ? blkemu_timeline_new (disk) : NULL;
-  if (way && !timeline)
+  timeline = run->way ? blkemu_timeline_new (disk) : NULL;
+  if (run->way && !timeline)
     abort ();
-
   memset (sh, 0, sizeof sh);
   nstuck = 0;
-  read_lbs = lbs;
+  read_lbs = run->lbs;
   next_version = 1;
   ngroups = 0;
+  bool clean = !run->null_backend && !run->silent && !run->misdirect;
   /* Atomicity is checked where every acknowledged write is where the
    * shadow says (no silent faults) and the cache has something to undo.
    */
-  bool atomic_check = cache && !null_backend && !silent && !misdirect;
+  run->atomic_check = run->cache && clean;
   /* Unreadable sectors where every read is checked and nothing else
    * fails a read (injected errors are off for the rest of the run once
    * error-mode=off is set).
    */
-  bool bad_ok = !null_backend && !silent && !misdirect;
-  uint64_t unit_blocks = disk->cfg.num[K_ATOMIC_UNIT] / lbs;
-  uint64_t ok_bytes[BLKEMU_OP_COUNT] = { 0 };
-  uint64_t t_start = now_ns;
-  bool offline = false, check_data = !null_backend;
-  static unsigned char buf[BLOCKS * 4096];
+  run->bad_ok = clean;
+  run->unit_blocks = disk->cfg.num[K_ATOMIC_UNIT] / run->lbs;
+  run->check_data = !run->null_backend;
+  run->last_zero_op = BLKEMU_OP_TRIM;
+}
 
-  enum blkemu_op last_zero_op = BLKEMU_OP_TRIM;
-  size_t heap_base = __sanitizer_get_current_allocated_bytes ();
-  heap_peak = 0;
-  for (int step = 0; step < 64 && in.n > 0; step++) {
-    heap_check (heap_base, BLOCKS * lbs, step);
-    unsigned what = take (&in, 11);
-    /* A write the crash struck that may have been misdirected: its
-     * version (0: none).
-     */
-    uint32_t struck_version = 0;
-    checking = true;
-    uint64_t b = take (&in, BLOCKS);
-    uint64_t nb = 1 + take (&in, 24);
-    if (b + nb > BLOCKS)
-      nb = BLOCKS - b;
-    uint64_t off = b * lbs, len = nb * lbs;
-    int r;
-    /* Now and then the power goes while this step's request waits. */
-    bool strike = what != 7 && what != 8 && what != 10 && take (&in, 8) == 0;
-    if (strike || what == 7 || what == 10) {
-      crash_mode =
-        (enum blkemu_crash_mode) take (&in, BLKEMU_CRASH_MODE_COUNT);
-      crash_seed = take (&in, 256);
-    }
-    if (misdirect) {
-      char pct[16];
-      snprintf (pct, sizeof pct, "%u%%", faults ? 0 : misdirect);
-      if (blkemu_disk_set (disk, "misdirected-write-probability", pct, err,
-                           sizeof err) != 0)
-        abort ();
-    }
-    if (strike) {
-      crash_disk = disk;
-      crash_then_power_on = take (&in, 2);
-      during_next_wait = crash_in_flight;
-    }
-    switch (what) {
-    case 0:
-    case 1:
-    case 2: { /* write, sometimes FUA */
-      bool fua = what == 2;
-      uint32_t v = next_version++;
-      for (uint64_t i = 0; i < nb; i++)
-        fill (buf + i * lbs, lbs, b + i, v);
-      uint64_t lost = silent_count (disk, LOST);
-      uint64_t mis = silent_count (disk, MISDIRECTED);
-      groups_touch (b, nb); /* whatever comes of it */
-      r = io (disk, BLKEMU_OP_WRITE, buf, len, off, fua ? BLKEMU_FLAG_FUA : 0);
-      if (getenv ("FUZZ_DEBUG"))
-        fprintf (stderr, "step %d: write v%u blocks %llu..%llu%s: %d\n", step,
-                 v, (unsigned long long) b, (unsigned long long) (b + nb),
-                 fua ? " FUA" : "", r);
-      if (r == 0 && strike) {
-        /* Done without waiting: the crash did not come (landed() must
-         * not meet it either).
-         */
-        if (!during_next_wait)
-          abort ();
-        during_next_wait = NULL;
-        strike = false;
-      }
-      if (r == 0) {
-        ok_bytes[BLKEMU_OP_WRITE] += len;
-        bool durable = cache && written_through (disk, len, fua);
-        /* Acknowledged and lost: the blocks keep what they held. */
-        bool kept = silent_count (disk, LOST) == lost;
-        if (silent_count (disk, MISDIRECTED) != mis) {
-          if (check_data)
-            landed (disk, lbs, b, nb, v, durable, &ok_bytes[BLKEMU_OP_READ]);
-        }
-        else {
-          for (uint64_t i = 0; kept && i < nb; i++) {
-            medium_wrote (b + i, token (b + i, v), true, durable || !cache);
-            written (b + i, token (b + i, v), durable);
-          }
-          if (kept && atomic_check)
-            groups_add (b, nb, v, unit_blocks);
-        }
-      }
-      else if (strike && !during_next_wait) { /* lost, maybe, too */
-        /* Misdirected, maybe: its own blocks may keep what they held. */
-        struck (b, nb, v, cache, faults || silent & 2 || misdirect);
-        struck_version = misdirect ? v : 0;
-      }
-      else if (r != EINVAL && r != EIO && !faults)
-        abort ();
-      break;
-    }
-    case 3:
-    case 4: { /* read and compare */
-      bool any_bad = false;
-      for (uint64_t i = 0; i < nb; i++)
-        any_bad |= sh[b + i].bad;
-      r = read_checked (disk, buf, len, off, &ok_bytes[BLKEMU_OP_READ]);
-      if (any_bad && r != EIO && r != EINVAL) {
-        fprintf (stderr,
-                 "step %d: read of blocks %llu..%llu over an unreadable "
-                 "one returned %d\n",
-                 step, (unsigned long long) b, (unsigned long long) (b + nb),
-                 r);
-        abort ();
-      }
-      if (any_bad)
-        break;
-      if (r == -1)
-        r = 0; /* served, not checkable */
-      else if (r == 0) {
-        for (uint64_t i = 0; check_data && i < nb; i++)
-          if (token_of (buf + i * lbs, lbs) != sh[b + i].latest) {
-            fprintf (stderr, "block %llu: read token %u, wrote %u\n",
-                     (unsigned long long) (b + i),
-                     token_of (buf + i * lbs, lbs), sh[b + i].latest);
-            abort ();
-          }
-      }
-      else if (!offline && !faults && r != EINVAL &&
-               !(strike && !during_next_wait)) {
-        fprintf (stderr, "step %d: read of blocks %llu..%llu returned %d\n",
-                 step, (unsigned long long) b, (unsigned long long) (b + nb),
-                 r);
-        abort ();
-      }
-      break;
-    }
-    case 5: /* flush */
-      r = io (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
-      if (getenv ("FUZZ_DEBUG"))
-        fprintf (stderr, "step %d: flush: %d\n", step, r);
-      if (r == 0) {
-        for (int i = 0; i < BLOCKS; i++) {
-          sh[i].durable = sh[i].latest;
-          sh[i].ncand = 0;
-        }
-        ngroups = 0;
-        bad_flushed ();
-      }
-      break;
-    case 6: /* write-zeroes or trim */
-      checking = false;
-      last_zero_op = take (&in, 2) ? BLKEMU_OP_ZERO : BLKEMU_OP_TRIM;
-      groups_touch (b, nb);
-      r = io (disk, last_zero_op, NULL, len, off, 0);
-      if (getenv ("FUZZ_DEBUG"))
-        fprintf (stderr, "step %d: %s blocks %llu..%llu: %d\n", step,
-                 last_zero_op == BLKEMU_OP_ZERO ? "write-zeroes" : "trim",
-                 (unsigned long long) b, (unsigned long long) (b + nb), r);
-      if (r == 0)
-        for (uint64_t i = 0; i < nb; i++) {
-          medium_wrote (b + i, 0, last_zero_op == BLKEMU_OP_ZERO, !cache);
-          written (b + i, 0, false);
-        }
-      else if (strike && !during_next_wait)
-        struck (b, nb, 0, cache, faults);
-      break;
-    case 7: /* crash, power on, check */
-      inside_crash = 1;
-      crash_now (disk);
-      inside_crash = 0;
-      break;
-    case 8: { /* a runtime change */
-      static const char *const sets[][2] = {
-        { "oversize", "error" },      { "oversize", "split" },
-        { "max-transfer", "64K" },    { "slowdown", "3" },
-        { "slowdown", "1" },          { "cache-size", "8K" },
-        { "error-mode", "off" },      { "latency-dist", "lognormal" },
-        { "latency-jitter", "50us" },
-      };
-      unsigned k = take (&in, sizeof sets / sizeof sets[0]);
-      if (blkemu_disk_set (disk, sets[k][0], sets[k][1], err, sizeof err) ==
-          0) {
-        if (k == 0 || k == 1)
-          max_rw = disk->cfg.num[K_MAX_TRANSFER];
-        if (k == 2 && max_rw)
-          max_rw = disk->cfg.num[K_MAX_TRANSFER];
-        if (k == 0)
-          split_blocks = 0;
-        if (k == 1 || (k == 2 && split_blocks))
-          split_blocks = disk->cfg.num[K_MAX_TRANSFER] / lbs;
-        if (k == 6)
-          faults = 0;
-      }
-      break;
-    }
-    case 10: /* views after views, then power-on or the crash */
-      /* Clean data only: faults and silent ones have their own checks. */
-      if (check_data && !faults && !silent && !misdirect)
-        views_after_views (disk, lbs, cache, crash_mode, crash_seed, b, nb,
-                           take (&in, 2), ok_bytes);
-      break;
-    default: { /* an unaligned or wild request, unreadable sectors or
-                  a stuck bit */
-      unsigned kind = take (&in, 3);
-      if (kind == 2 && check_data) {
-        if (nstuck == STUCK_RUN_MAX) {
-          blkemu_disk_stuck_clear (disk);
-          nstuck = 0;
-          if (getenv ("FUZZ_DEBUG"))
-            fprintf (stderr, "step %d: stuck clear\n", step);
-          break;
-        }
-        uint64_t at = off + take (&in, (unsigned) lbs);
-        unsigned bit = take (&in, 8), value = take (&in, 2);
-        if (blkemu_disk_stuck_add (disk, at, bit, value, err, sizeof err) !=
-            0) {
-          fprintf (stderr, "stuck add: %s\n", err);
-          abort ();
-        }
-        unsigned i = 0;
-        while (i < nstuck &&
-               !(stuck_bits[i].byte == at && stuck_bits[i].bit == bit))
-          i++;
-        stuck_bits[i].byte = at; /* a bit stuck again takes the value */
-        stuck_bits[i].bit = bit;
-        stuck_bits[i].value = value;
-        nstuck += i == nstuck;
-        if (getenv ("FUZZ_DEBUG"))
-          fprintf (stderr, "step %d: stuck add byte %llu bit %u = %u\n", step,
-                   (unsigned long long) at, bit, value);
-        break;
-      }
-      if (kind == 1 && bad_ok && !faults) {
-        if (blkemu_disk_bad_add (disk, off, len, err, sizeof err) != 0) {
-          fprintf (stderr, "bad add: %s\n", err);
-          abort ();
-        }
-        for (uint64_t i = 0; i < nb; i++)
-          mark_bad (b + i);
-        if (getenv ("FUZZ_DEBUG"))
-          fprintf (stderr, "step %d: bad add blocks %llu..%llu\n", step,
-                   (unsigned long long) b, (unsigned long long) (b + nb));
-        break;
-      }
-      r = io (disk, BLKEMU_OP_READ, buf, lbs, off + 1 + take (&in, 511), 0);
-      if (r != EINVAL)
-        abort ();
-      break;
-    }
-    }
-
-    /* A struck request never reports success (it did, after a crash had
-     * already rolled its data back); one refused before it waited was
-     * not struck.
-     */
-    bool crashed = what == 7;
-    bool powered = false;
-    /* An interrupted crash leaves a struck write's (or write-zeroes')
-     * blocks unreadable: [UNREADABLE_LO, UNREADABLE_HI).
-     */
-    uint64_t unreadable_lo = 0, unreadable_hi = 0;
-    /* An injected error fails a write before it reaches the medium, and
-     * a write the drive was losing never reached it.
-     */
-    bool unreadable_maybe = faults != 0 || (silent & 2);
-    bool interrupted =
-      strike && !during_next_wait && crash_mode == BLKEMU_CRASH_INTERRUPTED &&
-      (what <= 2 || (what == 6 && last_zero_op == BLKEMU_OP_ZERO));
-    if (interrupted && !struck_version) {
-      unreadable_lo = b;
-      unreadable_hi = b + nb;
-    }
-    /* A struck write that may have been misdirected: where it landed,
-     * once seen (its first unreadable block in mode interrupted, its
-     * first block of data elsewhere otherwise); blocks of its data seen
-     * at home and away.
-     */
-    uint64_t mis_at = UINT64_MAX, seen_home = 0, seen_away = 0;
-    uint32_t after[BLOCKS];
-    if (strike && during_next_wait)
-      during_next_wait = NULL;
-    else if (strike) {
-      crashed = true;
-      powered = crash_then_power_on;
-      if (r == 0 || (r != EIO && !faults)) {
-        fprintf (stderr,
-                 "step %d: op %u in flight across a crash returned "
-                 "%d\n",
-                 step, what, r);
-        abort ();
-      }
-    }
-    if (!crashed)
-      continue;
-    /* Offline until power-on; then every block holds a legal version. */
-    offline = !powered;
-    if (!powered) {
-      if (io (disk, BLKEMU_OP_READ, buf, lbs, 0, 0) != EIO)
-        abort ();
-      blkemu_disk_power_on (disk);
-    }
-    offline = false;
-    if (blkemu_disk_set (disk, "error-mode", "off", err, sizeof err) != 0)
-      abort ();
-    faults = 0;
-    checking = true;
-    for (uint64_t i = 0; check_data && i < BLOCKS; i++) {
-      /* Read block by block: every length passes max-transfer. */
-      int rr =
-        read_checked (disk, buf, lbs, i * lbs, &ok_bytes[BLKEMU_OP_READ]);
-      if (rr == -1)
-        abort (); /* no crash waits here; 16 flips in a row: > 20%^16 */
-      if (interrupted && struck_version && rr == EIO && unreadable_hi == 0) {
-        /* The head was writing here: home or the wrong place. */
-        unreadable_lo = i;
-        unreadable_hi = i + nb;
-        if (unreadable_hi > BLOCKS)
-          abort ();
-        if (i != b)
-          mis_at = i;
-      }
-      bool unreadable = i >= unreadable_lo && i < unreadable_hi;
-      if (unreadable && unreadable_maybe && rr == 0)
-        unreadable = false;
-      /* A bad mark outside the struck run: judged once the block's
-       * version is read (below).
-       */
-      bool marked = sh[i].marked && !unreadable;
-      if (marked)
-        unreadable = rr == EIO;
-      if (unreadable != (rr == EIO)) {
-        fprintf (stderr,
-                 "block %llu after an interrupted crash: read "
-                 "returned %d (struck blocks %llu..%llu)\n",
-                 (unsigned long long) i, rr,
-                 (unsigned long long) unreadable_lo,
-                 (unsigned long long) unreadable_hi);
-        abort ();
-      }
-      if (unreadable) {
-        /* Healed without writing: the block holds what the medium has. */
-        if (blkemu_disk_bad_clear (disk, i * lbs, lbs, err, sizeof err) ||
-            read_checked (disk, buf, lbs, i * lbs, &ok_bytes[BLKEMU_OP_READ]))
-          abort ();
-      }
-      else if (rr != 0)
-        abort ();
-      uint32_t v = token_of (buf, lbs);
-      bool legal = cache
-                     ? may_hold (&sh[i], v)
-                     : v == sh[i].latest || (sh[i].has_alt && v == sh[i].alt);
-      int want_eio = marked ? bad_after_crash (&sh[i], v) : -1;
-      if (want_eio >= 0 && want_eio != (rr == EIO)) {
-        fprintf (stderr,
-                 "block %llu after the crash: version %u %s (marked bad; "
-                 "%s since)\n",
-                 (unsigned long long) i, v / BLOCKS,
-                 rr == EIO ? "unreadable" : "readable",
-                 sh[i].bad ? "not healed" : "healed by cached writes");
-        abort ();
-      }
-      bad_reset (&sh[i]);
-      if (struck_version && v != 0 && v != UINT32_MAX &&
-          v / BLOCKS == struck_version) {
-        if (v % BLOCKS == i)
-          seen_home++;
-        else {
-          /* Its data for block v % BLOCKS, NB blocks or fewer from home:
-           * one landing place for all of it.
-           */
-          uint64_t at = i - (v % BLOCKS - b);
-          if (mis_at == UINT64_MAX)
-            mis_at = at;
-          legal = at == mis_at && at != b && i >= at && i < at + nb;
-          seen_away++;
-        }
-      }
-      if (!legal) {
-        fprintf (stderr,
-                 "block %llu after crash: token %u (durable "
-                 "%u, latest %u, cache %d)\n",
-                 (unsigned long long) i, v, sh[i].durable, sh[i].latest,
-                 cache);
-        abort ();
-      }
-      sh[i].latest = sh[i].durable = v;
-      sh[i].ncand = 0;
-      sh[i].has_alt = false;
-      after[i] = v;
-    }
-    if (check_data)
-      groups_check (after, "after the crash");
-    ngroups = 0;
-    if (struck_version && check_data) {
-      /* Home or away, never both; without the cache all of it where it
-       * went (its data moved before it waited); in mode interrupted the
-       * unreadable run found it.
-       */
-      bool away = mis_at != UINT64_MAX;
-      if ((away && seen_home) || (!cache && !away && seen_home != nb) ||
-          (!cache && away && seen_away != nb) ||
-          (interrupted &&
-           (unreadable_hi == 0 || (away && unreadable_lo != mis_at)))) {
-        fprintf (stderr,
-                 "struck write of blocks %llu..%llu (misdirected maybe): "
-                 "%llu blocks of it at home, %llu away (at %lld), "
-                 "cache %d, unreadable %llu..%llu\n",
-                 (unsigned long long) b, (unsigned long long) (b + nb),
-                 (unsigned long long) seen_home,
-                 (unsigned long long) seen_away,
-                 away ? (long long) mis_at : -1LL, cache,
-                 (unsigned long long) unreadable_lo,
-                 (unsigned long long) unreadable_hi);
-        abort ();
-      }
-      if (away && getenv ("FUZZ_DEBUG"))
-        fprintf (stderr,
-                 "struck and misdirected: blocks %llu..%llu landed at "
-                 "%llu (%llu blocks kept)\n",
-                 (unsigned long long) b, (unsigned long long) (b + nb),
-                 (unsigned long long) mis_at, (unsigned long long) seen_away);
-    }
-    /* Without data to check (backend=null) the blocks were not read and
-     * healed one by one: heal them all.
-     */
-    if ((unreadable_hi > unreadable_lo || interrupted) &&
-        blkemu_disk_bad_clear (disk, 0, BLOCKS * lbs, err, sizeof err))
-      abort ();
-  }
-
-  heap_check (heap_base, BLOCKS * lbs, 64);
-  if (getenv ("FUZZ_DEBUG"))
-    fprintf (stderr, "heap: at most %zu bytes above the open (disk %llu)\n",
-             heap_peak, (unsigned long long) (BLOCKS * lbs));
-
-  /* Byte accounting and latencies, the timeline's shard merged in. */
-  struct stats *st = timelines_stats_snapshot (disk);
+/* Byte accounting and latencies, the timeline's shard merged in; then
+ * the disk goes.
+ */
+static void
+run_close (struct run *run, uint64_t t_start)
+{
+  struct stats *st = timelines_stats_snapshot (run->disk);
   if (!st)
     abort ();
   for (int op = 0; op < BLKEMU_OP_COUNT; op++) {
     if ((op == BLKEMU_OP_READ || op == BLKEMU_OP_WRITE) &&
-        st->op[op].bytes != ok_bytes[op]) {
+        st->op[op].bytes != run->ok_bytes[op]) {
       fprintf (stderr, "op %d: stats bytes %llu, served %llu\n", op,
                (unsigned long long) st->op[op].bytes,
-               (unsigned long long) ok_bytes[op]);
+               (unsigned long long) run->ok_bytes[op]);
       abort ();
     }
     if (st->op[op].lat_max_ns > now_ns - t_start) {
@@ -1522,10 +1178,548 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
   }
   free (st);
-  disk->backend.ops = real_ops;
+  run->disk->backend.ops = real_ops;
   if (timeline)
     blkemu_timeline_free (timeline);
   timeline = NULL;
-  blkemu_disk_close (disk);
+  blkemu_disk_close (run->disk);
+}
+
+/* ---- one step ------------------------------------------------------- */
+
+struct step {
+  int n;
+  unsigned what; /* the switch in step_run */
+  uint64_t b, nb, off, len;
+  int r;
+  /* The power goes while this step's request waits. */
+  bool strike;
+  /* A write the crash struck that may have been misdirected: its
+   * version (0: none).
+   */
+  uint32_t struck_version;
+};
+
+/* The step's kind, its blocks and, for a strike, the crash to come. */
+static void
+step_choose (struct run *run, struct step *s)
+{
+  char err[BLKEMU_ERR_MAX];
+  struct input *in = &run->in;
+  s->what = take (in, 11);
+  s->struck_version = 0;
+  s->r = 0;
+  checking = true;
+  s->b = take (in, BLOCKS);
+  s->nb = 1 + take (in, 24);
+  if (s->b + s->nb > BLOCKS)
+    s->nb = BLOCKS - s->b;
+  s->off = s->b * run->lbs;
+  s->len = s->nb * run->lbs;
+  unsigned w = s->what;
+  s->strike = w != 7 && w != 8 && w != 10 && take (in, 8) == 0;
+  if (s->strike || w == 7 || w == 10) {
+    crash_mode = (enum blkemu_crash_mode) take (in, BLKEMU_CRASH_MODE_COUNT);
+    crash_seed = take (in, 256);
+  }
+  if (run->misdirect) {
+    char pct[16];
+    snprintf (pct, sizeof pct, "%u%%", run->faults ? 0 : run->misdirect);
+    if (blkemu_disk_set (run->disk, "misdirected-write-probability", pct, err,
+                         sizeof err) != 0)
+      abort ();
+  }
+  if (s->strike) {
+    crash_disk = run->disk;
+    crash_then_power_on = take (in, 2);
+    during_next_wait = crash_in_flight;
+  }
+}
+
+/* A write, FUA when FUA; the shadow learns what it left. */
+static void
+step_write (struct run *run, struct step *s, bool fua)
+{
+  struct blkemu_disk *disk = run->disk;
+  uint64_t b = s->b, nb = s->nb, lbs = run->lbs;
+  uint32_t v = next_version++;
+  for (uint64_t i = 0; i < nb; i++)
+    fill (iobuf + i * lbs, lbs, b + i, v);
+  uint64_t lost = silent_count (disk, LOST);
+  uint64_t mis = silent_count (disk, MISDIRECTED);
+  groups_touch (b, nb); /* whatever comes of it */
+  s->r = io (disk, BLKEMU_OP_WRITE, iobuf, s->len, s->off,
+             fua ? BLKEMU_FLAG_FUA : 0);
+  if (getenv ("FUZZ_DEBUG"))
+    fprintf (stderr, "step %d: write v%u blocks %llu..%llu%s: %d\n", s->n, v,
+             (unsigned long long) b, (unsigned long long) (b + nb),
+             fua ? " FUA" : "", s->r);
+  if (s->r == 0 && s->strike) {
+    /* Done without waiting: the crash did not come (landed() must not
+     * meet it either).
+     */
+    if (!during_next_wait)
+      abort ();
+    during_next_wait = NULL;
+    s->strike = false;
+  }
+  if (s->r == 0) {
+    run->ok_bytes[BLKEMU_OP_WRITE] += s->len;
+    bool durable = run->cache && written_through (disk, s->len, fua);
+    /* Acknowledged and lost: the blocks keep what they held. */
+    bool kept = silent_count (disk, LOST) == lost;
+    if (silent_count (disk, MISDIRECTED) != mis) {
+      if (run->check_data)
+        landed (disk, lbs, b, nb, v, durable, &run->ok_bytes[BLKEMU_OP_READ]);
+      return;
+    }
+    for (uint64_t i = 0; kept && i < nb; i++) {
+      medium_wrote (b + i, token (b + i, v), true, durable || !run->cache);
+      written (b + i, token (b + i, v), durable);
+    }
+    if (kept && run->atomic_check)
+      groups_add (b, nb, v, run->unit_blocks);
+  }
+  else if (s->strike && !during_next_wait) { /* lost, maybe, too */
+    /* Misdirected, maybe: its own blocks may keep what they held. */
+    struck (b, nb, v, run->cache,
+            run->faults || run->silent & 2 || run->misdirect);
+    s->struck_version = run->misdirect ? v : 0;
+  }
+  else if (s->r != EINVAL && s->r != EIO && !run->faults)
+    abort ();
+}
+
+/* A read, compared with the shadow. */
+static void
+step_read (struct run *run, struct step *s)
+{
+  uint64_t b = s->b, nb = s->nb, lbs = run->lbs;
+  bool any_bad = false;
+  for (uint64_t i = 0; i < nb; i++)
+    any_bad |= sh[b + i].bad;
+  int r = s->r = read_checked (run->disk, iobuf, s->len, s->off,
+                               &run->ok_bytes[BLKEMU_OP_READ]);
+  if (any_bad && r != EIO && r != EINVAL) {
+    fprintf (stderr,
+             "step %d: read of blocks %llu..%llu over an unreadable one "
+             "returned %d\n",
+             s->n, (unsigned long long) b, (unsigned long long) (b + nb), r);
+    abort ();
+  }
+  if (any_bad)
+    return;
+  if (r == -1)
+    s->r = 0; /* served, not checkable */
+  else if (r == 0) {
+    for (uint64_t i = 0; run->check_data && i < nb; i++)
+      if (token_of (iobuf + i * lbs, lbs) != sh[b + i].latest) {
+        fprintf (stderr, "block %llu: read token %u, wrote %u\n",
+                 (unsigned long long) (b + i), token_of (iobuf + i * lbs, lbs),
+                 sh[b + i].latest);
+        abort ();
+      }
+  }
+  else if (!run->offline && !run->faults && r != EINVAL &&
+           !(s->strike && !during_next_wait)) {
+    fprintf (stderr, "step %d: read of blocks %llu..%llu returned %d\n", s->n,
+             (unsigned long long) b, (unsigned long long) (b + nb), r);
+    abort ();
+  }
+}
+
+static void
+step_flush (struct run *run, struct step *s)
+{
+  s->r = io (run->disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0);
+  if (getenv ("FUZZ_DEBUG"))
+    fprintf (stderr, "step %d: flush: %d\n", s->n, s->r);
+  if (s->r != 0)
+    return;
+  for (int i = 0; i < BLOCKS; i++) {
+    sh[i].durable = sh[i].latest;
+    sh[i].ncand = 0;
+  }
+  ngroups = 0;
+  bad_flushed ();
+}
+
+/* Write-zeroes or trim. */
+static void
+step_zero (struct run *run, struct step *s)
+{
+  checking = false;
+  run->last_zero_op = take (&run->in, 2) ? BLKEMU_OP_ZERO : BLKEMU_OP_TRIM;
+  groups_touch (s->b, s->nb);
+  s->r = io (run->disk, run->last_zero_op, NULL, s->len, s->off, 0);
+  if (getenv ("FUZZ_DEBUG"))
+    fprintf (stderr, "step %d: %s blocks %llu..%llu: %d\n", s->n,
+             run->last_zero_op == BLKEMU_OP_ZERO ? "write-zeroes" : "trim",
+             (unsigned long long) s->b, (unsigned long long) (s->b + s->nb),
+             s->r);
+  if (s->r == 0)
+    for (uint64_t i = 0; i < s->nb; i++) {
+      medium_wrote (s->b + i, 0, run->last_zero_op == BLKEMU_OP_ZERO,
+                    !run->cache);
+      written (s->b + i, 0, false);
+    }
+  else if (s->strike && !during_next_wait)
+    struck (s->b, s->nb, 0, run->cache, run->faults);
+}
+
+/* A runtime change; the harness's limits follow what took. */
+static void
+step_set (struct run *run)
+{
+  static const char *const sets[][2] = {
+    { "oversize", "error" },      { "oversize", "split" },
+    { "max-transfer", "64K" },    { "slowdown", "3" },
+    { "slowdown", "1" },          { "cache-size", "8K" },
+    { "error-mode", "off" },      { "latency-dist", "lognormal" },
+    { "latency-jitter", "50us" },
+  };
+  char err[BLKEMU_ERR_MAX];
+  unsigned k = take (&run->in, sizeof sets / sizeof sets[0]);
+  if (blkemu_disk_set (run->disk, sets[k][0], sets[k][1], err, sizeof err))
+    return;
+  uint64_t mt = run->disk->cfg.num[K_MAX_TRANSFER];
+  if (k == 0 || k == 1 || (k == 2 && max_rw))
+    max_rw = mt;
+  if (k == 0)
+    split_blocks = 0;
+  if (k == 1 || (k == 2 && split_blocks))
+    split_blocks = mt / run->lbs;
+  if (k == 6)
+    run->faults = 0;
+}
+
+/* A stuck bit in the step's first block (or all cleared when the run's
+ * table is full).
+ */
+static void
+step_stuck (struct run *run, struct step *s)
+{
+  char err[BLKEMU_ERR_MAX];
+  if (nstuck == STUCK_RUN_MAX) {
+    blkemu_disk_stuck_clear (run->disk);
+    nstuck = 0;
+    if (getenv ("FUZZ_DEBUG"))
+      fprintf (stderr, "step %d: stuck clear\n", s->n);
+    return;
+  }
+  uint64_t at = s->off + take (&run->in, (unsigned) run->lbs);
+  unsigned bit = take (&run->in, 8);
+  unsigned value = take (&run->in, 2);
+  if (blkemu_disk_stuck_add (run->disk, at, bit, value, err, sizeof err)) {
+    fprintf (stderr, "stuck add: %s\n", err);
+    abort ();
+  }
+  unsigned i = 0;
+  while (i < nstuck && !(stuck_bits[i].byte == at && stuck_bits[i].bit == bit))
+    i++;
+  stuck_bits[i].byte = at; /* a bit stuck again takes the value */
+  stuck_bits[i].bit = bit;
+  stuck_bits[i].value = value;
+  nstuck += i == nstuck;
+  if (getenv ("FUZZ_DEBUG"))
+    fprintf (stderr, "step %d: stuck add byte %llu bit %u = %u\n", s->n,
+             (unsigned long long) at, bit, value);
+}
+
+/* An unaligned or wild request, unreadable sectors or a stuck bit. */
+static void
+step_odd (struct run *run, struct step *s)
+{
+  char err[BLKEMU_ERR_MAX];
+  unsigned kind = take (&run->in, 3);
+  if (kind == 2 && run->check_data) {
+    step_stuck (run, s);
+    return;
+  }
+  if (kind == 1 && run->bad_ok && !run->faults) {
+    if (blkemu_disk_bad_add (run->disk, s->off, s->len, err, sizeof err)) {
+      fprintf (stderr, "bad add: %s\n", err);
+      abort ();
+    }
+    for (uint64_t i = 0; i < s->nb; i++)
+      mark_bad (s->b + i);
+    if (getenv ("FUZZ_DEBUG"))
+      fprintf (stderr, "step %d: bad add blocks %llu..%llu\n", s->n,
+               (unsigned long long) s->b, (unsigned long long) (s->b + s->nb));
+    return;
+  }
+  s->r = io (run->disk, BLKEMU_OP_READ, iobuf, run->lbs,
+             s->off + 1 + take (&run->in, 511), 0);
+  if (s->r != EINVAL)
+    abort ();
+}
+
+static void
+step_run (struct run *run, struct step *s)
+{
+  switch (s->what) {
+  case 0:
+  case 1:
+  case 2: step_write (run, s, s->what == 2); break;
+  case 3:
+  case 4: step_read (run, s); break;
+  case 5: step_flush (run, s); break;
+  case 6: step_zero (run, s); break;
+  case 7: /* crash, power on, check */
+    inside_crash = 1;
+    crash_now (run->disk);
+    inside_crash = 0;
+    break;
+  case 8: step_set (run); break;
+  case 10: /* views after views, then power-on or the crash */
+    /* Clean data only: faults and silent ones have their own checks. */
+    if (run->check_data && !run->faults && !run->silent && !run->misdirect)
+      views_after_views (run->disk, run->lbs, run->cache, crash_mode,
+                         crash_seed, s->b, s->nb, take (&run->in, 2),
+                         run->ok_bytes);
+    break;
+  default: step_odd (run, s); break;
+  }
+}
+
+/* ---- after a crash -------------------------------------------------- */
+
+/* What the scan of every block after a crash knows and finds. */
+struct scan {
+  /* An interrupted crash leaves a struck write's (or write-zeroes')
+   * blocks unreadable: [LO, HI).
+   */
+  uint64_t lo, hi;
+  /* An injected error fails a write before it reaches the medium, and a
+   * write the drive was losing never reached it.
+   */
+  bool maybe;
+  bool interrupted;
+  /* A struck write that may have been misdirected: where it landed,
+   * once seen (its first unreadable block in mode interrupted, its first
+   * block of data elsewhere otherwise); blocks of its data seen at home
+   * and away.
+   */
+  uint64_t mis_at, seen_home, seen_away;
+  uint32_t after[BLOCKS];
+};
+
+/* Version V read at block I after the crash: one the shadow allows, or
+ * the struck write's data where it may have landed; it becomes the
+ * block's shadow.
+ */
+static void
+scan_legal (struct run *run, const struct step *s, struct scan *sc, uint64_t i,
+            uint32_t v)
+{
+  bool legal = run->cache
+                 ? may_hold (&sh[i], v)
+                 : v == sh[i].latest || (sh[i].has_alt && v == sh[i].alt);
+  if (s->struck_version && v != 0 && v != UINT32_MAX &&
+      v / BLOCKS == s->struck_version) {
+    if (v % BLOCKS == i)
+      sc->seen_home++;
+    else {
+      /* Its data for block v % BLOCKS, NB blocks or fewer from home: one
+       * landing place for all of it.
+       */
+      uint64_t at = i - (v % BLOCKS - s->b);
+      if (sc->mis_at == UINT64_MAX)
+        sc->mis_at = at;
+      legal = at == sc->mis_at && at != s->b && i >= at && i < at + s->nb;
+      sc->seen_away++;
+    }
+  }
+  if (!legal) {
+    fprintf (stderr,
+             "block %llu after crash: token %u (durable %u, latest %u, "
+             "cache %d)\n",
+             (unsigned long long) i, v, sh[i].durable, sh[i].latest,
+             run->cache);
+    abort ();
+  }
+  sh[i].latest = sh[i].durable = v;
+  sh[i].ncand = 0;
+  sh[i].has_alt = false;
+  sc->after[i] = v;
+}
+
+/* Block I after the crash: readable exactly when it should be, healed if
+ * not, holding a legal version, which becomes its shadow's.
+ */
+static void
+scan_block (struct run *run, const struct step *s, struct scan *sc, uint64_t i)
+{
+  char err[BLKEMU_ERR_MAX];
+  uint64_t lbs = run->lbs, *rd = &run->ok_bytes[BLKEMU_OP_READ];
+  /* Read block by block: every length passes max-transfer. */
+  int rr = read_checked (run->disk, iobuf, lbs, i * lbs, rd);
+  if (rr == -1)
+    abort (); /* no crash waits here; 16 flips in a row: > 20%^16 */
+  if (sc->interrupted && s->struck_version && rr == EIO && sc->hi == 0) {
+    /* The head was writing here: home or the wrong place. */
+    sc->lo = i;
+    sc->hi = i + s->nb;
+    if (sc->hi > BLOCKS)
+      abort ();
+    if (i != s->b)
+      sc->mis_at = i;
+  }
+  bool unreadable = i >= sc->lo && i < sc->hi;
+  if (unreadable && sc->maybe && rr == 0)
+    unreadable = false;
+  /* A bad mark outside the struck run: judged once the block's version is
+   * read (below).
+   */
+  bool marked = sh[i].marked && !unreadable;
+  if (marked)
+    unreadable = rr == EIO;
+  if (unreadable != (rr == EIO)) {
+    fprintf (stderr,
+             "block %llu after an interrupted crash: read returned %d "
+             "(struck blocks %llu..%llu)\n",
+             (unsigned long long) i, rr, (unsigned long long) sc->lo,
+             (unsigned long long) sc->hi);
+    abort ();
+  }
+  if (unreadable) {
+    /* Healed without writing: the block holds what the medium has. */
+    if (blkemu_disk_bad_clear (run->disk, i * lbs, lbs, err, sizeof err) ||
+        read_checked (run->disk, iobuf, lbs, i * lbs, rd))
+      abort ();
+  }
+  else if (rr != 0)
+    abort ();
+  uint32_t v = token_of (iobuf, lbs);
+  int want_eio = marked ? bad_after_crash (&sh[i], v) : -1;
+  if (want_eio >= 0 && want_eio != (rr == EIO)) {
+    fprintf (stderr,
+             "block %llu after the crash: version %u %s (marked bad; %s "
+             "since)\n",
+             (unsigned long long) i, v / BLOCKS,
+             rr == EIO ? "unreadable" : "readable",
+             sh[i].bad ? "not healed" : "healed by cached writes");
+    abort ();
+  }
+  bad_reset (&sh[i]);
+  scan_legal (run, s, sc, i, v);
+}
+
+/* A struck write that may have been misdirected: home or away, never
+ * both; without the cache all of it where it went (its data moved before
+ * it waited); in mode interrupted the unreadable run found it.
+ */
+static void
+scan_struck (const struct run *run, const struct step *s,
+             const struct scan *sc)
+{
+  bool away = sc->mis_at != UINT64_MAX;
+  uint64_t b = s->b, nb = s->nb;
+  if ((away && sc->seen_home) ||
+      (!run->cache && !away && sc->seen_home != nb) ||
+      (!run->cache && away && sc->seen_away != nb) ||
+      (sc->interrupted && (sc->hi == 0 || (away && sc->lo != sc->mis_at)))) {
+    fprintf (stderr,
+             "struck write of blocks %llu..%llu (misdirected maybe): %llu "
+             "blocks of it at home, %llu away (at %lld), cache %d, "
+             "unreadable %llu..%llu\n",
+             (unsigned long long) b, (unsigned long long) (b + nb),
+             (unsigned long long) sc->seen_home,
+             (unsigned long long) sc->seen_away,
+             away ? (long long) sc->mis_at : -1LL, run->cache,
+             (unsigned long long) sc->lo, (unsigned long long) sc->hi);
+    abort ();
+  }
+  if (away && getenv ("FUZZ_DEBUG"))
+    fprintf (stderr,
+             "struck and misdirected: blocks %llu..%llu landed at %llu "
+             "(%llu blocks kept)\n",
+             (unsigned long long) b, (unsigned long long) (b + nb),
+             (unsigned long long) sc->mis_at,
+             (unsigned long long) sc->seen_away);
+}
+
+/* After the step: a struck request never reports success (it did, after
+ * a crash had already rolled its data back; one refused before it waited
+ * was not struck).  After a crash every block holds a legal version.
+ */
+static void
+step_after (struct run *run, struct step *s)
+{
+  char err[BLKEMU_ERR_MAX];
+  bool crashed = s->what == 7, powered = false;
+  struct scan sc = { .mis_at = UINT64_MAX };
+  sc.maybe = run->faults != 0 || (run->silent & 2);
+  sc.interrupted =
+    s->strike && !during_next_wait && crash_mode == BLKEMU_CRASH_INTERRUPTED &&
+    (s->what <= 2 || (s->what == 6 && run->last_zero_op == BLKEMU_OP_ZERO));
+  if (sc.interrupted && !s->struck_version) {
+    sc.lo = s->b;
+    sc.hi = s->b + s->nb;
+  }
+  if (s->strike && during_next_wait)
+    during_next_wait = NULL;
+  else if (s->strike) {
+    crashed = true;
+    powered = crash_then_power_on;
+    if (s->r == 0 || (s->r != EIO && !run->faults)) {
+      fprintf (stderr, "step %d: op %u in flight across a crash returned %d\n",
+               s->n, s->what, s->r);
+      abort ();
+    }
+  }
+  if (!crashed)
+    return;
+  /* Offline until power-on. */
+  run->offline = !powered;
+  if (!powered) {
+    if (io (run->disk, BLKEMU_OP_READ, iobuf, run->lbs, 0, 0) != EIO)
+      abort ();
+    blkemu_disk_power_on (run->disk);
+  }
+  run->offline = false;
+  if (blkemu_disk_set (run->disk, "error-mode", "off", err, sizeof err) != 0)
+    abort ();
+  run->faults = 0;
+  checking = true;
+  for (uint64_t i = 0; run->check_data && i < BLOCKS; i++)
+    scan_block (run, s, &sc, i);
+  if (run->check_data)
+    groups_check (sc.after, "after the crash");
+  ngroups = 0;
+  if (s->struck_version && run->check_data)
+    scan_struck (run, s, &sc);
+  /* Without data to check (backend=null) the blocks were not read and
+   * healed one by one: heal them all.
+   */
+  if ((sc.hi > sc.lo || sc.interrupted) &&
+      blkemu_disk_bad_clear (run->disk, 0, BLOCKS * run->lbs, err, sizeof err))
+    abort ();
+}
+
+/* ---- one input ------------------------------------------------------ */
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  static struct run run;
+  memset (&run, 0, sizeof run);
+  run.in = (struct input){ data, size };
+  run_open (&run);
+  uint64_t t_start = now_ns;
+  size_t heap_base = __sanitizer_get_current_allocated_bytes ();
+  heap_peak = 0;
+  for (int n = 0; n < 64 && run.in.n > 0; n++) {
+    heap_check (heap_base, BLOCKS * run.lbs, n);
+    struct step s = { .n = n };
+    step_choose (&run, &s);
+    step_run (&run, &s);
+    step_after (&run, &s);
+  }
+  heap_check (heap_base, BLOCKS * run.lbs, 64);
+  if (getenv ("FUZZ_DEBUG"))
+    fprintf (stderr, "heap: at most %zu bytes above the open (disk %llu)\n",
+             heap_peak, (unsigned long long) (BLOCKS * run.lbs));
+  run_close (&run, t_start);
   return 0;
 }

@@ -248,29 +248,29 @@ reset_shadow (unsigned zone)
   zs[zone].first_unflushed = ZBLOCKS;
 }
 
-int
-LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+/* The zoned disk an input chose, its shadow reset. */
+static struct blkemu_disk *
+zones_open (struct input *in, bool *cache)
 {
-  struct input in = { data, size };
   char spec[512], err[BLKEMU_ERR_MAX];
-  nzones = 2 + take (&in, MAXZONES - 1);
-  nconv = take (&in, 3) % nzones;
+  nzones = 2 + take (in, MAXZONES - 1);
+  nconv = take (in, 3) % nzones;
   if (nconv == nzones)
     nconv = nzones - 1;
-  cap_blocks = take (&in, 2) ? ZBLOCKS : ZBLOCKS - 4;
+  cap_blocks = take (in, 2) ? ZBLOCKS : ZBLOCKS - 4;
   unsigned seq = nzones - nconv;
-  max_active = take (&in, 2) ? take (&in, seq + 1) : 0;
-  max_open = take (&in, 2) ? take (&in, seq + 1) : 0;
+  max_active = take (in, 2) ? take (in, seq + 1) : 0;
+  max_open = take (in, 2) ? take (in, seq + 1) : 0;
   if (max_active && max_open > max_active)
     max_open = max_active;
-  bool cache = take (&in, 2);
+  *cache = take (in, 2);
   snprintf (spec, sizeof spec,
             "size=%u,logical-block-size=4096,zoned=host-managed,"
             "zone-size=%u,zone-capacity=%u,conventional-zones=%u,"
             "max-open-zones=%u,max-active-zones=%u,write-cache=%s,"
             "cache-size=16M,latency-zone=1ms,latency-write=10us",
             nzones * ZS, ZS, cap_blocks * BLK, nconv, max_open, max_active,
-            cache ? "yes" : "no");
+            *cache ? "yes" : "no");
   struct blkemu_disk *d =
     blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
   if (!d) {
@@ -280,10 +280,90 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   for (unsigned i = 0; i < MAXZONES; i++)
     reset_shadow (i);
   next_version = 1;
-
-  bool debug = getenv ("FUZZ_ZONES_DEBUG") != NULL;
-  if (debug)
+  if (getenv ("FUZZ_ZONES_DEBUG"))
     fprintf (stderr, "%s\n", spec);
+  return d;
+}
+
+/* Open, close or finish ZONE. */
+static void
+zone_change (struct blkemu_disk *d, struct input *in, unsigned zone)
+{
+  struct zshadow *s = &zs[zone];
+  enum blkemu_zone_op op = (enum blkemu_zone_op) take (in, 3);
+  int r = blkemu_zone_command (d, op, (uint64_t) zone * ZS);
+  if (r == ETOOMANYREFS || r == EOVERFLOW)
+    return; /* the report check covers the rest */
+  if (op == BLKEMU_ZONE_FINISH && r == 0) {
+    s->full = true; /* durable, with its writes */
+    s->first_unflushed = ZBLOCKS;
+    s->nw = 0;
+  }
+  if (r && !(op == BLKEMU_ZONE_OPEN && s->full) &&
+      !(op == BLKEMU_ZONE_CLOSE && s->full))
+    fail ("zone command failed", zone, r, op);
+}
+
+/* Step WHAT on ZONE, blocks B..B+NB; STRUCK: a crash meets it in flight. */
+static void
+zone_step (struct blkemu_disk *d, struct input *in, unsigned what,
+           unsigned zone, unsigned b, unsigned nb, bool struck, bool cache)
+{
+  switch (what) {
+  case 0:
+  case 1:
+  case 2:
+    if (write_blocks (d, zone, b, nb, false, what == 2, struck))
+      shadow_crash (d);
+    break;
+  case 3:
+    if (write_blocks (d, zone, b, nb, true, take (in, 2), struck))
+      shadow_crash (d);
+    break;
+  case 5: zone_change (d, in, zone); break;
+  case 6: /* reset */
+    if (blkemu_zone_command (d, BLKEMU_ZONE_RESET, (uint64_t) zone * ZS))
+      fail ("reset failed", zone, 0, 0);
+    reset_shadow (zone);
+    break;
+  case 7:
+    if (take (in, 8) == 0) {
+      if (blkemu_zone_command (d, BLKEMU_ZONE_RESET_ALL, 0))
+        fail ("reset-all failed", 0, 0, 0);
+      for (unsigned i = nconv; i < nzones; i++)
+        reset_shadow (i);
+    }
+    break;
+  case 8: /* flush */
+    if (blkemu_io (d, BLKEMU_OP_FLUSH, NULL, 0, 0, 0))
+      fail ("flush failed", 0, 0, 0);
+    for (unsigned i = 0; i < nzones; i++) {
+      zs[i].first_unflushed = ZBLOCKS;
+      zs[i].nw = 0;
+    }
+    break;
+  case 9: /* a zone command on a conventional zone */
+    if (nconv && blkemu_zone_command (d, BLKEMU_ZONE_RESET, 0) != EIO)
+      fail ("conventional zone took a reset", 0, 0, 0);
+    break;
+  case 10: /* crash and power on */
+    if (!cache)
+      break;
+    crash (d, "crash");
+    shadow_crash (d);
+    break;
+  default: read_zone (d, zone); break; /* 4 and 11 */
+  }
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  struct input in = { data, size };
+  bool cache;
+  struct blkemu_disk *d = zones_open (&in, &cache);
+  unsigned seq = nzones - nconv;
+  bool debug = getenv ("FUZZ_ZONES_DEBUG") != NULL;
   for (int step = 0; step < 96 && in.n > 0; step++) {
     unsigned what = take (&in, 12);
     unsigned zone = nconv + take (&in, seq);
@@ -295,7 +375,6 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       b = ZBLOCKS - 1;
     if (b + nb > ZBLOCKS)
       nb = ZBLOCKS - b;
-    int r;
     if (debug)
       fprintf (stderr,
                "step %d: op %u zone %u block %u n %u (shadow wp %u%s)\n", step,
@@ -312,66 +391,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       crash_mode = modes[take (&in, 5)];
       crash_seed = take (&in, 256);
     }
-    switch (what) {
-    case 0:
-    case 1:
-    case 2:
-      if (write_blocks (d, zone, b, nb, false, what == 2, struck))
-        shadow_crash (d);
-      break;
-    case 3:
-      if (write_blocks (d, zone, b, nb, true, take (&in, 2), struck))
-        shadow_crash (d);
-      break;
-    case 4: read_zone (d, zone); break;
-    case 5: { /* open, close or finish */
-      enum blkemu_zone_op op = (enum blkemu_zone_op) take (&in, 3);
-      r = blkemu_zone_command (d, op, (uint64_t) zone * ZS);
-      if (r == ETOOMANYREFS || r == EOVERFLOW)
-        break; /* the report check covers the rest */
-      if (op == BLKEMU_ZONE_FINISH && r == 0) {
-        s->full = true; /* durable, with its writes */
-        s->first_unflushed = ZBLOCKS;
-        s->nw = 0;
-      }
-      if (r && !(op == BLKEMU_ZONE_OPEN && s->full) &&
-          !(op == BLKEMU_ZONE_CLOSE && s->full))
-        fail ("zone command failed", zone, r, op);
-      break;
-    }
-    case 6: /* reset */
-      if (blkemu_zone_command (d, BLKEMU_ZONE_RESET, (uint64_t) zone * ZS))
-        fail ("reset failed", zone, 0, 0);
-      reset_shadow (zone);
-      break;
-    case 7:
-      if (take (&in, 8) == 0) {
-        if (blkemu_zone_command (d, BLKEMU_ZONE_RESET_ALL, 0))
-          fail ("reset-all failed", 0, 0, 0);
-        for (unsigned i = nconv; i < nzones; i++)
-          reset_shadow (i);
-      }
-      break;
-    case 8: /* flush */
-      if (blkemu_io (d, BLKEMU_OP_FLUSH, NULL, 0, 0, 0))
-        fail ("flush failed", 0, 0, 0);
-      for (unsigned i = 0; i < nzones; i++) {
-        zs[i].first_unflushed = ZBLOCKS;
-        zs[i].nw = 0;
-      }
-      break;
-    case 9: /* a zone command on a conventional zone */
-      if (nconv && blkemu_zone_command (d, BLKEMU_ZONE_RESET, 0) != EIO)
-        fail ("conventional zone took a reset", 0, 0, 0);
-      break;
-    case 10: /* crash and power on */
-      if (!cache)
-        break;
-      crash (d, "crash");
-      shadow_crash (d);
-      break;
-    default: read_zone (d, zone); break;
-    }
+    zone_step (d, &in, what, zone, b, nb, struck, cache);
     check_report (d);
   }
   for (unsigned i = nconv; i < nzones; i++)
