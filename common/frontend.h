@@ -111,13 +111,15 @@ struct frontend_server {
 int frontend_serve (const struct frontend_server *s, const char *ready_file,
                     const sigset_t *stop);
 
-/* A core result for a frontend with no connection to drop: the drop
- * fault becomes a failed request.
+/* A core result as an errno, for a frontend with no connection to drop
+ * (the drop fault becomes a failed request) and no medium error of its
+ * own to report.
  */
 static inline int
 frontend_errno (int result)
 {
-  return result == BLKEMU_ERR_DROP ? EIO : result;
+  return result == BLKEMU_ERR_DROP || result == BLKEMU_ERR_MEDIUM ? EIO
+                                                                  : result;
 }
 
 #endif

@@ -129,13 +129,6 @@ blkemu_disk_error_at (struct blkemu_disk *disk, uint64_t offset, uint64_t len)
   return ruled && start > offset && start < offset + len ? start : offset;
 }
 
-bool
-blkemu_disk_unreadable (struct blkemu_disk *disk, uint64_t offset,
-                        uint64_t len)
-{
-  return badranges_hit (&disk->bad, offset, len);
-}
-
 int
 blkemu_disk_stuck_add (struct blkemu_disk *disk, uint64_t offset, unsigned bit,
                        unsigned value, char *err, size_t errlen)

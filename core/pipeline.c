@@ -406,16 +406,29 @@ pipeline_pool_free (struct blkemu_timeline *tl)
   tl->free_local = tl->free_remote = NULL;
 }
 
+/* What DONE gets: ERR, a medium error told apart from other EIOs (what
+ * medium_admit found, unless the power went while it waited: then the
+ * device never answered), or how a read's data went.
+ */
+static int
+request_result (const struct request *req, int err)
+{
+  if (err == EIO && (req->marks & TRACE_MEDIUM) &&
+      wcache_generation (&req->disk->wcache) == req->crash_gen)
+    return BLKEMU_ERR_MEDIUM;
+  return err           ? err
+         : req->zeroes ? BLKEMU_READ_ZEROES
+         : req->sent   ? BLKEMU_READ_SENT
+                       : 0;
+}
+
 static void
 request_complete (struct request *req, int cancel_err)
 {
   int err = request_end (req, cancel_err);
   if (req->own_buf)
     free (req->buf);
-  req->done (req->cookie, err           ? err
-                          : req->zeroes ? BLKEMU_READ_ZEROES
-                          : req->sent   ? BLKEMU_READ_SENT
-                                        : 0);
+  req->done (req->cookie, request_result (req, err));
   request_release (req);
 }
 

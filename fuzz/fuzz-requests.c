@@ -507,6 +507,12 @@ io (struct blkemu_disk *disk, enum blkemu_op op, void *buf, uint64_t len,
     clock_wait_until (wake);
     blkemu_timeline_run (timeline);
   }
+  /* A timeline tells a medium error apart; blkemu_io says EIO. */
+  if (p.result == BLKEMU_ERR_MEDIUM) {
+    if (op != BLKEMU_OP_READ)
+      abort ();
+    return EIO;
+  }
   return p.result;
 }
 

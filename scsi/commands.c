@@ -22,6 +22,7 @@ result_to_sense (struct scmd *c, int err, bool write)
   switch (err) {
   case 0: c->status = GOOD; break;
   case EIO:
+  case BLKEMU_ERR_MEDIUM:
   case BLKEMU_ERR_DROP: {
     /* A disk without power answers nothing a medium error would: LOGICAL
      * UNIT NOT READY, MANUAL INTERVENTION REQUIRED (sd fails the command

@@ -8,7 +8,9 @@
  * shard of its own: the disk's stats JSON merges them while they live,
  * a reset clears them, and a freed timeline's counts stay the disk's;
  * requests completed on the I/O worker's thread (a file disk) go back
- * to their timeline's pool from there.
+ * to their timeline's pool from there.  A read of an unreadable sector
+ * completes with BLKEMU_ERR_MEDIUM (blkemu_io: EIO); an injected EIO,
+ * or one the power went under, stays EIO.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -295,6 +297,68 @@ test_cancel (struct blkemu_disk *d, struct blkemu_timeline *tl)
   printf ("ok: a cancel ends the timeline's requests with ESHUTDOWN\n");
 }
 
+/* One read of LEN bytes at OFF on TL, driven to its end: its result. */
+static int
+read_one (struct blkemu_timeline *tl, uint64_t len, uint64_t off)
+{
+  static char data[16384];
+  struct req r = { 0 };
+  blkemu_timeline_submit (tl, BLKEMU_OP_READ, data, len, off, 0, done, &r);
+  drive (tl, &r, 1, 3000000000u);
+  return r.done ? r.result : -1;
+}
+
+static void
+set_key (struct blkemu_disk *d, const char *key, const char *value)
+{
+  char err[BLKEMU_ERR_MAX] = "";
+  CHECK (blkemu_disk_set (d, key, value, err, sizeof err) == 0, "%s=%s: %s",
+         key, value, err);
+}
+
+static void
+test_medium (void)
+{
+  char err[BLKEMU_ERR_MAX] = "";
+  struct blkemu_disk *d =
+    blkemu_disk_open_spec ("name=m,size=1M,latency-read=1ms", 0, NULL, err,
+                           sizeof err);
+  CHECK (d && blkemu_disk_start (d, err, sizeof err) == 0, "open: %s", err);
+  struct blkemu_timeline *tl = d ? blkemu_timeline_new (d) : NULL;
+  if (!tl)
+    return;
+  CHECK (blkemu_disk_bad_add (d, 8192, 4096, err, sizeof err) == 0,
+         "bad add: %s", err);
+  int r = read_one (tl, 16384, 0);
+  CHECK (r == BLKEMU_ERR_MEDIUM, "a read over a bad range: %#x", r);
+  r = read_one (tl, 4096, 65536);
+  CHECK (r == 0, "a read beside it: %d", r);
+  CHECK (blkemu_io (d, BLKEMU_OP_READ, buf[0], 4096, 8192, 0) == EIO,
+         "blkemu_io over the bad range: EIO");
+  set_key (d, "error-op", "read");
+  set_key (d, "error-offset", "65536");
+  set_key (d, "error-length", "4096");
+  set_key (d, "error-mode", "always");
+  r = read_one (tl, 4096, 65536);
+  CHECK (r == EIO, "an injected error: %d, not a medium error", r);
+  set_key (d, "error-mode", "off");
+  /* The power goes while a medium read waits: the crash's EIO. */
+  set_key (d, "latency-read", "200ms");
+  struct req slow = { 0 };
+  blkemu_timeline_submit (tl, BLKEMU_OP_READ, buf[0], 4096, 8192, 0, done,
+                          &slow);
+  CHECK (blkemu_disk_power_off (d, err, sizeof err) == 0, "power-off: %s",
+         err);
+  drive (tl, &slow, 1, 3000000000u);
+  CHECK (slow.done && slow.result == EIO,
+         "a bad read in flight at the power cut: %d", slow.result);
+  blkemu_disk_power_on (d);
+  blkemu_timeline_free (tl);
+  CHECK (blkemu_disk_close (d) == 0, "close");
+  printf ("ok: a medium error is BLKEMU_ERR_MEDIUM on a timeline, EIO in "
+          "blkemu_io, and an injected or crashed EIO stays EIO\n");
+}
+
 int
 main (void)
 {
@@ -315,6 +379,7 @@ main (void)
   blkemu_timeline_free (tl);
   CHECK (blkemu_disk_close (d) == 0, "close");
   stats_shards ();
+  test_medium ();
   printf ("%s\n", failures ? "FAILED" : "ok: timeline");
   return failures ? 1 : 0;
 }

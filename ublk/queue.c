@@ -108,16 +108,12 @@ request_done (void *cookie, int r)
   t->sent = r == BLKEMU_READ_SENT;
   if (t->zeroes || t->sent)
     r = 0;
-  r = frontend_errno (r);
   /* A read that failed on an unreadable sector is a medium error, as sd
-   * and nvme report one (BLK_STS_MEDIUM: "critical medium error", and
-   * an NVMe target's status for it); an injected EIO, or a disk
-   * without power, stays a plain I/O error.
+   * and nvme report one (BLK_STS_MEDIUM: "critical medium error", and an
+   * NVMe target's status for it); an injected EIO, or a disk without
+   * power, stays a plain I/O error.
    */
-  struct blkemu_disk *emu = t->q->d->emu;
-  if (r == EIO && t->read && !blkemu_disk_offline (emu) &&
-      blkemu_disk_unreadable (emu, t->off, t->len))
-    r = ENODATA;
+  r = r == BLKEMU_ERR_MEDIUM ? ENODATA : frontend_errno (r);
   complete (t, r ? -r : t->data ? (int32_t) t->len : 0);
 }
 
@@ -379,7 +375,6 @@ serve (struct uqueue *q, uint16_t tag)
   }
   t->data = eop == BLKEMU_OP_READ || eop == BLKEMU_OP_WRITE;
   t->len = (uint32_t) len;
-  t->off = off;
   /* User copy: a write's data is read from the request's pages now,
    * unless the core takes it itself (queue_write_source).
    */

@@ -90,7 +90,6 @@ struct utag {
    */
   uint32_t zero_len;
   uint32_t len;
-  uint64_t off;       /* where a read or write is, for its error */
   uint64_t append_at; /* where the core put a zone append */
 };
 

@@ -42,6 +42,16 @@ enum blkemu_op {
  */
 #define BLKEMU_ERR_DROP 0x10000
 
+/* A timeline's answer (blkemu_submit's DONE) for a read that failed on an
+ * unreadable sector: a bad range, or the blocks of a write a crash
+ * interrupted.  A medium error, decided when the request was admitted,
+ * which a frontend reports as its transport does (ublk: ENODATA, the
+ * kernel's BLK_STS_MEDIUM; SCSI: MEDIUM ERROR); not an errno:
+ * frontend_errno and the blocking calls (blkemu_io) give EIO.  An
+ * injected error, or the power going while the read waited, stays EIO.
+ */
+#define BLKEMU_ERR_MEDIUM 0x80000
+
 /* Functions that can fail with a message fill ERR (ERRLEN bytes, the
  * message cut to fit) with one line, "key=value: rule".  A buffer of
  * BLKEMU_ERR_MAX holds any message whole.
@@ -591,13 +601,6 @@ int blkemu_disk_stuck_args (struct blkemu_disk *disk, const char *what,
  */
 uint64_t blkemu_disk_error_at (struct blkemu_disk *disk, uint64_t offset,
                                uint64_t len);
-/* Whether the LEN bytes from OFFSET hold an unreadable sector (a bad
- * range, or a write a crash interrupted): a read of them that failed
- * with EIO failed as a medium error, which a frontend may report as
- * such (ublk's ENODATA), unlike an injected EIO.
- */
-bool blkemu_disk_unreadable (struct blkemu_disk *disk, uint64_t offset,
-                             uint64_t len);
 /* The unreadable ranges from FROM on, as "OFFSET+LENGTH ..." (at most
  * about 4 KiB of text; "..." ends a longer list), malloc'd; *COUNT: how
  * many there are.
