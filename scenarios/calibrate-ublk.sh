@@ -25,8 +25,8 @@ write_zeroes_max_bytes virt_boundary_mask max_segments max_segment_size
 dma_alignment rotational write_cache fua nr_requests"
 queue_of () {
   local q=/sys/block/${1#/dev/}/queue f
-  echo "size $(cat "/sys/block/${1#/dev/}/size")"
-  for f in $limits; do [ -e "$q/$f" ] && echo "$f $(cat "$q/$f")"; done
+  echo "size $(< "/sys/block/${1#/dev/}/size")"
+  for f in $limits; do [ -e "$q/$f" ] && echo "$f $(< "$q/$f")"; done
 }
 
 section "limits of every shipped profile, read and served again"
