@@ -24,7 +24,7 @@ command -v git > /dev/null || { echo "SKIP: git is not installed (tools/install-
 states=8
 [ "${BLKEMU_SCENARIO_SCALE:-full}" = quick ] && states=1
 crash_disk g 128M
-stats () { ctl g stats | jq -r "$1"; }
+stats () { disk_stat g "$1"; }
 export GIT_AUTHOR_NAME=blkemu GIT_AUTHOR_EMAIL=blkemu@localhost
 export GIT_COMMITTER_NAME=blkemu GIT_COMMITTER_EMAIL=blkemu@localhost
 export GIT_CONFIG_NOSYSTEM=1 HOME=$work

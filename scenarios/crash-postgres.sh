@@ -26,7 +26,7 @@ bin=$(ls -d /usr/lib/postgresql/*/bin 2> /dev/null | sort -V | tail -1)
 mnt=$work/fs
 mkdir -p "$mnt"
 dev=$(ublk_disk_start pg size=256M physical-block-size=4096) || exit 1
-stats () { ctl pg stats | jq -r "$1"; }
+stats () { disk_stat pg "$1"; }
 pgdata=$mnt/pgdata
 as_pg () { runuser -u postgres -- "$@"; }
 # sql STATEMENT: one statement through the server's socket directory.

@@ -26,7 +26,7 @@ done
 states=6
 [ "${BLKEMU_SCENARIO_SCALE:-full}" = quick ] && states=2
 crash_disk r 128M
-stats () { ctl r stats | jq -r "$1"; }
+stats () { disk_stat r "$1"; }
 
 # The oracle, run on each crash view mounted at DIR: a fresh server
 # loads the AOF there; 0 once it is ready holding KEYS keys (the SETs

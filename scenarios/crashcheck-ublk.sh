@@ -33,7 +33,7 @@ mkdir -p "$mnt" "$chk"
 dev=$(ublk_disk_start fs size=128M write-cache=yes cache-size=64M \
   physical-block-size=4096 "trace=$work/fs.trace") || exit 1
 echo "  $dev: write cache on, 4K physical blocks (a torn write is cut at 4K)"
-stats () { ctl fs stats | jq -r "$1"; }
+stats () { disk_stat fs "$1"; }
 
 mkfs_mount () { fresh_ext4 fs "$dev" "$mnt" "$1"; }
 power_cut () { cut_power fs "$dev" "$mnt"; }

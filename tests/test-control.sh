@@ -38,6 +38,13 @@ nbdkit -U - "$PLUGIN" size=64M control="$sock" stats="$tmp/s.json" \
   # The new latency and the split policy apply to the next request.
   "$NBD_IO" "$uri" write 0 1048576 4
   ctl stats > '"$tmp"'/live.json
+  # stats PATH...: what jq -r selects, from the same request (a second
+  # stats call would see more elapsed time; these values hold still)
+  ctl stats .oversize.split .ops.write.requests ".ops.write.sizes[\"130048\"]" \
+    .ops.write.latency_us.p50 .config.product ".config[\"max-transfer\"]" .no.such \
+    .ops.write.sizes > '"$tmp"'/paths.txt
+  if ctl stats .ops..write 2> '"$tmp"'/err5; then exit 1; fi
+  grep -q "stats .ops..write: a path is" '"$tmp"'/err5
   ctl summary > '"$tmp"'/summary.txt
   ctl dump
   ctl reset
@@ -50,6 +57,14 @@ expect_eq "pieces" "$(jqr "$live" .ops.write.requests)" 9
 awk -v v="$(jqr "$live" .ops.write.latency_us.p50)" 'BEGIN { exit !(v >= 2000) }' ||
   fail "latency-write=2ms not applied: p50 $(jqr "$live" .ops.write.latency_us.p50)"
 echo "ok: write p50 $(jqr "$live" .ops.write.latency_us.p50) us after set latency-write=2ms"
+# blkemu-ctl stats PATH... against jq -r on the JSON fetched just before
+# (a latency percentile, a string, a missing member, an object).
+jq -r '.oversize.split, .ops.write.requests, .ops.write.sizes["130048"],
+  .ops.write.latency_us.p50, .config.product, .config["max-transfer"],
+  .no.such' "$live" > "$tmp/paths.jq"
+jq -c .ops.write.sizes "$live" >> "$tmp/paths.jq"
+diff "$tmp/paths.jq" "$tmp/paths.txt" || fail "blkemu-ctl stats PATH... differs from jq -r"
+echo "ok: blkemu-ctl stats PATH... prints what jq -r does ($(paste -sd' ' "$tmp/paths.txt"))"
 grep -q "write request sizes" "$tmp/summary.txt" || fail "summary: $(cat "$tmp/summary.txt")"
 expect_eq "requests after reset" "$(jqr "$tmp/after-reset.json" .ops.write.requests)" 0
 # The exit stats (after reset) hold only the read that followed.

@@ -2,7 +2,7 @@
  *
  *   blkemu-ctl SOCKET get [KEY]
  *   blkemu-ctl SOCKET set KEY=VALUE...
- *   blkemu-ctl SOCKET stats | summary | reset | dump | keys | help
+ *   blkemu-ctl SOCKET stats [PATH...] | summary | reset | dump | keys | help
  *   blkemu-ctl SOCKET zones [FROM [COUNT]] | zone OP OFFSET
  *
  * Prints the reply without its "ok" and exits 0, or prints the error on
@@ -23,6 +23,7 @@
 
 #include "blkemu/blkemu.h"
 #include "frontends.h"
+#include "jsonpath.h"
 
 static void
 usage (FILE *fp)
@@ -39,6 +40,10 @@ usage (FILE *fp)
     "KEY)\n"
     "  set KEY=VALUE...     change runtime keys; all are applied or none\n"
     "  stats                print the stats JSON (one line; pipe to jq)\n"
+    "  stats PATH...        print the value at each PATH of it, one a line,\n"
+    "                       as jq -r PATH would: .ops.write.bytes,\n"
+    "                       .ops.write.sizes[\"4096\"], .list[0]; null when\n"
+    "                       absent (no jq needed)\n"
     "  summary              print the human summary (iostat-style)\n"
     "  reset                clear the stats\n"
     "  dump                 write the stats= file now\n"
@@ -250,10 +255,38 @@ port_exchange (const char *path, const char *line)
   return buf;
 }
 
-/* One command: the exit status (0 ok, 1 refused, 2 not delivered). */
+/* BODY, a stats reply, at each of the NPATHS PATHS; 2 for a bad path. */
+static int
+print_paths (const char *body, int npaths, char **paths)
+{
+  for (int i = 0; i < npaths; i++) {
+    const char *why = NULL;
+    if (jsonpath_print (stdout, body, paths[i], &why) == -1) {
+      fprintf (stderr, "blkemu-ctl: stats %s: %s\n", paths[i], why);
+      return 2;
+    }
+  }
+  return 0;
+}
+
+/* One command: the exit status (0 ok, 1 refused, 2 not delivered).
+ * "stats PATH..." asks for the stats and prints what the paths select.
+ */
 static int
 run_command (const char *path, int nargs, char **args)
 {
+  int npaths = 0;
+  if (!strcmp (args[0], "stats") && nargs > 1) {
+    npaths = nargs - 1;
+    nargs = 1;
+  }
+  for (int i = 0; i < npaths; i++) {
+    const char *why = NULL;
+    if (jsonpath_check (args[1 + i], &why) == -1) {
+      fprintf (stderr, "blkemu-ctl: stats %s: %s\n", args[1 + i], why);
+      return 2;
+    }
+  }
   char *line = command_line (nargs, args);
   if (!line)
     return 2;
@@ -279,8 +312,12 @@ run_command (const char *path, int nargs, char **args)
     size_t blen = strlen (body);
     if (blen >= 2 && !strcmp (body + blen - 2, ".\n"))
       blen -= 2;
-    fwrite (body, 1, blen, stdout);
-    status = 0;
+    if (npaths)
+      status = print_paths (body, npaths, args + 1);
+    else {
+      fwrite (body, 1, blen, stdout);
+      status = 0;
+    }
   }
   else {
     fprintf (stderr, "blkemu-ctl: %s", buf);
