@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "error.h"
 #include "ftl.h"
+#include "key_hooks.h"
 #include "pipeline.h"
 #include "units.h"
 
@@ -432,49 +433,37 @@ disk_set_pairs (struct blkemu_disk *disk, char **pairs, int npairs, char *err)
 
   /* Validate every pair on a copy first: all or nothing. */
   struct blkemu_config trial;
-  int r = 0;
+  int r = 0, ids[DISK_SET_MAX];
+  uint64_t old[DISK_SET_MAX];
   disk_change_lock (disk);
   config_copy (&trial, &disk->cfg);
-  for (int i = 0; i < npairs && r == 0; i++)
+  for (int i = 0; i < npairs && r == 0; i++) {
     r = config_set_runtime (&trial, pairs[i], values[i], err);
+    ids[i] = r == 0 ? config_key_lookup (pairs[i]) : -1;
+  }
   if (r == 0)
     r = carriage_admit (disk->frontend, &trial, err);
-  bool cache_was = disk->cfg.num[K_WRITE_CACHE] != 0;
-  bool cache_now = trial.num[K_WRITE_CACHE] != 0;
-  /* Without power the cache's contents belong to the crash to come (or
-   * to the view being served): neither may be written back, nor may the
-   * rules the crash state is drawn under change.
-   */
-  if (r == 0 && cache_was != cache_now &&
-      (disk->faults.offline || disk->viewing)) {
-    set_err (err, "write-cache=%s: the disk is powered off (power-on first)",
-             cache_now ? "yes" : "no");
-    r = -1;
-  }
+  for (int i = 0; i < npairs && r == 0; i++)
+    if (key_hooks[ids[i]].check)
+      r = key_hooks[ids[i]].check (disk, &trial, err);
   if (r == 0) {
+    for (int i = 0; i < npairs; i++)
+      old[i] = disk->cfg.num[ids[i]];
     memcpy (disk->cfg.num, trial.num, sizeof trial.num);
     uint64_t now = clock_now_ns ();
-    for (int i = 0; i < npairs; i++) {
-      faults_key_set (&disk->faults, &disk->cfg, pairs[i], now);
-      /* A new clock rate: the model's times are on the old one. */
-      if (strcmp (pairs[i], "slowdown") == 0)
-        model_reset (disk->model, disk->model_state);
-    }
+    for (int i = 0; i < npairs; i++)
+      if (key_hooks[ids[i]].apply)
+        key_hooks[ids[i]].apply (disk, now);
   }
   disk_change_unlock (disk);
   config_free (&trial);
-  /* A drive whose cache is turned off writes back what it holds (ATA's
-   * SET FEATURES, SCSI's WCE=0): what was acknowledged before is durable
-   * once the change is.  Writes in flight keep the mode they arrived in.
-   */
-  if (r == 0 && cache_was && !cache_now) {
-    int ferr =
-      wcache_flush_run (&disk->wcache, wcache_generation (&disk->wcache));
-    if (ferr) {
-      set_err (err, "write-cache=no: writing back the cache failed: %s",
-               strerror (ferr));
-      r = -1;
-    }
+  /* Each key's after hook once, with its value from before the set. */
+  for (int i = 0; i < npairs && r == 0; i++) {
+    bool again = false;
+    for (int j = 0; j < i; j++)
+      again |= ids[j] == ids[i];
+    if (key_hooks[ids[i]].after && !again)
+      r = key_hooks[ids[i]].after (disk, old[i], err);
   }
   return r;
 }

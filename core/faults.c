@@ -131,15 +131,8 @@ faults_check (struct faults *f, const struct blkemu_config *cfg,
 }
 
 void
-faults_key_set (struct faults *f, const struct blkemu_config *cfg,
-                const char *key, uint64_t now)
+faults_rearm (struct faults *f)
 {
-  if (strncmp (key, "error-", 6) == 0) {
-    f->matched = 0;
-    f->fired = false;
-  }
-  else if (strcmp (key, "stall") == 0)
-    f->stall_until_ns = cfg->num[K_STALL] ? now + cfg->num[K_STALL] : 0;
-  else if (strcmp (key, "slowdown") == 0)
-    f->slow_base_ns = now;
+  f->matched = 0;
+  f->fired = false;
 }

@@ -67,10 +67,9 @@ faults_to_wall_time (const struct faults *f, uint64_t n, uint64_t t)
            : t;
 }
 
-/* KEY was just set at runtime: re-arm the error rule, start a stall, or
- * restart the slowdown clock.
+/* The error rule was changed: it starts counting again (error-after,
+ * mode once).
  */
-void faults_key_set (struct faults *f, const struct blkemu_config *cfg,
-                     const char *key, uint64_t now);
+void faults_rearm (struct faults *f);
 
 #endif

@@ -921,14 +921,14 @@ test_faults (void)
   /* A write straddling the range's start matches too. */
   cfg.num[K_ERROR_MODE] = ERROR_ALWAYS;
   cfg.num[K_ERROR_AFTER] = 0;
-  faults_key_set (&f, &cfg, "error-mode", 0);
+  faults_rearm (&f);
   faults_check (&f, &cfg, &r, BLKEMU_OP_WRITE, (1 << 20) - 4096, 8192, 0, &v);
   CHECK (v.err == ENOSPC, "straddling write");
 
   /* sticky with 10%: quiet at first, then every match fails. */
   cfg.num[K_ERROR_MODE] = ERROR_STICKY;
   cfg.num[K_ERROR_PROBABILITY] = 100000000;
-  faults_key_set (&f, &cfg, "error-probability", 0);
+  faults_rearm (&f);
   int first = -1, after = 0;
   for (int i = 0; i < 1000; i++) {
     faults_check (&f, &cfg, &r, BLKEMU_OP_WRITE, 1 << 20, 4096, 0, &v);
@@ -943,7 +943,7 @@ test_faults (void)
   /* always with 5%: about 5% of matches. */
   cfg.num[K_ERROR_MODE] = ERROR_ALWAYS;
   cfg.num[K_ERROR_PROBABILITY] = 50000000;
-  faults_key_set (&f, &cfg, "error-mode", 0);
+  faults_rearm (&f);
   int errs = 0;
   for (int i = 0; i < 100000; i++) {
     faults_check (&f, &cfg, &r, BLKEMU_OP_WRITE, 1 << 20, 4096, 0, &v);
@@ -964,7 +964,7 @@ test_fault_refusals (void)
   rng_seed (&r, 1);
   faults_init (&f, &cfg, 0);
   cfg.num[K_STALL] = 3000000000ull;
-  faults_key_set (&f, &cfg, "stall", 1000);
+  f.stall_until_ns = 1000 + cfg.num[K_STALL]; /* stall=3s set at 1000 */
   faults_check (&f, &cfg, &r, BLKEMU_OP_READ, 0, 4096, 2000, &v);
   CHECK (v.not_before == 3000001000ull && (v.marks & TRACE_STALL), "stall");
   faults_check (&f, &cfg, &r, BLKEMU_OP_READ, 0, 4096, 3000001000ull, &v);
