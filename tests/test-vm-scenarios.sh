@@ -192,6 +192,9 @@ refused_early "must be auto, ublk, scsi, nvmet, nvme, sata or virtio-blk" --disk
 refused_early "--nvmet-paths goes with --frontend nvmet" --nvmet-paths 2 --disk size=1M true
 refused_early "--nvmet-paths 9: a number of paths from 1 to 8" --frontend nvmet --nvmet-paths 9 --disk size=1M true
 
+# The host's own stats of the NVMe disk, from its server: nothing above
+# MDTS (128K) and at least 56 writes of it, the guest's bound (not "64 of
+# 128K": the guest's block layer cuts one in a while: 124K + 4K pieces).
 # qemu's own controllers over disks the host serves (tests/vm-controllers.sh
 # checks them in the guest): what each controller takes from the spec,
 # the guest's driver's limits, data, a read error as the controller's
@@ -213,7 +216,8 @@ for k in $controller_kernels; do
   summary=$(grep "^controllers: " "$tmp/out")
   if [ $rc -eq 0 ] && [[ $summary =~ ^controllers:\ ([0-9]+)\ checks,\ 0\ failed ]] && [ "${BASH_REMATCH[1]}" -ge 28 ] &&
      [ "$(jq '.transport.frontend' -r "$tmp/controllers-$k/n0.json")" = nvme ] &&
-     [ "$(jq '.ops.write.sizes["131072"]' "$tmp/controllers-$k/n0.json")" -ge 64 ]; then
+     [ "$(jq '([.ops.write.sizes | keys[] | select(. != "other") | tonumber] | max) <= 131072 and
+              (.ops.write.sizes["131072"] // 0) >= 56' "$tmp/controllers-$k/n0.json")" = true ]; then
     echo "ok: qemu's controllers on $k: ${summary#controllers: }, stats from the host's servers ($((SECONDS - t0)) s)"
   else
     tail -n 30 "$tmp/out"
