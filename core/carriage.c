@@ -35,6 +35,9 @@ static const struct {
     "zone commands, zone reports or zone append" },
   { K_MAX_DISCARD_SEGMENTS, BLKEMU_FE_MULTI_DISCARD, true,
     "multi-range discards (at most 1)" },
+  { K_METADATA_SIZE, BLKEMU_FE_METADATA, false, "per-block metadata" },
+  { K_PROTECTION, BLKEMU_FE_METADATA, false,
+    "per-block metadata for protection information" },
 };
 
 /* Hints to the layer above that the device itself cannot apply: a
@@ -59,8 +62,9 @@ static const int told_only[] = {
   K_ATOMIC_WRITE_GRANULARITY,
 };
 
-/* How FE carries key ID: as its descriptor says, or else the device's
- * alone (a hint: nobody's).
+/* How FE carries key ID: as its descriptor says, not at all when it
+ * lacks the operation the key needs (it refuses the key), or else the
+ * device's alone (a hint: nobody's).
  */
 static unsigned
 carriage_of (const struct blkemu_frontend *fe, int id)
@@ -70,6 +74,10 @@ carriage_of (const struct blkemu_frontend *fe, int id)
   for (const struct blkemu_carry *c = fe->carries; c && c->key; c++)
     if (!strcmp (c->key, config_keys[id].name))
       return c->how;
+  for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++)
+    if (needs[i].key == id && !needs[i].only_if_told &&
+        !(fe->ops & needs[i].op))
+      return 0;
   for (size_t i = 0; i < sizeof told_only / sizeof told_only[0]; i++)
     if (told_only[i] == id)
       return 0;

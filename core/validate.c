@@ -315,6 +315,19 @@ validate_atomic_writes (const struct blkemu_config *cfg, char *err)
   return 0;
 }
 
+/* Protection information is the metadata's last 8 bytes. */
+static int
+validate_metadata (const struct blkemu_config *cfg, char *err)
+{
+  if (cfg->num[K_PROTECTION] && cfg->num[K_METADATA_SIZE] < 8) {
+    rule_err (err, cfg, K_PROTECTION,
+              "needs metadata-size >= 8 (the protection information's 8 "
+              "bytes live in the metadata)");
+    return -1;
+  }
+  return 0;
+}
+
 int
 config_validate (const struct blkemu_config *cfg, char *err)
 {
@@ -326,7 +339,8 @@ config_validate (const struct blkemu_config *cfg, char *err)
       validate_volume_flash (cfg, err) == -1 ||
       zones_validate (cfg, cfg->num[K_SIZE], err) == -1)
     return -1;
-  if (validate_atomic_writes (cfg, err) == -1)
+  if (validate_atomic_writes (cfg, err) == -1 ||
+      validate_metadata (cfg, err) == -1)
     return -1;
   if (cfg->num[K_ERROR_OFFSET] > cfg->num[K_SIZE]) {
     rule_err (err, cfg, K_ERROR_OFFSET, "must lie inside the disk (<= size)");

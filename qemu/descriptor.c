@@ -14,7 +14,9 @@
 #define T BLKEMU_CARRY_TOLD
 #define D BLKEMU_CARRY_DEVICE
 
-/* NVMe: the LBA format, and MDTS as a power-of-two multiple of the 4K
+/* NVMe: the LBA format (block size, metadata bytes and protection
+ * information, which qemu keeps after the data and checks: the device
+ * sees them as data), and MDTS as a power-of-two multiple of the 4K
  * page.  qemu 7.2 reports no NPWG/NOWS (physical block, min-io, opt-io),
  * no atomic fields and no rotational bit; its zoned namespace keeps its
  * own zone state, so blkemu's zones cannot be carried.
@@ -22,6 +24,8 @@
 static const struct blkemu_carry nvme_carries[] = {
   { "logical-block-size", T | D },
   { "max-transfer", T | D },
+  { "metadata-size", T },
+  { "protection", T },
   { "zoned", 0 },
   { NULL, 0 },
 };
@@ -31,7 +35,7 @@ const struct blkemu_frontend blkemu_nvme_frontend = {
   .id = "nvme",
   .prog = "blkemu-vm",
   .carries = nvme_carries,
-  .ops = 0,
+  .ops = BLKEMU_FE_METADATA,
   /* What one NBD request moves (nbdkit's and qemu's client's limit). */
   .max_transfer_bytes = 32u << 20,
 };

@@ -6,6 +6,7 @@
  * disagree.  Property names and ranges are qemu 7.2's (hw/nvme/ctrl.c,
  * hw/ide/qdev.c, hw/block/virtio-blk.c).
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -87,7 +88,8 @@ lbs_any (const struct ctx *c, struct out *o)
 }
 
 /* qemu checks the physical block is no smaller than the logical one,
- * though its NVMe namespace reports neither NPWG nor NOWS from it.
+ * though its NVMe namespace reports neither NPWG nor NOWS from it.  The
+ * block sizes, like the metadata below, are the namespace's.
  */
 static int
 lbs_nvme (const struct ctx *c, struct out *o)
@@ -137,6 +139,34 @@ mdts (const struct ctx *c, struct out *o)
   while ((4096ull << (m + 1)) <= max)
     m++;
   put (o, ",mdts=%u", m);
+  return 0;
+}
+
+/* The LBA format's metadata bytes (MS), kept in separate buffers
+ * (mset=0: the kernel's nvme driver sends them by metadata pointer).
+ * qemu stores them after the namespace's data, in the same drive.
+ */
+static int
+metadata (const struct ctx *c, struct out *o)
+{
+  char v[BLKEMU_VALUE_MAX];
+  value_of (c, "metadata-size", v, sizeof v);
+  put (o, ",ms=%s,mset=0", v[0] ? v : "0");
+  return 0;
+}
+
+/* DPS: the protection type (0 none, 1-3), its 8 bytes last in the
+ * metadata (pil=0); qemu generates and checks the guard and tags.
+ */
+static int
+protection (const struct ctx *c, struct out *o)
+{
+  char v[BLKEMU_VALUE_MAX];
+  value_of (c, "protection", v, sizeof v);
+  unsigned type = 0;
+  if (!strncmp (v, "type", 4))
+    type = (unsigned) (v[4] - '0');
+  put (o, ",pi=%u,pil=0", type);
   return 0;
 }
 
@@ -242,34 +272,43 @@ firmware (const struct ctx *c, struct out *o)
   return v[0] ? put_string (c, o, "ver", "revision", v, 8) : 0;
 }
 
+/* Where a field goes: the controller's -device, or the one holding the
+ * drive (NVMe's nvme-ns; the other controllers' only -device).
+ */
+enum part { CONTROLLER, DRIVE };
+
 static const struct {
   const char *controller; /* descriptor .id */
   const char *key;        /* a key its descriptor marks told */
   int (*write) (const struct ctx *c, struct out *o);
+  enum part part;
 } fields[] = {
-  { "nvme", "logical-block-size", lbs_nvme },
-  { "nvme", "max-transfer", mdts },
-  { "sata", "logical-block-size", lbs_512 },
-  { "sata", "physical-block-size", pbs },
-  { "sata", "rotational", rotation },
-  { "sata", "rpm", rpm_in_rotation },
-  { "sata", "product", model },
-  { "sata", "revision", firmware },
-  { "virtio-blk", "logical-block-size", lbs_any },
-  { "virtio-blk", "physical-block-size", pbs },
-  { "virtio-blk", "min-io", min_io },
-  { "virtio-blk", "opt-io", opt_io },
-  { "virtio-blk", "max-discard", max_discard },
-  { "virtio-blk", "max-write-zeroes", max_write_zeroes },
+  { "nvme", "logical-block-size", lbs_nvme, DRIVE },
+  { "nvme", "max-transfer", mdts, CONTROLLER },
+  { "nvme", "metadata-size", metadata, DRIVE },
+  { "nvme", "protection", protection, DRIVE },
+  { "sata", "logical-block-size", lbs_512, DRIVE },
+  { "sata", "physical-block-size", pbs, DRIVE },
+  { "sata", "rotational", rotation, DRIVE },
+  { "sata", "rpm", rpm_in_rotation, DRIVE },
+  { "sata", "product", model, DRIVE },
+  { "sata", "revision", firmware, DRIVE },
+  { "virtio-blk", "logical-block-size", lbs_any, DRIVE },
+  { "virtio-blk", "physical-block-size", pbs, DRIVE },
+  { "virtio-blk", "min-io", min_io, DRIVE },
+  { "virtio-blk", "opt-io", opt_io, DRIVE },
+  { "virtio-blk", "max-discard", max_discard, DRIVE },
+  { "virtio-blk", "max-write-zeroes", max_write_zeroes, DRIVE },
 };
 
 static const struct {
   const struct blkemu_frontend *fe;
-  const char *driver; /* qemu's -device driver */
+  const char *driver;    /* qemu's -device driver */
+  const char *namespace; /* a second -device holding the drive, or NULL */
 } controllers[] = {
-  { &blkemu_nvme_frontend, "nvme" },
-  { &blkemu_sata_frontend, "ide-hd" },
-  { &blkemu_virtio_blk_frontend, "virtio-blk-pci" },
+  { &blkemu_nvme_frontend, "nvme", "nvme-ns" },
+  { &blkemu_sata_frontend, "ide-hd", NULL },
+  { &blkemu_virtio_blk_frontend, "virtio-blk-pci", NULL },
 };
 
 const struct blkemu_frontend *
@@ -281,54 +320,92 @@ qemu_controller (const char *id)
   return NULL;
 }
 
+/* qemu's ids take letters, digits, '-', '.' and '_'. */
+static int
+put_id (const struct ctx *c, struct out *o, const char *prop, const char *name)
+{
+  for (const char *p = name; *p; p++)
+    if (!isalnum ((unsigned char) *p) && !strchr ("-._", *p)) {
+      snprintf (c->err, c->errlen,
+                "name=%s: %s names its namespace's bus after the disk: "
+                "letters, digits, '-', '.' and '_' only",
+                name, c->fe->name);
+      return -1;
+    }
+  put (o, ",%s=blkemu-ctrl-%s", prop, name);
+  return 0;
+}
+
+/* Every field FE's descriptor marks told, each into its part. */
+static int
+put_fields (const struct ctx *c, struct out *parts[2])
+{
+  for (const struct blkemu_carry *k = c->fe->carries; k->key; k++) {
+    if (!(k->how & BLKEMU_CARRY_TOLD))
+      continue;
+    bool written = false;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+      if (!strcmp (fields[i].controller, c->fe->id) &&
+          !strcmp (fields[i].key, k->key)) {
+        if (fields[i].write (c, parts[fields[i].part]) == -1)
+          return -1;
+        written = true;
+      }
+    if (!written) {
+      snprintf (c->err, c->errlen,
+                "%s: the descriptor tells %s but no field "
+                "carries it (qemu/device.c)",
+                c->fe->name, k->key);
+      return -1;
+    }
+  }
+  return 0;
+}
+
 int
 qemu_device_string (const struct blkemu_frontend *fe, struct blkemu_disk *disk,
                     char *out, size_t len, char *err, size_t errlen)
 {
-  const char *driver = NULL;
+  size_t which = sizeof controllers / sizeof controllers[0];
   for (size_t i = 0; i < sizeof controllers / sizeof controllers[0]; i++)
     if (controllers[i].fe == fe)
-      driver = controllers[i].driver;
-  if (!driver || !len) {
+      which = i;
+  if (which == sizeof controllers / sizeof controllers[0] || !len) {
     snprintf (err, errlen, "%s is not one of qemu's controllers", fe->name);
     return -1;
   }
   struct ctx c = { .disk = disk, .fe = fe, .err = err, .errlen = errlen };
   blkemu_disk_geometry (disk, &c.geo);
+  char ns_buf[512];
   struct out o = { .buf = out, .len = len };
-  out[0] = '\0';
-  put (&o, "%s", driver);
+  struct out ns = { .buf = ns_buf, .len = sizeof ns_buf };
+  const char *ns_driver = controllers[which].namespace;
+  /* Without a namespace device, the controller's holds every field. */
+  struct out *parts[2] = { &o, ns_driver ? &ns : &o };
+  out[0] = ns_buf[0] = '\0';
+  put (&o, "%s", controllers[which].driver);
   /* The guest finds the disk by its serial number: the disk's name. */
   const char *name = blkemu_disk_name (disk);
   if (put_string (&c, &o, "serial", "name", name, QEMU_SERIAL_MAX) == -1)
     return -1;
-  for (const struct blkemu_carry *k = fe->carries; k->key; k++) {
-    if (!(k->how & BLKEMU_CARRY_TOLD))
-      continue;
-    bool written = false;
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-      if (!strcmp (fields[i].controller, fe->id) &&
-          !strcmp (fields[i].key, k->key)) {
-        if (fields[i].write (&c, &o) == -1)
-          return -1;
-        written = true;
-      }
-    if (!written) {
-      snprintf (err, errlen,
-                "%s: the descriptor tells %s but no field "
-                "carries it (qemu/device.c)",
-                fe->name, k->key);
+  if (ns_driver) {
+    put (&ns, "%s", ns_driver);
+    if (put_id (&c, &o, "id", name) == -1 ||
+        put_id (&c, &ns, "bus", name) == -1)
       return -1;
-    }
   }
+  if (put_fields (&c, parts) == -1)
+    return -1;
   /* The volatile write cache the guest sees (NVMe VWC, ATA's IDENTIFY,
-   * VIRTIO_BLK_F_FLUSH's writeback mode) is the disk's: a guest that
+   * VIRTIO_BLK_F_FLUSH's writeback mode) is the drive's: a guest that
    * sees none sends writes FUA instead of flushing.
    */
   char wc[BLKEMU_VALUE_MAX];
   value_of (&c, "write-cache", wc, sizeof wc);
-  put (&o, ",write-cache=%s", !strcmp (wc, "yes") ? "on" : "off");
-  if (o.full) {
+  put (parts[DRIVE], ",write-cache=%s", !strcmp (wc, "yes") ? "on" : "off");
+  if (ns_driver)
+    put (&o, "\n%s", ns_buf);
+  if (o.full || ns.full) {
     snprintf (err, errlen, "%s: the -device string is longer than %zu bytes",
               fe->name, len);
     return -1;

@@ -13,11 +13,13 @@
  */
 #define QEMU_SERIAL_MAX 20
 
-/* Write into OUT qemu's -device value presenting DISK through FE (one
- * of the controllers of descriptor.c): "nvme,serial=d0,mdts=5,...",
- * every field derived from the disk's keys, without drive= and bus=
- * (the caller's).  Returns 0, or -1 with ERR naming the key, its value
- * and what the controller cannot express.
+/* Write into OUT qemu's -device values presenting DISK through FE (one
+ * of the controllers of descriptor.c), one a line: "ide-hd,serial=d0,
+ * ...", or for NVMe the controller and its namespace ("nvme,serial=d0,
+ * id=blkemu-ctrl-d0,mdts=5\nnvme-ns,bus=blkemu-ctrl-d0,ms=8,..."), every
+ * field derived from the disk's keys.  The last line holds the drive:
+ * the caller adds drive= to it (and a SATA port's bus=).  Returns 0, or -1
+ * with ERR naming the key, its value and what the controller cannot express.
  */
 int qemu_device_string (const struct blkemu_frontend *fe,
                         struct blkemu_disk *disk, char *out, size_t len,

@@ -131,9 +131,24 @@ bad_spec "NVMe (qemu) has no zone commands" \
   size=1G controller=nvme zoned=host-managed zone-size=64M
 nbdkit -U - "$PLUGIN" size=1G name=n0 controller=nvme qemu-device="$tmp/n0.dev" \
   max-transfer=96K logical-block-size=4K --run true 2> "$tmp/out" || fail "nvme: $(cat "$tmp/out")"
-[ "$(cat "$tmp/n0.dev")" = "nvme,serial=n0,logical_block_size=4096,physical_block_size=4096,mdts=4,write-cache=off" ] ||
-  fail "nvme's -device for max-transfer=96K: $(cat "$tmp/n0.dev")"
-echo "ok: controller=nvme max-transfer=96K -> $(cat "$tmp/n0.dev") (64K, the largest 4K << MDTS that fits)"
+want='nvme,serial=n0,id=blkemu-ctrl-n0,mdts=4
+nvme-ns,bus=blkemu-ctrl-n0,logical_block_size=4096,physical_block_size=4096,ms=0,mset=0,pi=0,pil=0,write-cache=off'
+[ "$(cat "$tmp/n0.dev")" = "$want" ] || fail "nvme's -device for max-transfer=96K: $(cat "$tmp/n0.dev")"
+echo "ok: controller=nvme max-transfer=96K -> $(cat "$tmp/n0.dev" | paste -sd' ') (64K, the largest 4K << MDTS that fits)"
+# Metadata and protection information: NVMe's LBA format on qemu's
+# namespace; no other frontend keeps metadata.
+bad_spec "protection=type1: needs metadata-size >= 8" size=1G metadata-size=4 protection=type1
+bad_spec "metadata-size=8: NBD has no per-block metadata: needs a frontend that carries it" size=1G metadata-size=8
+bad_spec "protection=type3: needs metadata-size >= 8" size=1G protection=type3
+bad_spec "protection=type4: must be one of none|type1|type2|type3" size=1G metadata-size=8 protection=type4
+bad_spec "metadata-size=64K: must be at most 65535" size=1G controller=nvme metadata-size=64K
+bad_spec "name=n.0/x: NVMe (qemu) names its namespace's bus after the disk" \
+  size=1G name=n.0/x controller=nvme qemu-device="$tmp/d"
+nbdkit -U - "$PLUGIN" size=1G name=n1 controller=nvme qemu-device="$tmp/n1.dev" \
+  metadata-size=16 protection=type2 --run true 2> "$tmp/out" || fail "nvme with PI: $(cat "$tmp/out")"
+grep -qx 'nvme-ns,bus=blkemu-ctrl-n1,.*,ms=16,mset=0,pi=2,pil=0,write-cache=off' "$tmp/n1.dev" ||
+  fail "nvme's -device for metadata-size=16 protection=type2: $(cat "$tmp/n1.dev")"
+echo "ok: controller=nvme metadata-size=16 protection=type2 -> $(tail -1 "$tmp/n1.dev")"
 
 # A profile with a bad line names the file and the line.
 printf 'max-transfer = 127K\nlatency-read = soon\n' > "$tmp/bad.conf"

@@ -205,16 +205,17 @@ refused_early "--nvmet-paths 9: a number of paths from 1 to 8" --frontend nvmet 
 controller_kernels=$kernels
 [ "$scale" = full ] || [ -n "${BLKEMU_VM_ALL_KERNELS:-}" ] || controller_kernels=${kernels##* }
 for k in $controller_kernels; do
-  echo "=== qemu's controllers on $k: nvme, sata, virtio-blk"
+  echo "=== qemu's controllers on $k: nvme (one with PI), sata, virtio-blk"
   rc=0 t0=$SECONDS
   "$top/tools/blkemu-vm" -q --kernel "$k" --results "$tmp/controllers-$k" \
     --disk frontend=nvme,name=n0,size=64M,max-transfer=128K,logical-block-size=4096,write-cache=yes \
+    --disk frontend=nvme,name=n1,size=64M,logical-block-size=4096,metadata-size=8,protection=type1 \
     --disk frontend=sata,name=s0,size=64M,physical-block-size=4K,rotational=yes,rpm=5400,product=WDC-WD5002ABYS \
     --disk frontend=virtio-blk,name=v0,size=64M,physical-block-size=16K,min-io=16K,opt-io=64K,max-discard=1M \
     -- bash "$top/tests/vm-controllers.sh" > "$tmp/out" 2>&1 || rc=$?
   grep -E "^(==|  (PASS|FAIL|kernel:))|^controllers:" "$tmp/out" | sed 's/^/  /'
   summary=$(grep "^controllers: " "$tmp/out")
-  if [ $rc -eq 0 ] && [[ $summary =~ ^controllers:\ ([0-9]+)\ checks,\ 0\ failed ]] && [ "${BASH_REMATCH[1]}" -ge 28 ] &&
+  if [ $rc -eq 0 ] && [[ $summary =~ ^controllers:\ ([0-9]+)\ checks,\ 0\ failed ]] && [ "${BASH_REMATCH[1]}" -ge 34 ] &&
      [ "$(jq '.transport.frontend' -r "$tmp/controllers-$k/n0.json")" = nvme ] &&
      [ "$(jq '([.ops.write.sizes | keys[] | select(. != "other") | tonumber] | max) <= 131072 and
               (.ops.write.sizes["131072"] // 0) >= 56' "$tmp/controllers-$k/n0.json")" = true ]; then

@@ -4,6 +4,7 @@
 # guest's drivers (nvme, libata + sd, virtio_blk) and through blkemu-ctl
 # on their bridged control ports.
 #   n0: nvme, max-transfer=128K, 4K logical blocks, a write cache
+#   n1: nvme, 4K blocks with 8 bytes of metadata, T10 PI type 1
 #   s0: sata, 4K physical blocks, rpm=5400, product=WDC-WD5002ABYS
 #   v0: virtio-blk, 16K physical, min-io 16K, opt-io 64K, max-discard 1M
 # Prints "controllers: N checks, F failed" last; exits 0 when F is 0.
@@ -12,15 +13,16 @@ source "${BLKEMU_TOP:?run by blkemu-vm from a source tree}/scenarios/lib.sh" || 
 q () { cat "/sys/block/${1#/dev/}/queue/$2"; }
 stat_of () { "$CTL" "$1" stats | jq -r "$2"; }
 largest () { stat_of "$1" "[.ops.$2.sizes | keys[] | tonumber] | max // 0"; }
-n0=$BLKEMU_DEV_N0 s0=$BLKEMU_DEV_S0 v0=$BLKEMU_DEV_V0
-cn=$BLKEMU_CTL_N0 cs=$BLKEMU_CTL_S0 cv=$BLKEMU_CTL_V0
+n0=$BLKEMU_DEV_N0 n1=$BLKEMU_DEV_N1 s0=$BLKEMU_DEV_S0 v0=$BLKEMU_DEV_V0
+cn=$BLKEMU_CTL_N0 cn1=$BLKEMU_CTL_N1 cs=$BLKEMU_CTL_S0 cv=$BLKEMU_CTL_V0
 head -c 8M /dev/urandom > "$work/data"
 
-# write_read_back DEV: 8 MiB in 4 MiB direct writes, read back whole.
+# write_read_back DEV: 8 MiB in 4 MiB direct writes, read back and
+# checked by fio's verify (a crc32c header in every block).
 write_read_back () {
-  dd if="$work/data" of="$1" bs=4M oflag=direct status=none
-  cmp -s <(dd if="$1" bs=1M count=8 iflag=direct status=none) "$work/data"
-  check "read back as written" $? -eq 0
+  fio --name=verify --filename="$1" --direct=1 --ioengine=psync --rw=write \
+    --bs=4M --size=8M --verify=crc32c --verify_fatal=1 --output="$work/fio.out" > /dev/null 2>&1
+  check "8 MiB written and read back, fio's crc32c verify" $? -eq 0
 }
 
 # read_error DEV PORT: a 4K bad range at 1M fails a direct read there,
@@ -93,6 +95,48 @@ tail -1 "$work/views.out" | sed 's/^/  /'
 check "blkemu-crashcheck over the port: 3 crash views keep the flushed MiB (exit $r)" \
   "$r/$(grep -c "3 passed, 0 failed" "$work/views.out")" = 0/1
 "$CTL" "$cn" power-on > /dev/null
+
+# flipped_read DEV PORT OFFSET: one 4K direct read at OFFSET while the
+# disk flips a bit of every read; prints "STATUS SAME" (SAME 1 when the
+# block read as it was written, from $work/data's MiB 0).
+flipped_read () {
+  local r same
+  "$CTL" "$2" set bit-flip-probability=1 > /dev/null
+  dd if="$1" of="$work/flipped" bs=4k skip=$(($3 / 4096)) count=1 iflag=direct status=none 2> /dev/null
+  r=$?
+  "$CTL" "$2" set bit-flip-probability=0 > /dev/null
+  cmp -s "$work/flipped" <(dd if="$work/data" bs=4k skip=$(($3 / 4096 % 256)) count=1 status=none)
+  same=$((!$?))
+  echo "$r $same"
+}
+# Without protection information a flipped bit reaches the reader.
+dd if="$work/data" of="$n0" bs=1M count=1 seek=32 oflag=direct status=none
+r=$(flipped_read "$n0" "$cn" $((32 << 20)))
+check "n0, no protection: a bit flipped on its way back is read as data, silently (status, same: $r)" "$r" = "0 0"
+
+echo "== nvme with protection information: $n1"
+nvme id-ns "$n1" -H > "$work/id-ns" 2>&1
+grep -E "^(nsze|flbas|dps) |in use" "$work/id-ns" | sed 's/^/  /'
+check "metadata-size=8: LBA format 4096 + 8 bytes of metadata in use" \
+  "$(grep -c "Metadata Size: 8 .*Data Size: 4096 .*(in use)" "$work/id-ns")" -eq 1
+check "protection=type1: dps 1, the kernel's profile $(cat /sys/block/${n1#/dev/}/integrity/format)" \
+  "$(awk '$1 == "dps" { print $3 }' "$work/id-ns")/$(cat /sys/block/${n1#/dev/}/integrity/format)" = 0x1/T10-DIF-TYPE1-CRC
+# The metadata lives after the data: 64M / (4096 + 8) blocks.
+check "the disk holds 64M / 4104 blocks: $(( $(cat /sys/block/${n1#/dev/}/size) / 8 ))" \
+  "$(( $(cat /sys/block/${n1#/dev/}/size) / 8 ))" -eq $(( (64 << 20) / 4104 ))
+write_read_back "$n1"
+dd if="$work/data" of="$n1" bs=128k count=8 oflag=direct status=none
+dmesg -C
+r=$(flipped_read "$n1" "$cn1" 65536)
+# Where the bit lands decides who sees it: qemu checks the guard of
+# what it read (End-to-end Guard Check Error, sc 0x82), the kernel the
+# guard of what arrived ("guard tag error").
+guard='sc 0x82\|guard tag error'
+dmesg | grep -m1 "$guard" | sed 's/^/  kernel: /'
+check "a bit flipped on its way back fails the read ($r): a guard check error" \
+  "${r% *}/$(dmesg | grep -c "$guard")" = 1/1
+cmp -s <(dd if="$n1" bs=4k skip=16 count=1 iflag=direct status=none) <(dd if="$work/data" bs=4k skip=16 count=1 status=none)
+check "and reads whole again once the disk stops flipping" $? -eq 0
 
 echo "== sata: $s0"
 hdparm -I "$s0" 2> /dev/null | grep -E "Model Number|Serial Number|Rotation Rate|Physical Sector" | sed 's/^/  /'

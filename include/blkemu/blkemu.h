@@ -383,6 +383,10 @@ struct blkemu_carry {
  * copy instead of two).
  */
 #define BLKEMU_FE_ZERO_READS (1u << 2)
+/* Keeps metadata beside each block (metadata-size, protection) in the
+ * disk itself: qemu's NVMe namespace, after the data.
+ */
+#define BLKEMU_FE_METADATA (1u << 3)
 #define BLKEMU_READ_ZEROES 0x20000
 struct blkemu_frontend {
   const char *name; /* in messages: "NBD" */
