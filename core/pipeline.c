@@ -591,26 +591,40 @@ pipeline_submit_on (struct blkemu_timeline *tl, enum blkemu_op op, void *buf,
 }
 
 void
-blkemu_submit_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
-                      uint64_t zone_offset, unsigned flags,
-                      uint64_t *written_at, blkemu_done_cb done, void *cookie)
+pipeline_append_on (struct blkemu_disk *disk, struct blkemu_timeline *tl,
+                    const void *buf, uint64_t len, uint64_t zone_offset,
+                    unsigned flags, uint64_t *written_at, blkemu_done_cb done,
+                    void *cookie)
 {
   /* A write: BUF is only read (the cast as in blkemu_zone_append). */
-  submit (disk, NULL, BLKEMU_OP_WRITE, (void *) buf, len, zone_offset, flags,
+  submit (disk, tl, BLKEMU_OP_WRITE, (void *) buf, len, zone_offset, flags,
           written_at, done, cookie);
 }
 
 void
-blkemu_zone_submit (struct blkemu_disk *disk, enum blkemu_zone_op op,
-                    uint64_t offset, blkemu_done_cb done, void *cookie)
+blkemu_submit_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
+                      uint64_t zone_offset, unsigned flags,
+                      uint64_t *written_at, blkemu_done_cb done, void *cookie)
 {
-  struct request *req = malloc (sizeof *req);
+  pipeline_append_on (disk, NULL, buf, len, zone_offset, flags, written_at,
+                      done, cookie);
+}
+
+void
+pipeline_zone_submit_on (struct blkemu_disk *disk, struct blkemu_timeline *tl,
+                         enum blkemu_zone_op op, uint64_t offset,
+                         blkemu_done_cb done, void *cookie)
+{
+  assert (done);
+  struct request *req = request_alloc (tl);
   if (!req) {
     done (cookie, ENOMEM);
     return;
   }
   *req = (struct request){
     .disk = disk,
+    .engine = tl ? &tl->engine : NULL,
+    .tl = tl,
     .is_zone = true,
     .zone_op = op,
     .offset = offset,
@@ -619,11 +633,18 @@ blkemu_zone_submit (struct blkemu_disk *disk, enum blkemu_zone_op op,
     .cookie = cookie,
   };
   if ((unsigned) op >= BLKEMU_ZONE_OP_COUNT) {
-    free (req);
+    request_release (req);
     done (cookie, EINVAL);
     return;
   }
   request_finish_async (req, request_begin (req, NULL, false));
+}
+
+void
+blkemu_zone_submit (struct blkemu_disk *disk, enum blkemu_zone_op op,
+                    uint64_t offset, blkemu_done_cb done, void *cookie)
+{
+  pipeline_zone_submit_on (disk, NULL, op, offset, done, cookie);
 }
 
 int

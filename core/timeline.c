@@ -77,6 +77,32 @@ blkemu_timeline_submit (struct blkemu_timeline *tl, enum blkemu_op op,
   pipeline_submit_on (tl, op, buf, len, offset, flags, done, cookie);
 }
 
+void
+blkemu_timeline_append (struct blkemu_timeline *tl, const void *buf,
+                        uint64_t len, uint64_t zone_offset, unsigned flags,
+                        uint64_t *written_at, blkemu_done_cb done,
+                        void *cookie)
+{
+  __atomic_store_n (&tl->owner, pthread_self (), __ATOMIC_RELAXED);
+  pipeline_append_on (tl->disk, tl, buf, len, zone_offset, flags, written_at,
+                      done, cookie);
+}
+
+void
+blkemu_timeline_zone_submit (struct blkemu_timeline *tl,
+                             enum blkemu_zone_op op, uint64_t offset,
+                             blkemu_done_cb done, void *cookie)
+{
+  __atomic_store_n (&tl->owner, pthread_self (), __ATOMIC_RELAXED);
+  pipeline_zone_submit_on (tl->disk, tl, op, offset, done, cookie);
+}
+
+size_t
+blkemu_timeline_abort (struct blkemu_timeline *tl, void *cookie)
+{
+  return engine_take_if (&tl->engine, pipeline_abortable, cookie, ECANCELED);
+}
+
 uint64_t
 blkemu_timeline_wake_at (struct blkemu_timeline *tl)
 {

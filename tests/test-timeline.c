@@ -10,7 +10,8 @@
  * requests completed on the I/O worker's thread (a file disk) go back
  * to their timeline's pool from there.  A read of an unreadable sector
  * completes with BLKEMU_ERR_MEDIUM (blkemu_io: EIO); an injected EIO,
- * or one the power went under, stays EIO.
+ * or one the power went under, stays EIO.  An abort, zone commands and
+ * zone append have timeline forms that complete on the owner's thread.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -359,6 +360,80 @@ test_medium (void)
           "blkemu_io, and an injected or crashed EIO stays EIO\n");
 }
 
+/* An abort on a timeline ends the request it names at once, on the
+ * caller's thread, and leaves the others to their deadlines; counted.
+ */
+static void
+test_abort (void)
+{
+  char err[BLKEMU_ERR_MAX] = "";
+  struct blkemu_disk *d =
+    blkemu_disk_open_spec ("name=a,size=1M,latency-read=200ms", 0, NULL, err,
+                           sizeof err);
+  CHECK (d && blkemu_disk_start (d, err, sizeof err) == 0, "open: %s", err);
+  struct blkemu_timeline *tl = d ? blkemu_timeline_new (d) : NULL;
+  if (!tl)
+    return;
+  struct req rs[2] = { { 0 } };
+  for (unsigned i = 0; i < 2; i++)
+    blkemu_timeline_submit (tl, BLKEMU_OP_READ, buf[i], 4096, 4096 * i, 0,
+                            done, &rs[i]);
+  uint64_t t0 = now_ns ();
+  CHECK (blkemu_timeline_abort (tl, &rs[0]) == 1, "one request aborted");
+  CHECK (rs[0].done && rs[0].result == ECANCELED &&
+           pthread_equal (rs[0].thread, pthread_self ()) &&
+           rs[0].done_at - t0 < 50000000,
+         "the aborted one ends at once, ECANCELED, on this thread (%d)",
+         rs[0].result);
+  CHECK (!rs[1].done, "the other still waits");
+  CHECK (blkemu_timeline_abort (tl, &rs[0]) == 0, "nothing left to abort");
+  drive (tl, &rs[1], 1, 3000000000u);
+  CHECK (rs[1].done && rs[1].result == 0 && rs[1].done_at - t0 >= 200000000,
+         "the other at its deadline: %d", rs[1].result);
+  CHECK (test_stat (d, "aborted") == 1, "stats: aborted 1");
+  blkemu_timeline_free (tl);
+  CHECK (blkemu_disk_close (d) == 0, "close");
+  printf ("ok: blkemu_timeline_abort ends the one it names, on its thread\n");
+}
+
+/* Zone commands and zone append through a timeline complete on its
+ * owner's thread, at their deadlines.
+ */
+static void
+test_zones (void)
+{
+  char err[BLKEMU_ERR_MAX] = "";
+  struct blkemu_disk *d =
+    blkemu_disk_open_spec ("name=z,size=4M,zoned=host-managed,zone-size=1M,"
+                           "latency-zone=20ms,"
+                           "latency-write=20ms",
+                           0, NULL, err, sizeof err);
+  CHECK (d && blkemu_disk_start (d, err, sizeof err) == 0, "open: %s", err);
+  struct blkemu_timeline *tl = d ? blkemu_timeline_new (d) : NULL;
+  if (!tl)
+    return;
+  struct req rs[3] = { { 0 } };
+  uint64_t at = UINT64_MAX, t0 = now_ns ();
+  blkemu_timeline_zone_submit (tl, BLKEMU_ZONE_OPEN, 1 << 20, done, &rs[0]);
+  blkemu_timeline_append (tl, buf[0], 4096, 1 << 20, 0, &at, done, &rs[1]);
+  CHECK (!rs[0].done && !rs[1].done, "neither ends before its deadline");
+  drive (tl, rs, 2, 3000000000u);
+  for (unsigned i = 0; i < 2; i++)
+    CHECK (rs[i].done && rs[i].result == 0 &&
+             pthread_equal (rs[i].thread, pthread_self ()) &&
+             rs[i].done_at - t0 >= 20000000,
+           "zone request %u: %d, on the owner's thread, after 20 ms", i,
+           rs[i].result);
+  CHECK (at == 1 << 20, "the append went to the write pointer: %llu",
+         (unsigned long long) at);
+  blkemu_timeline_zone_submit (tl, BLKEMU_ZONE_RESET, 12345, done, &rs[2]);
+  CHECK (rs[2].done && rs[2].result == EINVAL,
+         "not a zone start: EINVAL inside the submit (%d)", rs[2].result);
+  blkemu_timeline_free (tl);
+  CHECK (blkemu_disk_close (d) == 0, "close");
+  printf ("ok: zone commands and zone append on a timeline\n");
+}
+
 int
 main (void)
 {
@@ -380,6 +455,8 @@ main (void)
   CHECK (blkemu_disk_close (d) == 0, "close");
   stats_shards ();
   test_medium ();
+  test_abort ();
+  test_zones ();
   printf ("%s\n", failures ? "FAILED" : "ok: timeline");
   return failures ? 1 : 0;
 }

@@ -3,8 +3,8 @@
  * queue's timeline, and complete on this thread when their deadlines come
  * (an absolute timeout on the same ring wakes it); the answers go back as
  * COMMIT_AND_FETCH.  What completes on other threads (the I/O worker of
- * a file disk, a cancel, zone commands) comes through an eventfd the
- * ring polls.
+ * a file disk, a cancel; without ring deadlines, the core's completion
+ * thread) comes through an eventfd the ring polls.
  */
 #include "ublk.h"
 
@@ -382,6 +382,9 @@ serve (struct uqueue *q, uint16_t tag)
       pread (d->cdev_fd, buf, len, user_copy_offset (q->id, tag)) !=
         (ssize_t) len)
     return complete (t, -EIO);
+  if (t->append && q->tl)
+    return blkemu_timeline_append (q->tl, buf, len, off, flags, &t->append_at,
+                                   request_done, t);
   if (t->append)
     return blkemu_submit_append (d->emu, buf, len, off, flags, &t->append_at,
                                  request_done, t);
@@ -396,7 +399,10 @@ serve (struct uqueue *q, uint16_t tag)
 zone_command:
   t->data = false;
   t->len = 0;
-  blkemu_zone_submit (d->emu, zop, off, zone_done, t);
+  if (q->tl)
+    blkemu_timeline_zone_submit (q->tl, zop, off, zone_done, t);
+  else
+    blkemu_zone_submit (d->emu, zop, off, zone_done, t);
 }
 
 /* The queue's io_uring, set up as ublksrv sets up its own.  Returns 0

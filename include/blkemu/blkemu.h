@@ -201,7 +201,14 @@ void blkemu_disk_set_write_source (struct blkemu_disk *disk,
  * sleeps; UINT64_MAX when nothing waits) and calls blkemu_timeline_run after
  * every wake-up.  A timeline belongs to one thread, which submits through
  * it and runs it; blkemu_disk_cancel completes what it holds from the
- * cancelling thread.  Free it before blkemu_disk_close.
+ * cancelling thread.  Free it before blkemu_disk_close.  Zone commands
+ * and zone append have timeline forms (below blkemu_submit_append).
+ *
+ * DONE comes on the owner's thread from blkemu_timeline_run, or inside
+ * the submit call for a request refused or already due; a file disk's
+ * I/O worker calls it when a transfer ends after the deadline, and a
+ * cancel from the cancelling thread: a frontend whose DONE touches
+ * state the loop owns hands such completions back (ublk: an eventfd).
  */
 struct blkemu_timeline;
 struct blkemu_timeline *blkemu_timeline_new (struct blkemu_disk *disk);
@@ -213,6 +220,10 @@ void blkemu_timeline_submit (struct blkemu_timeline *tl, enum blkemu_op op,
 uint64_t blkemu_timeline_wake_at (struct blkemu_timeline *tl);
 /* Completes every request due now; returns how many. */
 unsigned blkemu_timeline_run (struct blkemu_timeline *tl);
+/* blkemu_disk_abort for the requests submitted through TL, from its
+ * owner's thread: DONE(COOKIE, ECANCELED) called there.
+ */
+size_t blkemu_timeline_abort (struct blkemu_timeline *tl, void *cookie);
 
 /* Stop waiting: every pending request completes now with ESHUTDOWN
  * (blkemu_io's waiters return, blkemu_submit's callbacks fire from the
@@ -340,6 +351,16 @@ void blkemu_submit_append (struct blkemu_disk *disk, const void *buf,
                            uint64_t len, uint64_t zone_offset, unsigned flags,
                            uint64_t *written_at, blkemu_done_cb done,
                            void *cookie);
+/* blkemu_zone_submit and blkemu_submit_append through a timeline: DONE
+ * on its owner's thread, as for blkemu_timeline_submit.
+ */
+void blkemu_timeline_zone_submit (struct blkemu_timeline *tl,
+                                  enum blkemu_zone_op op, uint64_t offset,
+                                  blkemu_done_cb done, void *cookie);
+void blkemu_timeline_append (struct blkemu_timeline *tl, const void *buf,
+                             uint64_t len, uint64_t zone_offset,
+                             unsigned flags, uint64_t *written_at,
+                             blkemu_done_cb done, void *cookie);
 int blkemu_zone_append (struct blkemu_disk *disk, const void *buf,
                         uint64_t len, uint64_t zone_offset, unsigned flags,
                         uint64_t *written_at);
