@@ -1,6 +1,7 @@
 /* Fuzz blkemu-scsi's command set (scsi/commands.c, inquiry.c, zbc.c) with any
  * CDB and any data-out, as the ring hands them over, on a small memory disk
- * with no latency (every I/O completes before blkemu_submit returns), and
+ * with no latency (every I/O completes before blkemu_timeline_submit
+ * returns, on the ring thread's timeline as in ring.c), and
  * check:
  *   - every command is answered exactly once, GOOD, BUSY or CHECK
  *     CONDITION, and a CHECK CONDITION carries fixed-format sense with
@@ -59,6 +60,8 @@ open_disk (struct sdisk *d, const char *name, const char *spec_text)
   d->name = name;
   d->complete = harness_complete;
   d->naa = 0x6001405123456789ull;
+  if (!(d->tl = blkemu_timeline_new (d->emu)))
+    abort ();
   blkemu_disk_geometry (d->emu, &d->geo);
   scsi_identity (d);
 }

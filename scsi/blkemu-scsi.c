@@ -7,9 +7,9 @@
  * SCSI midlayer see a local SCSI disk (/dev/sdX): it reads the disk's limits
  * from the Block Limits VPD page, its size and block sizes from READ
  * CAPACITY(16), its cache from the caching mode page, as it does from a real
- * array.  One thread per disk reads its command ring and hands the I/O to
- * blkemu_submit(); the core's completion thread answers at each request's
- * deadline.  See docs/blkemu-scsi.8.md.
+ * array.  One thread per disk reads its command ring, hands the I/O to
+ * the core through its timeline and answers each request on the same
+ * thread at its deadline.  See docs/blkemu-scsi.8.md.
  */
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,9 +1,10 @@
 /* The SCSI commands blkemu-scsi answers (LIO passes every one through
  * to a TCMU device but REPORT LUNS): the disk's identity and limits as
  * the sd driver reads them (inquiry.c), the zone commands (zbc.c), and
- * the I/O, handed to the core (blkemu_submit) and answered when it
- * calls back.  Anything else: ILLEGAL REQUEST, INVALID
- * COMMAND OPERATION CODE.  References: SPC-4 and SBC-3.
+ * the I/O, handed to the core through the ring thread's timeline
+ * (blkemu_timeline_submit) and answered when it calls back.  Anything else:
+ * ILLEGAL REQUEST, INVALID COMMAND OPERATION CODE.  References: SPC-4 and
+ * SBC-3.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -147,8 +148,8 @@ submit (struct scmd *c, enum blkemu_op op, void *buf, uint64_t lba,
         uint64_t nblocks, unsigned flags)
 {
   uint32_t lbs = c->d->geo.logical_block_size;
-  blkemu_submit (c->d->emu, op, buf, nblocks * lbs, lba * lbs, flags,
-                 scsi_io_done, c);
+  blkemu_timeline_submit (c->d->tl, op, buf, nblocks * lbs, lba * lbs, flags,
+                          scsi_io_done, c);
 }
 
 static bool
@@ -351,8 +352,8 @@ write_same (struct scmd *c, uint64_t lba, uint64_t nb)
   c->pending = (int) pieces;
   for (uint64_t i = 0; i < pieces; i++) {
     uint64_t n = i + 1 < pieces ? per : nb - i * per;
-    blkemu_submit (c->d->emu, BLKEMU_OP_WRITE, pattern, n * lbs,
-                   (lba + i * per) * lbs, 0, scsi_io_done, c);
+    blkemu_timeline_submit (c->d->tl, BLKEMU_OP_WRITE, pattern, n * lbs,
+                            (lba + i * per) * lbs, 0, scsi_io_done, c);
   }
   return true;
 }
@@ -401,7 +402,8 @@ dispatch (struct scmd *c)
   case 0x35:                          /* SYNCHRONIZE CACHE(10) */
   case 0x91:                          /* SYNCHRONIZE CACHE(16) */
     c->pending = 1;
-    blkemu_submit (c->d->emu, BLKEMU_OP_FLUSH, NULL, 0, 0, 0, scsi_io_done, c);
+    blkemu_timeline_submit (c->d->tl, BLKEMU_OP_FLUSH, NULL, 0, 0, 0,
+                            scsi_io_done, c);
     return true;
   case 0x42: return unmap (c);
   case 0x41: /* WRITE SAME(10) */

@@ -1,7 +1,10 @@
 /* A disk's TCMU command ring (see the kernel's tcmu-design document):
  * one thread reads the entries the kernel posts and hands each command
- * to scsi_execute; completions, from whichever thread the core calls
- * back on, are written at the ring's tail, in the order they come: the
+ * to scsi_execute, which submits its I/O through the thread's timeline;
+ * the thread sleeps in ppoll until the ring has news or the timeline's
+ * next deadline, and runs the timeline after every wake-up, so requests
+ * complete on it.  Completions (also from a file disk's I/O worker, or a
+ * cancel) are written at the ring's tail, in the order they come: the
  * kernel takes them out of order (TCMU_MAILBOX_FLAG_CAP_OOOC) and finds
  * each command by its id.
  */
@@ -13,6 +16,8 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 /* linux/uio.h would define struct iovec a second time (sys/uio.h's,
@@ -150,7 +155,7 @@ end_aborted (struct sdisk *d, uint16_t cmd_id)
    * matches it, and no other command can take its address before this
    * thread, the only one taking commands, reads the next entry.
    */
-  return c && blkemu_disk_abort (d->emu, c) > 0;
+  return c && blkemu_timeline_abort (d->tl, c) > 0;
 }
 
 /* A task management notification: counted, published at once (they
@@ -228,15 +233,42 @@ read_entries (struct sdisk *d)
   }
 }
 
+/* How long ppoll may sleep: until the timeline's wake-up (an absolute
+ * CLOCK_MONOTONIC time; 0: poll; UINT64_MAX: until the ring has news).
+ */
+static struct timespec *
+sleep_for (struct sdisk *d, struct timespec *ts)
+{
+  uint64_t at = d->tl ? blkemu_timeline_wake_at (d->tl) : UINT64_MAX;
+  if (at == UINT64_MAX)
+    return NULL;
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  uint64_t now_ns =
+    (uint64_t) now.tv_sec * 1000000000u + (uint64_t) now.tv_nsec;
+  uint64_t left = at > now_ns ? at - now_ns : 0;
+  *ts = (struct timespec){ .tv_sec = (time_t) (left / 1000000000u),
+                           .tv_nsec = (long) (left % 1000000000u) };
+  return ts;
+}
+
 static void *
 ring_thread (void *arg)
 {
   struct sdisk *d = arg;
   struct pollfd fds[2] = { { .fd = d->uio_fd, .events = POLLIN },
                            { .fd = d->stop_fd, .events = POLLIN } };
+  /* Deadlines are kept to microseconds: no slack on the sleeps. */
+  prctl (PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   for (;;) {
+    /* New commands first (those due at once complete inside), then what
+     * the sleep brought due.
+     */
     read_entries (d);
-    if (poll (fds, 2, -1) == -1) {
+    if (d->tl)
+      blkemu_timeline_run (d->tl);
+    struct timespec ts;
+    if (ppoll (fds, 2, sleep_for (d, &ts), NULL) == -1) {
       if (errno == EINTR)
         continue;
       fprintf (stderr, "blkemu-scsi: %s: poll: %s\n", d->name,
@@ -316,6 +348,10 @@ ring_start (struct sdisk *d)
     return -1;
   pthread_mutex_init (&d->tail_lock, NULL);
   pthread_mutex_init (&d->cmds_lock, NULL);
+  if (d->emu && !(d->tl = blkemu_timeline_new (d->emu))) {
+    fprintf (stderr, "blkemu-scsi: %s: no memory for its timeline\n", d->name);
+    return -1;
+  }
   int r = pthread_create (&d->thread, NULL, ring_thread, d);
   if (r) {
     fprintf (stderr, "blkemu-scsi: %s: ring thread: %s\n", d->name,
@@ -336,6 +372,11 @@ ring_stop (struct sdisk *d)
     pthread_join (d->thread, NULL);
     d->thread_started = false;
   }
+  /* What it still holds completes now (ECANCELED), answered on the ring
+   * while it is mapped.
+   */
+  blkemu_timeline_free (d->tl);
+  d->tl = NULL;
   if (d->map) {
     munmap (d->map, d->map_size);
     d->map = NULL;

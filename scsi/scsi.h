@@ -91,6 +91,10 @@ struct sdisk {
   pthread_mutex_t tail_lock; /* completions write the entry at the tail */
   int stop_fd;               /* an eventfd: the ring thread returns */
   pthread_t thread;
+  /* The ring thread's deadlines: what it submits completes on it when
+   * it runs the timeline (NULL while draining: no disk).
+   */
+  struct blkemu_timeline *tl;
   bool thread_started;
   /* A killed server's disk being removed: every command is answered
    * NOT READY, MEDIUM NOT PRESENT at once (what sd takes as a gone

@@ -2,7 +2,7 @@
  * real SMR drives take: REPORT ZONES (ZBC IN), the zone actions (ZBC
  * OUT: open, close, finish, reset write pointer), and the sense codes
  * ZBC gives for what the zones refuse.  The zones are the core's
- * (blkemu_zone_report, blkemu_zone_submit): the same ones blkemu-ublk
+ * (blkemu_zone_report, blkemu_timeline_zone_submit): the same ones blkemu-ublk
  * serves.  A zone whose capacity is below its size is reported as a
  * sequential zone of that capacity and a gap zone after it (ZBC-2;
  * VPD 0xB6 then says zones start at constant offsets).  References:
@@ -243,9 +243,9 @@ zbc_zone_action (struct scmd *c, void (*done) (void *, int))
   c->zone_action = true;
   c->data_in = false;
   c->pending = 1;
-  blkemu_zone_submit (d->emu,
-                      all ? BLKEMU_ZONE_RESET_ALL
-                          : (enum blkemu_zone_op) ops[sa],
-                      lba * d->geo.logical_block_size, done, c);
+  blkemu_timeline_zone_submit (d->tl,
+                               all ? BLKEMU_ZONE_RESET_ALL
+                                   : (enum blkemu_zone_op) ops[sa],
+                               lba * d->geo.logical_block_size, done, c);
   return true;
 }
