@@ -87,9 +87,15 @@ between "server-side p50 (us)" "$(jqr "$tmp/lat.json.stats" .ops.read.latency_us
 # and each of those was as late as a wake-up.
 reference 1
 fio_nbd "$tmp/qd1.json" $common --iodepth=8 -- size=64M latency-read=1ms queue-depth=1
+# The wait is the queue the device saw (its mean depth at arrival, the
+# request included), not the one fio meant to keep: a slow client (an
+# ASan nbdkit beside a busy guest: 7.3 deep, 7315 us) keeps a shorter one.
 qd1_max=$(awk -v r="$ref_handoff" -v o="$own_us" 'BEGIN { printf "%.0f", 8 * (1000 + r + o) }')
-between "QD8 latency on queue-depth=1 (us)" "$(mean_us "$tmp/qd1.json" read)" 7600 $((qd1_max + 800))
-between "QD8 on queue-depth=1, server-side mean (us)" "$(jqr "$tmp/qd1.json.stats" .ops.read.latency_us.mean)" 7600 "$qd1_max"
+qd1_depth=$(jqr "$tmp/qd1.json.stats" .queue_depth.mean)
+between "the device's mean queue at arrival, QD8 on queue-depth=1" "$qd1_depth" 6 8
+qd1_min=$(awk -v d="$qd1_depth" 'BEGIN { printf "%.0f", 950 * d }')
+between "QD8 latency on queue-depth=1 (us)" "$(mean_us "$tmp/qd1.json" read)" "$qd1_min" $((qd1_max + 800))
+between "QD8 on queue-depth=1, server-side mean (us)" "$(jqr "$tmp/qd1.json.stats" .ops.read.latency_us.mean)" "$qd1_min" "$qd1_max"
 expect_eq "device saw a queue" "$(jqr "$tmp/qd1.json.stats" '.queue_depth.max >= 8')" true
 
 # QD8 with the default depth: requests overlap, each still costs 1 ms.
