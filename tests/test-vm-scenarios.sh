@@ -210,8 +210,8 @@ for k in $controller_kernels; do
   "$top/tools/blkemu-vm" -q --kernel "$k" --results "$tmp/controllers-$k" \
     --disk frontend=nvme,name=n0,size=64M,max-transfer=128K,logical-block-size=4096,write-cache=yes \
     --disk frontend=nvme,name=n1,size=64M,logical-block-size=4096,metadata-size=8,protection=type1 \
-    --disk frontend=sata,name=s0,size=64M,physical-block-size=4K,rotational=yes,rpm=5400,product=WDC-WD5002ABYS \
-    --disk frontend=virtio-blk,name=v0,size=64M,physical-block-size=16K,min-io=16K,opt-io=64K,max-discard=1M \
+    --disk frontend=sata,name=s0,size=64M,physical-block-size=4K,rotational=yes,rpm=5400,product=WDC-WD5002ABYS,write-cache=yes \
+    --disk frontend=virtio-blk,name=v0,size=64M,physical-block-size=16K,min-io=16K,opt-io=64K,max-discard=1M,write-cache=yes \
     -- bash "$top/tests/vm-controllers.sh" > "$tmp/out" 2>&1 || rc=$?
   grep -E "^(==|  (PASS|FAIL|kernel:))|^controllers:" "$tmp/out" | sed 's/^/  /'
   summary=$(grep "^controllers: " "$tmp/out")

@@ -5,8 +5,10 @@
 # on their bridged control ports.
 #   n0: nvme, max-transfer=128K, 4K logical blocks, a write cache
 #   n1: nvme, 4K blocks with 8 bytes of metadata, T10 PI type 1
-#   s0: sata, 4K physical blocks, rpm=5400, product=WDC-WD5002ABYS
-#   v0: virtio-blk, 16K physical, min-io 16K, opt-io 64K, max-discard 1M
+#   s0: sata, 4K physical blocks, rpm=5400, product=WDC-WD5002ABYS, a
+#       write cache
+#   v0: virtio-blk, 16K physical, min-io 16K, opt-io 64K, max-discard 1M,
+#       a write cache
 # Prints "controllers: N checks, F failed" last; exits 0 when F is 0.
 # The scenarios' helpers (check, $work, $CTL, $CRASHCHECK) serve here.
 source "${BLKEMU_TOP:?run by blkemu-vm from a source tree}/scenarios/lib.sh" || exit 2
@@ -42,6 +44,22 @@ check_bad_read () {
   check "a bad range fails the read (dd status $r)" "$r" -ne 0
 }
 
+# crash_through_flushes DEV PORT: a crash state through the guest's
+# flushes (NVMe's FLUSH, ATA's FLUSH CACHE EXT, VIRTIO_BLK_T_FLUSH):
+# what was flushed stays, what was only cached goes with the power.
+crash_through_flushes () {
+  local cached
+  dd if="$work/data" of="$1" bs=1M count=1 seek=16 oflag=direct conv=fsync status=none
+  dd if="$work/data" of="$1" bs=1M count=1 skip=1 seek=17 oflag=direct status=none
+  cached=$(stat_of "$2" .write_cache.entries)
+  "$CTL" "$2" crash > /dev/null && "$CTL" "$2" power-on > /dev/null
+  cmp -s <(dd if="$1" bs=1M skip=16 count=1 iflag=direct status=none) <(head -c 1M "$work/data")
+  check "a crash keeps the flushed MiB" $? -eq 0
+  cmp -s <(dd if="$1" bs=1M skip=17 count=1 iflag=direct status=none) <(head -c 1M /dev/zero)
+  local r=$?
+  check "and loses the one only cached ($cached cache entries before it)" "$r" -eq 0 -a "$cached" -gt 0
+}
+
 # mdts_sized PORT OP: "ok" when 8 MiB of OP reached the disk in commands
 # of at most 128K (MDTS 5), nearly all of exactly 128K.  The guest's
 # block layer now and then cuts one in two, where depending on the
@@ -72,16 +90,7 @@ dmesg | grep -m1 -i "nvme.*\(error\|status\)" | sed 's/^/  kernel: /'
 # NVMe status: SCT 2 (media errors), SC 0x81 (Unrecovered Read Error).
 check "as the controller's own error: Unrecovered Read Error (sct 0x2 / sc 0x81)" \
   "$(dmesg | grep -ci "sc 0x81\|unrecovered read error")" -ge 1
-# A crash state through the guest's flushes: what was flushed stays,
-# what was only cached goes with the power.
-dd if="$work/data" of="$n0" bs=1M count=1 seek=16 oflag=direct conv=fsync status=none
-dd if="$work/data" of="$n0" bs=1M count=1 skip=1 seek=17 oflag=direct status=none
-cached=$(stat_of "$cn" .write_cache.entries)
-"$CTL" "$cn" crash > /dev/null && "$CTL" "$cn" power-on > /dev/null
-cmp -s <(dd if="$n0" bs=1M skip=16 count=1 iflag=direct status=none) <(head -c 1M "$work/data")
-check "a crash keeps the flushed MiB" $? -eq 0
-cmp -s <(dd if="$n0" bs=1M skip=17 count=1 iflag=direct status=none) <(head -c 1M /dev/zero)
-check "and loses the one only cached ($cached cache entries before it)" $? -eq 0
+crash_through_flushes "$n0" "$cn"
 # Crash views through the port: blkemu-crashcheck as on any disk; every
 # state keeps the flushed MiB whatever it does with the cached one.
 head -c 1M "$work/data" > "$work/first"
@@ -147,6 +156,7 @@ check "rpm=5400 as the nominal media rotation rate: rotational 1" \
 check "physical-block-size=4K: physical_block_size 4096" "$(q $s0 physical_block_size)" -eq 4096
 check "libata's own limit: max_hw_sectors_kb 128 ($(q $s0 max_hw_sectors_kb))" "$(q $s0 max_hw_sectors_kb)" -eq 128
 check "NCQ: queue_depth 32" "$(cat /sys/block/${s0#/dev/}/device/queue_depth)" -eq 32
+check "write-cache=yes: IDENTIFY's write cache on ($(q $s0 write_cache))" "$(q $s0 write_cache)" = "write back"
 "$CTL" "$cs" reset > /dev/null
 write_read_back "$s0"
 check "4 MiB direct writes arrive in libata's 128K ($(largest "$cs" write))" "$(largest "$cs" write)" -eq 131072
@@ -156,12 +166,14 @@ dmesg | grep -m2 -i "failed command: READ\|error: {" | sed 's/^/  kernel: /'
 # where a disk would set UNC: libata sees an aborted command.
 check "as qemu's ATA error: READ FPDMA QUEUED aborted (ABRT)" \
   "$(dmesg | grep -c "error: { ABRT }")" -ge 1
+crash_through_flushes "$s0" "$cs"
 
 echo "== virtio-blk: $v0"
 check "block sizes and hints: 512/16384, min 16384, opt 65536" \
   "$(q $v0 logical_block_size)/$(q $v0 physical_block_size)/$(q $v0 minimum_io_size)/$(q $v0 optimal_io_size)" = 512/16384/16384/65536
 check "max-discard=1M: discard_max_hw_bytes 1048576" "$(q $v0 discard_max_hw_bytes)" -eq 1048576
 check "no FUA field: fua 0" "$(q $v0 fua)" -eq 0
+check "write-cache=yes: VIRTIO_BLK_F_FLUSH, writeback ($(q $v0 write_cache))" "$(q $v0 write_cache)" = "write back"
 "$CTL" "$cv" reset > /dev/null
 blkdiscard -o 0 -l 4M "$v0"
 check "blkdiscard of 4M reaches the disk as trims of at most 1M ($(stat_of "$cv" .ops.trim.bytes) bytes, largest $(largest "$cv" trim))" \
@@ -171,6 +183,7 @@ check_bad_read "$v0" "$cv"
 dmesg | grep -m1 "I/O error, dev ${v0#/dev/}" | sed 's/^/  kernel: /'
 check "as virtio-blk's VIRTIO_BLK_S_IOERR: an I/O error on ${v0#/dev/}" \
   "$(dmesg | grep -c "I/O error, dev ${v0#/dev/}")" -ge 1
+crash_through_flushes "$v0" "$cv"
 
 echo "== the seeds on the controllers"
 # Seed 004's 4 MiB direct reads: on NVMe they arrive as MDTS-sized
