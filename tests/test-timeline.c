@@ -317,15 +317,26 @@ set_key (struct blkemu_disk *d, const char *key, const char *value)
          key, value, err);
 }
 
+/* A started disk of SPEC and a timeline on it (NULL, said, on failure). */
+static struct blkemu_timeline *
+open_timeline (const char *spec, struct blkemu_disk **dp)
+{
+  char err[BLKEMU_ERR_MAX] = "";
+  struct blkemu_disk *d =
+    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
+  CHECK (d && blkemu_disk_start (d, err, sizeof err) == 0, "open %s: %s", spec,
+         err);
+  *dp = d;
+  return d ? blkemu_timeline_new (d) : NULL;
+}
+
 static void
 test_medium (void)
 {
   char err[BLKEMU_ERR_MAX] = "";
-  struct blkemu_disk *d =
-    blkemu_disk_open_spec ("name=m,size=1M,latency-read=1ms", 0, NULL, err,
-                           sizeof err);
-  CHECK (d && blkemu_disk_start (d, err, sizeof err) == 0, "open: %s", err);
-  struct blkemu_timeline *tl = d ? blkemu_timeline_new (d) : NULL;
+  struct blkemu_disk *d;
+  struct blkemu_timeline *tl =
+    open_timeline ("name=m,size=1M,latency-read=1ms", &d);
   if (!tl)
     return;
   CHECK (blkemu_disk_bad_add (d, 8192, 4096, err, sizeof err) == 0,
@@ -366,12 +377,9 @@ test_medium (void)
 static void
 test_abort (void)
 {
-  char err[BLKEMU_ERR_MAX] = "";
-  struct blkemu_disk *d =
-    blkemu_disk_open_spec ("name=a,size=1M,latency-read=200ms", 0, NULL, err,
-                           sizeof err);
-  CHECK (d && blkemu_disk_start (d, err, sizeof err) == 0, "open: %s", err);
-  struct blkemu_timeline *tl = d ? blkemu_timeline_new (d) : NULL;
+  struct blkemu_disk *d;
+  struct blkemu_timeline *tl =
+    open_timeline ("name=a,size=1M,latency-read=200ms", &d);
   if (!tl)
     return;
   struct req rs[2] = { { 0 } };
@@ -402,14 +410,12 @@ test_abort (void)
 static void
 test_zones (void)
 {
-  char err[BLKEMU_ERR_MAX] = "";
-  struct blkemu_disk *d =
-    blkemu_disk_open_spec ("name=z,size=4M,zoned=host-managed,zone-size=1M,"
-                           "latency-zone=20ms,"
-                           "latency-write=20ms",
-                           0, NULL, err, sizeof err);
-  CHECK (d && blkemu_disk_start (d, err, sizeof err) == 0, "open: %s", err);
-  struct blkemu_timeline *tl = d ? blkemu_timeline_new (d) : NULL;
+  struct blkemu_disk *d;
+  struct blkemu_timeline *tl =
+    open_timeline ("name=z,size=4M,zoned=host-managed,zone-size=1M,"
+                   "latency-zone=20ms,"
+                   "latency-write=20ms",
+                   &d);
   if (!tl)
     return;
   struct req rs[3] = { { 0 } };
