@@ -217,6 +217,9 @@ blkemu_disk_geometry (struct blkemu_disk *disk, struct blkemu_geometry *geo)
   geo->atomic_write_granularity =
     (uint32_t) (n[K_ATOMIC_WRITE_GRANULARITY] ? n[K_ATOMIC_WRITE_GRANULARITY]
                                               : geo->physical_block_size);
+  geo->metadata_bytes = (uint32_t) n[K_METADATA_SIZE];
+  /* protection's choices are none, type1, type2, type3: the index. */
+  geo->protection_type = (uint32_t) n[K_PROTECTION];
   bool zoned = n[K_ZONED] != 0;
   pthread_mutex_unlock (&disk->lock);
   geo->can_flush = true;

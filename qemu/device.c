@@ -149,9 +149,7 @@ mdts (const struct ctx *c, struct out *o)
 static int
 metadata (const struct ctx *c, struct out *o)
 {
-  char v[BLKEMU_VALUE_MAX];
-  value_of (c, "metadata-size", v, sizeof v);
-  put (o, ",ms=%s,mset=0", v[0] ? v : "0");
+  put (o, ",ms=%" PRIu32 ",mset=0", c->geo.metadata_bytes);
   return 0;
 }
 
@@ -161,12 +159,7 @@ metadata (const struct ctx *c, struct out *o)
 static int
 protection (const struct ctx *c, struct out *o)
 {
-  char v[BLKEMU_VALUE_MAX];
-  value_of (c, "protection", v, sizeof v);
-  unsigned type = 0;
-  if (!strncmp (v, "type", 4))
-    type = (unsigned) (v[4] - '0');
-  put (o, ",pi=%u,pil=0", type);
+  put (o, ",pi=%" PRIu32 ",pil=0", c->geo.protection_type);
   return 0;
 }
 

@@ -149,6 +149,12 @@ nbdkit -U - "$PLUGIN" size=1G name=n1 controller=nvme qemu-device="$tmp/n1.dev" 
 grep -qx 'nvme-ns,bus=blkemu-ctrl-n1,.*,ms=16,mset=0,pi=2,pil=0,write-cache=off' "$tmp/n1.dev" ||
   fail "nvme's -device for metadata-size=16 protection=type2: $(cat "$tmp/n1.dev")"
 echo "ok: controller=nvme metadata-size=16 protection=type2 -> $(tail -1 "$tmp/n1.dev")"
+# qemu's ms is a number of bytes: 1K is 1024, not the key's own "1K".
+nbdkit -U - "$PLUGIN" size=1G name=n2 controller=nvme qemu-device="$tmp/n2.dev" \
+  metadata-size=1K protection=type3 --run true 2> "$tmp/out" || fail "nvme, 1K of metadata: $(cat "$tmp/out")"
+grep -qx 'nvme-ns,bus=blkemu-ctrl-n2,.*,ms=1024,mset=0,pi=3,pil=0,write-cache=off' "$tmp/n2.dev" ||
+  fail "nvme's -device for metadata-size=1K protection=type3: $(cat "$tmp/n2.dev")"
+echo "ok: controller=nvme metadata-size=1K protection=type3 -> $(tail -1 "$tmp/n2.dev")"
 
 # A profile with a bad line names the file and the line.
 printf 'max-transfer = 127K\nlatency-read = soon\n' > "$tmp/bad.conf"

@@ -288,6 +288,11 @@ struct blkemu_geometry {
    * granularity.
    */
   uint32_t atomic_write_max_bytes, atomic_write_granularity;
+  /* Metadata beside each logical block (a controller keeps it: 0 none)
+   * and the T10 protection type in it (0 none, 1-3).
+   */
+  uint32_t metadata_bytes;
+  uint32_t protection_type;
   bool rotational;
   bool can_flush, can_fua, can_trim, can_zero, can_extents, can_multi_conn;
   bool persistent; /* data outlives the process (file) */
