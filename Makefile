@@ -19,7 +19,7 @@ $(BUILD)/build.ninja:
 
 # The measure suite, the VM scenarios, the host tests (tools/run-check).
 # CHECK_BESIDE_VM: make arguments run beside the VM scenarios at nice 19
-# (CI: "check-untimed check-asan check-tsan fuzz FUZZ_JOBS=1"); the host
+# (CI: "check-untimed check-asan fuzz FUZZ_JOBS=1"); the host
 # tests then leave out what it ran of theirs (the untimed suite).
 CHECK_BESIDE_VM ?=
 check: deps
