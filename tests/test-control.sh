@@ -95,6 +95,9 @@ echo "ok: nbdkit failing after the open removes the control socket"
 kill $busy_pid
 timeout -k 5 30 nbdkit -U "$tmp/daemon.sock" -P "$tmp/daemon.pid" "$PLUGIN" \
   size=1M control="$tmp/daemon.ctl" || fail "nbdkit did not start as a daemon"
+# nbdkit's parent returns once it has forked; the child writes the pid
+# file after that (seen missing once, on a loaded host).
+for _ in $(seq 100); do [ -s "$tmp/daemon.pid" ] && break; sleep 0.1; done
 daemon=$(cat "$tmp/daemon.pid")
 cleanup_hooks+=("kill $daemon 2>/dev/null")
 expect_eq "daemonized nbdkit: control socket serves" \
