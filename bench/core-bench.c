@@ -84,9 +84,11 @@ submit_one (struct slot *s)
   uint64_t blocks = disk_size / req_size;
   uint64_t off = (next (&w->rng) % blocks) * req_size;
   w->submitted++;
-  blkemu_timeline_submit (w->tl, BLKEMU_OP_READ,
-                          w->bufs + (size_t) s->idx * req_size, req_size, off,
-                          0, done_cb, s);
+  int r = blkemu_timeline_submit (w->tl, BLKEMU_OP_READ,
+                                  w->bufs + (size_t) s->idx * req_size,
+                                  req_size, off, 0, done_cb, s);
+  if (r != BLKEMU_QUEUED)
+    done_cb (s, r);
 }
 
 static void *

@@ -463,8 +463,10 @@ cmd_zone (struct blkemu_disk *disk, char **save, struct strbuf *sb,
     snprintf (later->what, sizeof later->what, "zone %s %s", what,
               at ? at : "");
     later->used = true;
-    blkemu_zone_submit (disk, (enum blkemu_zone_op) op, off, later->done,
-                        later);
+    int r = blkemu_zone_submit (disk, (enum blkemu_zone_op) op, off,
+                                later->done, later);
+    if (r != BLKEMU_QUEUED)
+      later->done (later, r); /* refused, or due at once */
     return;
   }
   zone_reply (sb, blkemu_zone_command (disk, (enum blkemu_zone_op) op, off),

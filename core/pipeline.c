@@ -422,13 +422,20 @@ request_result (const struct request *req, int err)
                        : 0;
 }
 
-static void
-request_complete (struct request *req, int cancel_err)
+/* REQ's end: its result, its own buffer freed; the caller releases it. */
+static int
+request_close (struct request *req, int cancel_err)
 {
   int err = request_end (req, cancel_err);
   if (req->own_buf)
     free (req->buf);
-  req->done (req->cookie, request_result (req, err));
+  return request_result (req, err);
+}
+
+static void
+request_complete (struct request *req, int cancel_err)
+{
+  req->done (req->cookie, request_close (req, cancel_err));
   request_release (req);
 }
 
@@ -501,32 +508,47 @@ request_io_run (struct iowork_job *job)
     request_complete (req, req->due_err);
 }
 
-/* Queue a begun request on the engine, or complete it now if due. */
-static void
+/* Due when submitted, or not queueable (CANCEL_ERR): ended on the
+ * submitting thread, its result returned, DONE never called.  Unless
+ * the I/O worker still moves its data: the worker completes it then.
+ */
+static int
+request_end_here (struct request *req, int cancel_err)
+{
+  req->due_err = cancel_err;
+  if (__atomic_fetch_or (&req->io_state, IO_DUE, __ATOMIC_ACQ_REL) &
+      IO_PENDING)
+    return BLKEMU_QUEUED;
+  int result = request_close (req, cancel_err);
+  request_release (req);
+  return result;
+}
+
+/* A begun request (R: request_begin's answer) queued on its engine, or
+ * ended here: BLKEMU_QUEUED, or the result of a request refused, already
+ * due (no latency, or the transfer took that long: no trip through the
+ * completion thread and back) or that could not be queued.
+ */
+static int
 request_finish_async (struct request *req, int r)
 {
-  if (r == 0 && req->entry.deadline_ns <= clock_now_ns ()) {
-    pipeline_fire (&req->entry, 0);
-    return;
-  }
-  struct engine *engine = req->engine ? req->engine : &req->disk->engine;
-  if (r == 0 && (r = engine_add (engine, &req->entry)) != 0) {
-    pipeline_fire (&req->entry, r);
-    return;
-  }
   if (r) {
-    blkemu_done_cb done = req->done;
-    void *cookie = req->cookie;
     request_release (req);
-    done (cookie, r);
+    return r;
   }
+  if (req->entry.deadline_ns > clock_now_ns ()) {
+    struct engine *engine = req->engine ? req->engine : &req->disk->engine;
+    if ((r = engine_add (engine, &req->entry)) == 0)
+      return BLKEMU_QUEUED;
+  }
+  return request_end_here (req, r);
 }
 
 /* The asynchronous form: a request allocated for a read, write,
  * write-zeroes, trim or flush (APPEND_AT: a zone append), begun and
  * queued on the engine, or completed at once.
  */
-static void
+static int
 submit (struct blkemu_disk *disk, struct blkemu_timeline *tl,
         enum blkemu_op op, void *buf, uint64_t len, uint64_t offset,
         unsigned flags, uint64_t *append_at, blkemu_done_cb done, void *cookie)
@@ -535,10 +557,8 @@ submit (struct blkemu_disk *disk, struct blkemu_timeline *tl,
   assert (done);
   uint64_t arrival = clock_now_ns ();
   struct request *req = request_alloc (tl);
-  if (!req) {
-    done (cookie, ENOMEM);
-    return;
-  }
+  if (!req)
+    return ENOMEM;
   *req = (struct request){
     .disk = disk,
     .engine = tl ? &tl->engine : NULL,
@@ -568,59 +588,57 @@ submit (struct blkemu_disk *disk, struct blkemu_timeline *tl,
       !(iowork_idle (&disk->iowork) && request_try_transfer (req)) &&
       !request_defer (req))
     request_transfer (req); /* cannot queue: move the data here */
-  /* Already due (no latency, or the transfer took that long): complete
-   * here, without waking the completion thread and back.
-   */
-  request_finish_async (req, r);
+  return request_finish_async (req, r);
 }
 
-void
+int
 blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                uint64_t len, uint64_t offset, unsigned flags,
                blkemu_done_cb done, void *cookie)
 {
-  submit (disk, NULL, op, buf, len, offset, flags, NULL, done, cookie);
+  return submit (disk, NULL, op, buf, len, offset, flags, NULL, done, cookie);
 }
 
-void
+int
 pipeline_submit_on (struct blkemu_timeline *tl, enum blkemu_op op, void *buf,
                     uint64_t len, uint64_t offset, unsigned flags,
                     blkemu_done_cb done, void *cookie)
 {
-  submit (tl->disk, tl, op, buf, len, offset, flags, NULL, done, cookie);
+  return submit (tl->disk, tl, op, buf, len, offset, flags, NULL, done,
+                 cookie);
 }
 
-void
+int
 pipeline_append_on (struct blkemu_disk *disk, struct blkemu_timeline *tl,
                     const void *buf, uint64_t len, uint64_t zone_offset,
                     unsigned flags, uint64_t *written_at, blkemu_done_cb done,
                     void *cookie)
 {
   /* A write: BUF is only read (the cast as in blkemu_zone_append). */
-  submit (disk, tl, BLKEMU_OP_WRITE, (void *) buf, len, zone_offset, flags,
-          written_at, done, cookie);
+  return submit (disk, tl, BLKEMU_OP_WRITE, (void *) buf, len, zone_offset,
+                 flags, written_at, done, cookie);
 }
 
-void
+int
 blkemu_submit_append (struct blkemu_disk *disk, const void *buf, uint64_t len,
                       uint64_t zone_offset, unsigned flags,
                       uint64_t *written_at, blkemu_done_cb done, void *cookie)
 {
-  pipeline_append_on (disk, NULL, buf, len, zone_offset, flags, written_at,
-                      done, cookie);
+  return pipeline_append_on (disk, NULL, buf, len, zone_offset, flags,
+                             written_at, done, cookie);
 }
 
-void
+int
 pipeline_zone_submit_on (struct blkemu_disk *disk, struct blkemu_timeline *tl,
                          enum blkemu_zone_op op, uint64_t offset,
                          blkemu_done_cb done, void *cookie)
 {
   assert (done);
+  if ((unsigned) op >= BLKEMU_ZONE_OP_COUNT)
+    return EINVAL;
   struct request *req = request_alloc (tl);
-  if (!req) {
-    done (cookie, ENOMEM);
-    return;
-  }
+  if (!req)
+    return ENOMEM;
   *req = (struct request){
     .disk = disk,
     .engine = tl ? &tl->engine : NULL,
@@ -632,19 +650,14 @@ pipeline_zone_submit_on (struct blkemu_disk *disk, struct blkemu_timeline *tl,
     .done = done,
     .cookie = cookie,
   };
-  if ((unsigned) op >= BLKEMU_ZONE_OP_COUNT) {
-    request_release (req);
-    done (cookie, EINVAL);
-    return;
-  }
-  request_finish_async (req, request_begin (req, NULL, false));
+  return request_finish_async (req, request_begin (req, NULL, false));
 }
 
-void
+int
 blkemu_zone_submit (struct blkemu_disk *disk, enum blkemu_zone_op op,
                     uint64_t offset, blkemu_done_cb done, void *cookie)
 {
-  pipeline_zone_submit_on (disk, NULL, op, offset, done, cookie);
+  return pipeline_zone_submit_on (disk, NULL, op, offset, done, cookie);
 }
 
 int

@@ -22,20 +22,20 @@ bool pipeline_abortable (const struct engine_entry *entry, void *cookie);
  * request taken from its pool.
  */
 struct blkemu_timeline;
-void pipeline_submit_on (struct blkemu_timeline *tl, enum blkemu_op op,
-                         void *buf, uint64_t len, uint64_t offset,
-                         unsigned flags, blkemu_done_cb done, void *cookie);
+int pipeline_submit_on (struct blkemu_timeline *tl, enum blkemu_op op,
+                        void *buf, uint64_t len, uint64_t offset,
+                        unsigned flags, blkemu_done_cb done, void *cookie);
 /* blkemu_submit_append and blkemu_zone_submit, on TL (NULL: the disk's
  * completion thread).
  */
-void pipeline_append_on (struct blkemu_disk *disk, struct blkemu_timeline *tl,
-                         const void *buf, uint64_t len, uint64_t zone_offset,
-                         unsigned flags, uint64_t *written_at,
-                         blkemu_done_cb done, void *cookie);
-void pipeline_zone_submit_on (struct blkemu_disk *disk,
-                              struct blkemu_timeline *tl,
-                              enum blkemu_zone_op op, uint64_t offset,
-                              blkemu_done_cb done, void *cookie);
+int pipeline_append_on (struct blkemu_disk *disk, struct blkemu_timeline *tl,
+                        const void *buf, uint64_t len, uint64_t zone_offset,
+                        unsigned flags, uint64_t *written_at,
+                        blkemu_done_cb done, void *cookie);
+int pipeline_zone_submit_on (struct blkemu_disk *disk,
+                             struct blkemu_timeline *tl,
+                             enum blkemu_zone_op op, uint64_t offset,
+                             blkemu_done_cb done, void *cookie);
 /* TL's pooled requests freed; none may be outstanding. */
 void pipeline_pool_free (struct blkemu_timeline *tl);
 

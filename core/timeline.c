@@ -67,34 +67,34 @@ blkemu_timeline_free (struct blkemu_timeline *tl)
   free (tl);
 }
 
-void
+int
 blkemu_timeline_submit (struct blkemu_timeline *tl, enum blkemu_op op,
                         void *buf, uint64_t len, uint64_t offset,
                         unsigned flags, blkemu_done_cb done, void *cookie)
 {
   /* The thread that submits owns the pool's local list. */
   __atomic_store_n (&tl->owner, pthread_self (), __ATOMIC_RELAXED);
-  pipeline_submit_on (tl, op, buf, len, offset, flags, done, cookie);
+  return pipeline_submit_on (tl, op, buf, len, offset, flags, done, cookie);
 }
 
-void
+int
 blkemu_timeline_append (struct blkemu_timeline *tl, const void *buf,
                         uint64_t len, uint64_t zone_offset, unsigned flags,
                         uint64_t *written_at, blkemu_done_cb done,
                         void *cookie)
 {
   __atomic_store_n (&tl->owner, pthread_self (), __ATOMIC_RELAXED);
-  pipeline_append_on (tl->disk, tl, buf, len, zone_offset, flags, written_at,
-                      done, cookie);
+  return pipeline_append_on (tl->disk, tl, buf, len, zone_offset, flags,
+                             written_at, done, cookie);
 }
 
-void
+int
 blkemu_timeline_zone_submit (struct blkemu_timeline *tl,
                              enum blkemu_zone_op op, uint64_t offset,
                              blkemu_done_cb done, void *cookie)
 {
   __atomic_store_n (&tl->owner, pthread_self (), __ATOMIC_RELAXED);
-  pipeline_zone_submit_on (tl->disk, tl, op, offset, done, cookie);
+  return pipeline_zone_submit_on (tl->disk, tl, op, offset, done, cookie);
 }
 
 size_t

@@ -357,8 +357,10 @@ io_done (void *cookie, int r)
   free (io);
 }
 
-/* Submit a disk request answered by io_done.  BUF is a write's data (used
- * only until blkemu_submit returns); a read gets a buffer of its own.
+/* Submit a disk request answered by io_done: from the completion thread
+ * when it was queued, here when blkemu_submit hands it back complete.
+ * BUF is a write's data (used only until blkemu_submit returns); a read
+ * gets a buffer of its own.
  */
 static void
 disk_submit (fuse_req_t req, struct blkemu_disk *emu, enum blkemu_op op,
@@ -369,8 +371,11 @@ disk_submit (fuse_req_t req, struct blkemu_disk *emu, enum blkemu_op op,
   if (!io)
     return (void) fuse_reply_err (req, ENOMEM);
   *io = (struct fuse_io){ .req = req, .op = op, .size = size };
-  blkemu_submit (emu, op, op == BLKEMU_OP_READ ? io->buf : (char *) buf, size,
-                 offset, flags, io_done, io);
+  int r =
+    blkemu_submit (emu, op, op == BLKEMU_OP_READ ? io->buf : (char *) buf,
+                   size, offset, flags, io_done, io);
+  if (r != BLKEMU_QUEUED)
+    io_done (io, r);
 }
 
 static void

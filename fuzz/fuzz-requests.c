@@ -62,6 +62,7 @@
  * the core's clock.o is not linked): every model runs at full speed and
  * the run is deterministic.
  */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -491,8 +492,14 @@ io (struct blkemu_disk *disk, enum blkemu_op op, void *buf, uint64_t len,
     }
     given = op == BLKEMU_OP_WRITE ? decoy : buf;
   }
-  blkemu_timeline_submit (timeline, op, given, len, off, flags, pending_done,
-                          &p);
+  int r = blkemu_timeline_submit (timeline, op, given, len, off, flags,
+                                  pending_done, &p);
+  /* DONE is never called inside the submit: a request handed back
+   * complete ends here, one queued from the timeline's run.
+   */
+  assert (!p.done);
+  if (r != BLKEMU_QUEUED)
+    pending_done (&p, r);
   if (!p.done && during_next_wait) {
     void (*hook) (void) = during_next_wait;
     during_next_wait = NULL;

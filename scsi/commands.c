@@ -142,14 +142,25 @@ in_range (struct scmd *c, uint64_t lba, uint64_t nblocks)
   return true;
 }
 
+/* A submission's answer: one the core hands back complete (refused, or
+ * due at once) ends here, as one it queued ends in scsi_io_done from the
+ * ring thread's run of the timeline.
+ */
+static void
+answered (struct scmd *c, int r)
+{
+  if (r != BLKEMU_QUEUED)
+    scsi_io_done (c, r);
+}
+
 /* One submission of C's; it ends in scsi_io_done. */
 static void
 submit (struct scmd *c, enum blkemu_op op, void *buf, uint64_t lba,
         uint64_t nblocks, unsigned flags)
 {
   uint32_t lbs = c->d->geo.logical_block_size;
-  blkemu_timeline_submit (c->d->tl, op, buf, nblocks * lbs, lba * lbs, flags,
-                          scsi_io_done, c);
+  answered (c, blkemu_timeline_submit (c->d->tl, op, buf, nblocks * lbs,
+                                       lba * lbs, flags, scsi_io_done, c));
 }
 
 static bool
@@ -352,8 +363,9 @@ write_same (struct scmd *c, uint64_t lba, uint64_t nb)
   c->pending = (int) pieces;
   for (uint64_t i = 0; i < pieces; i++) {
     uint64_t n = i + 1 < pieces ? per : nb - i * per;
-    blkemu_timeline_submit (c->d->tl, BLKEMU_OP_WRITE, pattern, n * lbs,
-                            (lba + i * per) * lbs, 0, scsi_io_done, c);
+    answered (c, blkemu_timeline_submit (c->d->tl, BLKEMU_OP_WRITE, pattern,
+                                         n * lbs, (lba + i * per) * lbs, 0,
+                                         scsi_io_done, c));
   }
   return true;
 }
@@ -402,8 +414,8 @@ dispatch (struct scmd *c)
   case 0x35:                          /* SYNCHRONIZE CACHE(10) */
   case 0x91:                          /* SYNCHRONIZE CACHE(16) */
     c->pending = 1;
-    blkemu_timeline_submit (c->d->tl, BLKEMU_OP_FLUSH, NULL, 0, 0, 0,
-                            scsi_io_done, c);
+    answered (c, blkemu_timeline_submit (c->d->tl, BLKEMU_OP_FLUSH, NULL, 0, 0,
+                                         0, scsi_io_done, c));
     return true;
   case 0x42: return unmap (c);
   case 0x41: /* WRITE SAME(10) */

@@ -243,9 +243,12 @@ zbc_zone_action (struct scmd *c, void (*done) (void *, int))
   c->zone_action = true;
   c->data_in = false;
   c->pending = 1;
-  blkemu_timeline_zone_submit (d->tl,
-                               all ? BLKEMU_ZONE_RESET_ALL
-                                   : (enum blkemu_zone_op) ops[sa],
-                               lba * d->geo.logical_block_size, done, c);
+  int r =
+    blkemu_timeline_zone_submit (d->tl,
+                                 all ? BLKEMU_ZONE_RESET_ALL
+                                     : (enum blkemu_zone_op) ops[sa],
+                                 lba * d->geo.logical_block_size, done, c);
+  if (r != BLKEMU_QUEUED)
+    done (c, r); /* handed back complete: it ends here */
   return true;
 }

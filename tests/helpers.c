@@ -127,3 +127,10 @@ test_skip (const char *why)
   fflush (stdout);
   exit (77);
 }
+
+void
+test_answered (int r, blkemu_done_cb done, void *cookie)
+{
+  if (r != BLKEMU_QUEUED)
+    done (cookie, r);
+}

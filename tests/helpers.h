@@ -31,6 +31,11 @@ struct test_done {
 };
 void test_done (void *cookie, int result);
 int test_wait (struct test_done *rec, unsigned seconds);
+/* A submit's answer R (blkemu_submit and the timeline forms) as a DONE
+ * call: a request handed back complete goes to DONE here, so a test that
+ * is not about the answer counts every completion one way.
+ */
+void test_answered (int r, blkemu_done_cb done, void *cookie);
 
 /* Says why and exits 77: meson counts the test as skipped. */
 _Noreturn void test_skip (const char *why);

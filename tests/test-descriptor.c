@@ -4,6 +4,7 @@
  * from the descriptor, never from a list of its own.  A made-up
  * frontend is the point: a fourth one needs no core change for these.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,9 +155,9 @@ test_warning (void)
   blkemu_disk_close (d);
 }
 
-/* A read through blkemu_submit on a disk without latency: DONE comes
- * before the call returns.  BUF is filled with 0xAA first; returns the
- * result.
+/* A read through blkemu_submit on a disk without latency: handed back
+ * complete, DONE never called.  BUF is filled with 0xAA first; returns
+ * the result.
  */
 static void
 record_result (void *cookie, int r)
@@ -167,10 +168,13 @@ record_result (void *cookie, int r)
 static int
 submit_read (struct blkemu_disk *d, char *buf, uint64_t len, uint64_t off)
 {
-  int r = -1;
+  int called = INT_MIN;
   memset (buf, 0xAA, len);
-  blkemu_submit (d, BLKEMU_OP_READ, buf, len, off, 0, record_result, &r);
-  CHECK (r != -1, "a read without latency did not complete in submit");
+  int r = blkemu_submit (d, BLKEMU_OP_READ, buf, len, off, 0, record_result,
+                         &called);
+  CHECK (r != BLKEMU_QUEUED && called == INT_MIN,
+         "a read without latency: answered %d, DONE %s", r,
+         called == INT_MIN ? "not called" : "called");
   return r;
 }
 
@@ -270,8 +274,11 @@ sink_submit (struct blkemu_disk *d, struct sink_log *log, char *buf,
   log->next = log->pieces = log->holes = 0;
   log->result = -1;
   memset (buf, 0xAA, len);
-  blkemu_submit (d, BLKEMU_OP_READ, buf, len, off, 0, sink_done, log);
-  CHECK (log->result != -1, "a read without latency did not complete");
+  int r = blkemu_submit (d, BLKEMU_OP_READ, buf, len, off, 0, sink_done, log);
+  CHECK (r != BLKEMU_QUEUED && log->result == -1,
+         "a read without latency: answered %d, DONE %s", r,
+         log->result == -1 ? "not called" : "called");
+  log->result = r;
   return log->result;
 }
 

@@ -288,7 +288,8 @@ test_submit (void)
   for (unsigned i = 0; i < CALLS; i++) {
     memset (buf[i], (int) (i + 1), sizeof buf[i]);
     c[i].submitted = clock_now_ns ();
-    blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096, (uint64_t) i * 4096, 0,
+    test_answered (blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096,
+                                  (uint64_t) i * 4096, 0, on_done, &c[i]),
                    on_done, &c[i]);
   }
   wait_calls (CALLS, 10000000000ull);
@@ -308,7 +309,8 @@ test_submit (void)
   calls_done = 0;
   for (unsigned i = 0; i < CALLS; i++) {
     c[i].submitted = clock_now_ns ();
-    blkemu_submit (disk, BLKEMU_OP_READ, buf[i], 4096, (uint64_t) i * 4096, 0,
+    test_answered (blkemu_submit (disk, BLKEMU_OP_READ, buf[i], 4096,
+                                  (uint64_t) i * 4096, 0, on_done, &c[i]),
                    on_done, &c[i]);
   }
   wait_calls (CALLS, 10000000000ull);
@@ -323,16 +325,33 @@ test_submit (void)
   CHECK (bad == 0, "%u reads not completed once with 0", bad);
   CHECK (early == 0, "%u reads completed before their 2 ms", early);
   CHECK (wrong == 0, "%u reads returned the wrong data", wrong);
+  blkemu_disk_close (disk);
+}
 
-  /* A refused request calls back before blkemu_submit returns. */
+/* blkemu_submit's answer: a request refused or due at once is handed
+ * back complete (its result returned, DONE never called), one with a
+ * deadline queued (DONE once, later).
+ */
+static void
+test_submit_answers (void)
+{
+  char err[BLKEMU_ERR_MAX] = "";
+  static unsigned char buf[1][4096];
+  struct blkemu_disk *disk = blkemu_disk_open_spec ("size=1M,latency-read=2ms",
+                                                    0, NULL, err, sizeof err);
+  CHECK (disk, "open: %s", err);
+  if (!disk)
+    return;
   struct call r = { 0 };
-  blkemu_submit (disk, BLKEMU_OP_READ, buf[0], 1000, 0, 0, on_done, &r);
-  CHECK (r.calls == 1 && r.result == EINVAL, "misaligned: %u calls, %d",
-         r.calls, r.result);
+  int answer =
+    blkemu_submit (disk, BLKEMU_OP_READ, buf[0], 1000, 0, 0, on_done, &r);
+  usleep (5000);
+  CHECK (answer == EINVAL && r.calls == 0,
+         "misaligned: answered %d, %u calls of DONE", answer, r.calls);
   blkemu_disk_close (disk);
 
-  /* No latency: already due once the data has moved, so it completes
-   * before blkemu_submit returns (no round trip through the thread).
+  /* No latency: already due once the data has moved, so it is handed
+   * back complete (no round trip through the thread, no DONE).
    */
   disk = blkemu_disk_open_spec ("size=1M", 0, NULL, err, sizeof err);
   CHECK (disk, "open: %s", err);
@@ -340,10 +359,26 @@ test_submit (void)
     return;
   struct call z = { 0 };
   unsigned threads = thread_count ();
-  blkemu_submit (disk, BLKEMU_OP_READ, buf[0], 4096, 0, 0, on_done, &z);
-  CHECK (z.calls == 1 && z.result == 0, "zero latency: %u calls, %d", z.calls,
-         z.result);
+  answer =
+    blkemu_submit (disk, BLKEMU_OP_READ, buf[0], 4096, 0, 0, on_done, &z);
+  usleep (5000);
+  CHECK (answer == 0 && z.calls == 0,
+         "zero latency: answered %d, %u calls of DONE", answer, z.calls);
   CHECK (thread_count () == threads, "zero latency started a thread");
+  /* And a request with a deadline is queued: DONE comes, once. */
+  blkemu_disk_close (disk);
+  disk = blkemu_disk_open_spec ("size=1M,latency-read=1ms", 0, NULL, err,
+                                sizeof err);
+  CHECK (disk, "open: %s", err);
+  if (!disk)
+    return;
+  calls_done = 0;
+  answer =
+    blkemu_submit (disk, BLKEMU_OP_READ, buf[0], 4096, 0, 0, on_done, &z);
+  wait_calls (1, 10000000000ull);
+  CHECK (answer == BLKEMU_QUEUED && z.calls == 1 && z.result == 0,
+         "1 ms read: answered %d, %u calls of DONE, %d", answer, z.calls,
+         z.result);
   blkemu_disk_close (disk);
 }
 
@@ -368,10 +403,13 @@ submit_file_writes (struct blkemu_disk *disk, int fd)
   for (unsigned i = 0; i < CALLS; i++) {
     memset (buf[i], (int) (i + 7), sizeof buf[i]);
     c[i].submitted = clock_now_ns ();
-    blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096, (uint64_t) i * 4096, 0,
+    test_answered (blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096,
+                                  (uint64_t) i * 4096, 0, on_done, &c[i]),
                    on_done, &c[i]);
   }
-  blkemu_submit (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0, on_done, &c[CALLS]);
+  test_answered (blkemu_submit (disk, BLKEMU_OP_FLUSH, NULL, 0, 0, 0, on_done,
+                                &c[CALLS]),
+                 on_done, &c[CALLS]);
   wait_calls (CALLS + 1, 10000000000ull);
   unsigned bad = 0, early = 0;
   for (unsigned i = 0; i <= CALLS; i++)
@@ -409,14 +447,17 @@ submit_file_reads_behind (struct blkemu_disk *disk)
   calls_done = 0;
   for (unsigned i = 0; i < CALLS; i++) {
     memset (buf[i], (int) (i + 11), sizeof buf[i]);
-    blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096, (uint64_t) i * 4096,
-                   BLKEMU_FLAG_FUA, on_done, &c[i]);
+    test_answered (blkemu_submit (disk, BLKEMU_OP_WRITE, buf[i], 4096,
+                                  (uint64_t) i * 4096, BLKEMU_FLAG_FUA,
+                                  on_done, &c[i]),
+                   on_done, &c[i]);
     /* The write's buffer is the caller's again (FUSE reuses it). */
     memset (buf[i], 0xee, sizeof buf[i]);
   }
   memset (file_rc, 0, sizeof file_rc);
   for (unsigned i = 0; i < CALLS; i++)
-    blkemu_submit (disk, BLKEMU_OP_READ, back[i], 4096, (uint64_t) i * 4096, 0,
+    test_answered (blkemu_submit (disk, BLKEMU_OP_READ, back[i], 4096,
+                                  (uint64_t) i * 4096, 0, on_done, &rc[i]),
                    on_done, &rc[i]);
   wait_calls (2 * CALLS, 10000000000ull);
   unsigned wrong = 0, bad = 0;
@@ -448,8 +489,11 @@ submit_file_cancel (const char *path)
   memset (file_c, 0, sizeof file_c);
   calls_done = 0;
   for (unsigned i = 0; i < 64; i++)
-    blkemu_submit (disk, i % 2 ? BLKEMU_OP_READ : BLKEMU_OP_WRITE, file_buf[i],
-                   4096, (uint64_t) i * 4096, 0, on_done, &c[i]);
+    test_answered (blkemu_submit (disk,
+                                  i % 2 ? BLKEMU_OP_READ : BLKEMU_OP_WRITE,
+                                  file_buf[i], 4096, (uint64_t) i * 4096, 0,
+                                  on_done, &c[i]),
+                   on_done, &c[i]);
   blkemu_disk_cancel (disk);
   CHECK (calls_done == 64, "file: %u of 64 callbacks after cancel",
          calls_done);
@@ -519,8 +563,11 @@ test_abort (void)
   memset (c, 0, sizeof c);
   calls_done = 0;
   for (unsigned i = 0; i < 6; i++)
-    blkemu_submit (disk, i % 2 ? BLKEMU_OP_READ : BLKEMU_OP_WRITE, buf[i],
-                   4096, (uint64_t) i * 4096, 0, on_done, &c[i % 3 == 0]);
+    test_answered (blkemu_submit (disk,
+                                  i % 2 ? BLKEMU_OP_READ : BLKEMU_OP_WRITE,
+                                  buf[i], 4096, (uint64_t) i * 4096, 0,
+                                  on_done, &c[i % 3 == 0]),
+                   on_done, &c[i % 3 == 0]);
   usleep (20000);
   CHECK (calls_done == 0, "%u completed before the abort", calls_done);
   uint64_t t0 = clock_now_ns ();
@@ -537,7 +584,9 @@ test_abort (void)
   memset (&stalled, 0, sizeof stalled);
   CHECK (blkemu_disk_set (disk, "stall", "60s", err, sizeof err) == 0,
          "stall: %s", err);
-  blkemu_submit (disk, BLKEMU_OP_READ, buf[0], 4096, 0, 0, on_done, &stalled);
+  test_answered (blkemu_submit (disk, BLKEMU_OP_READ, buf[0], 4096, 0, 0,
+                                on_done, &stalled),
+                 on_done, &stalled);
   CHECK (blkemu_disk_abort (disk, &stalled) == 0 && stalled.calls == 0,
          "a stalled request is not aborted");
   CHECK (test_stat (disk, "aborted") == 2 &&
@@ -564,8 +613,11 @@ test_cancel (void)
   memset (c, 0, sizeof c);
   calls_done = 0;
   for (unsigned i = 0; i < 64; i++)
-    blkemu_submit (disk, i % 2 ? BLKEMU_OP_READ : BLKEMU_OP_WRITE, buf[i],
-                   4096, (uint64_t) i * 4096, 0, on_done, &c[i]);
+    test_answered (blkemu_submit (disk,
+                                  i % 2 ? BLKEMU_OP_READ : BLKEMU_OP_WRITE,
+                                  buf[i], 4096, (uint64_t) i * 4096, 0,
+                                  on_done, &c[i]),
+                   on_done, &c[i]);
   struct blocked b[4];
   pthread_t t[4];
   for (int i = 0; i < 4; i++) {
@@ -611,6 +663,7 @@ main (void)
   if (access ("/dev/shm", W_OK) == 0)
     test_submit_file ("/dev/shm");
   test_submit ();
+  test_submit_answers ();
   test_abort ();
   test_cancel ();
   if (failures) {

@@ -37,8 +37,12 @@ attempt (struct blkemu_disk *d, unsigned char *big, int round)
                                 sizeof err) == 0,
          "round %d: view 1: %s", round, err);
   memset (mine, 0xB0 + round, BLOCK);
-  blkemu_submit (d, BLKEMU_OP_READ, big, BIG, 1 << 20, 0, test_done, &rd);
-  blkemu_submit (d, BLKEMU_OP_WRITE, mine, BLOCK, 0, 0, test_done, &wr);
+  test_answered (blkemu_submit (d, BLKEMU_OP_READ, big, BIG, 1 << 20, 0,
+                                test_done, &rd),
+                 test_done, &rd);
+  test_answered (blkemu_submit (d, BLKEMU_OP_WRITE, mine, BLOCK, 0, 0,
+                                test_done, &wr),
+                 test_done, &wr);
   CHECK (blkemu_disk_view_close (d, err, sizeof err) == 0,
          "round %d: view 1 ends: %s", round, err);
   CHECK (blkemu_disk_view_open (d, BLKEMU_CRASH_LOSE_ALL, 0, &rep, err,

@@ -52,7 +52,9 @@ write_one (struct blkemu_disk *d, unsigned char *buf)
   memset (buf, 0xEE, LEN);
   calls = whole_calls = 0;
   took = 0;
-  blkemu_submit (d, BLKEMU_OP_WRITE, buf, LEN, OFF, 0, test_done, &rec);
+  test_answered (blkemu_submit (d, BLKEMU_OP_WRITE, buf, LEN, OFF, 0,
+                                test_done, &rec),
+                 test_done, &rec);
   return test_wait (&rec, 5);
 }
 

@@ -338,6 +338,7 @@ serve (struct uqueue *q, uint16_t tag)
   char *buf = q->bufs + (size_t) tag * d->buf_bytes;
   struct utag *t = &q->tags[tag];
   enum blkemu_op eop;
+  int r;
   enum blkemu_zone_op zop;
 
   t->read = t->append = t->data = t->zeroes = t->sent = false;
@@ -382,27 +383,32 @@ serve (struct uqueue *q, uint16_t tag)
       pread (d->cdev_fd, buf, len, user_copy_offset (q->id, tag)) !=
         (ssize_t) len)
     return complete (t, -EIO);
+  void *data = t->data ? buf : NULL;
   if (t->append && q->tl)
-    return blkemu_timeline_append (q->tl, buf, len, off, flags, &t->append_at,
-                                   request_done, t);
-  if (t->append)
-    return blkemu_submit_append (d->emu, buf, len, off, flags, &t->append_at,
-                                 request_done, t);
-  if (q->tl)
-    blkemu_timeline_submit (q->tl, eop, t->data ? buf : NULL, len, off, flags,
-                            request_done, t);
+    r = blkemu_timeline_append (q->tl, buf, len, off, flags, &t->append_at,
+                                request_done, t);
+  else if (t->append)
+    r = blkemu_submit_append (d->emu, buf, len, off, flags, &t->append_at,
+                              request_done, t);
+  else if (q->tl)
+    r = blkemu_timeline_submit (q->tl, eop, data, len, off, flags,
+                                request_done, t);
   else
-    blkemu_submit (d->emu, eop, t->data ? buf : NULL, len, off, flags,
-                   request_done, t);
+    r = blkemu_submit (d->emu, eop, data, len, off, flags, request_done, t);
+  /* Handed back complete (refused, or due at once): it ends here. */
+  if (r != BLKEMU_QUEUED)
+    request_done (t, r);
   return;
 
 zone_command:
   t->data = false;
   t->len = 0;
   if (q->tl)
-    blkemu_timeline_zone_submit (q->tl, zop, off, zone_done, t);
+    r = blkemu_timeline_zone_submit (q->tl, zop, off, zone_done, t);
   else
-    blkemu_zone_submit (d->emu, zop, off, zone_done, t);
+    r = blkemu_zone_submit (d->emu, zop, off, zone_done, t);
+  if (r != BLKEMU_QUEUED)
+    zone_done (t, r);
 }
 
 /* The queue's io_uring, set up as ublksrv sets up its own.  Returns 0

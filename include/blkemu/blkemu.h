@@ -134,23 +134,31 @@ void blkemu_disk_abandon (struct blkemu_disk *disk);
 int blkemu_io (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
                uint64_t len, uint64_t offset, unsigned flags);
 
-/* Serve one request without blocking.  Checks, schedules and moves the
- * data, and returns at once; DONE(COOKIE, result) is called exactly once
- * with what blkemu_io would return: at the request's modelled completion
- * time from the disk's completion thread (one per disk, started by the
- * first submit), or before blkemu_submit returns when the request is
- * refused or already due (no latency).  A write's BUF is not used after
- * the call returns; a read's must stay valid until DONE.  With a backend
- * whose calls block (backend=file) what the page cache cannot serve at
- * once moves on the disk's I/O worker thread, in arrival order (a
- * write's data copied); DONE then comes at the modelled time or when the
- * transfer ends, whichever is later (possibly from the worker).  DONE must not
- * block: hand the result to the frontend's own loop.
+/* Serve one request without blocking (ublksrv's handle_io_async, fio's
+ * fio_q_status).  Checks, schedules and moves the data, and returns at
+ * once, saying which of two things happened:
+ * - BLKEMU_QUEUED: DONE(COOKIE, result) will be called exactly once, with
+ *   what blkemu_io would return, at the request's modelled completion
+ *   time, from the disk's completion thread (one per disk, started by the
+ *   first submit), possibly before blkemu_submit has returned;
+ * - anything else: the request is over and this is its result (refused,
+ *   or due at once: no latency); DONE is never called for it.
+ * DONE is never called from inside the submit call, so a frontend ends a
+ * request it got back complete on its own terms (after its own
+ * bookkeeping, outside any lock the core holds).  A write's BUF is not
+ * used after the call returns; a read's must stay valid until DONE.
+ * With a backend whose calls block (backend=file) what the page cache
+ * cannot serve at once moves on the disk's I/O worker thread, in arrival
+ * order (a write's data copied); DONE then comes at the modelled time or
+ * when the transfer ends, whichever is later (possibly from the worker).
+ * DONE must not block: hand the result to the frontend's own loop.
  */
+#define BLKEMU_QUEUED (-1)
+#define BLKEMU_SUBMIT_ANSWER __attribute__ ((warn_unused_result))
 typedef void (*blkemu_done_cb) (void *cookie, int result);
-void blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
-                    uint64_t len, uint64_t offset, unsigned flags,
-                    blkemu_done_cb done, void *cookie);
+int blkemu_submit (struct blkemu_disk *disk, enum blkemu_op op, void *buf,
+                   uint64_t len, uint64_t offset, unsigned flags,
+                   blkemu_done_cb done, void *cookie) BLKEMU_SUBMIT_ANSWER;
 
 /* Reads lent instead of copied.  A disk whose backend can lend its store
  * (backend=memory: blkemu_disk_lends_reads) hands a submitted
@@ -204,8 +212,9 @@ void blkemu_disk_set_write_source (struct blkemu_disk *disk,
  * cancelling thread.  Free it before blkemu_disk_close.  Zone commands
  * and zone append have timeline forms (below blkemu_submit_append).
  *
- * DONE comes on the owner's thread from blkemu_timeline_run, or inside
- * the submit call for a request refused or already due; a file disk's
+ * The submit calls answer as blkemu_submit does: BLKEMU_QUEUED, or the
+ * result of a request refused or already due (DONE not called).  DONE
+ * comes on the owner's thread from blkemu_timeline_run; a file disk's
  * I/O worker calls it when a transfer ends after the deadline, and a
  * cancel from the cancelling thread: a frontend whose DONE touches
  * state the loop owns hands such completions back (ublk: an eventfd).
@@ -213,10 +222,10 @@ void blkemu_disk_set_write_source (struct blkemu_disk *disk,
 struct blkemu_timeline;
 struct blkemu_timeline *blkemu_timeline_new (struct blkemu_disk *disk);
 void blkemu_timeline_free (struct blkemu_timeline *tl);
-void blkemu_timeline_submit (struct blkemu_timeline *tl, enum blkemu_op op,
-                             void *buf, uint64_t len, uint64_t offset,
-                             unsigned flags, blkemu_done_cb done,
-                             void *cookie);
+int blkemu_timeline_submit (struct blkemu_timeline *tl, enum blkemu_op op,
+                            void *buf, uint64_t len, uint64_t offset,
+                            unsigned flags, blkemu_done_cb done,
+                            void *cookie) BLKEMU_SUBMIT_ANSWER;
 uint64_t blkemu_timeline_wake_at (struct blkemu_timeline *tl);
 /* Completes every request due now; returns how many. */
 unsigned blkemu_timeline_run (struct blkemu_timeline *tl);
@@ -339,33 +348,36 @@ struct blkemu_zoned {
 void blkemu_disk_zoned (struct blkemu_disk *disk, struct blkemu_zoned *zg);
 
 /* A zone command on the zone starting at OFFSET (reset-all: any), timed
- * by latency-zone like any request; DONE(COOKIE, result) as for
- * blkemu_submit.  Errors: EIO (the zone's condition does not take it,
- * or a conventional zone), ETOOMANYREFS (no zone can be opened),
- * EOVERFLOW (no zone can become active), EINVAL (not a zone start).
+ * by latency-zone like any request; answered (BLKEMU_QUEUED or the
+ * result) and DONE(COOKIE, result) called as for blkemu_submit.  Errors: EIO
+ * (the zone's condition does not take it, or a conventional zone),
+ * ETOOMANYREFS (no zone can be opened), EOVERFLOW (no zone can become active),
+ * EINVAL (not a zone start).
  */
-void blkemu_zone_submit (struct blkemu_disk *disk, enum blkemu_zone_op op,
-                         uint64_t offset, blkemu_done_cb done, void *cookie);
+int blkemu_zone_submit (struct blkemu_disk *disk, enum blkemu_zone_op op,
+                        uint64_t offset, blkemu_done_cb done,
+                        void *cookie) BLKEMU_SUBMIT_ANSWER;
 int blkemu_zone_command (struct blkemu_disk *disk, enum blkemu_zone_op op,
                          uint64_t offset);
 /* Zone append: write LEN bytes at the write pointer of the zone starting
  * at ZONE_OFFSET; *WRITTEN_AT (set before DONE is called) is where they
  * went.  Otherwise as blkemu_submit with BLKEMU_OP_WRITE.
  */
-void blkemu_submit_append (struct blkemu_disk *disk, const void *buf,
-                           uint64_t len, uint64_t zone_offset, unsigned flags,
-                           uint64_t *written_at, blkemu_done_cb done,
-                           void *cookie);
+int blkemu_submit_append (struct blkemu_disk *disk, const void *buf,
+                          uint64_t len, uint64_t zone_offset, unsigned flags,
+                          uint64_t *written_at, blkemu_done_cb done,
+                          void *cookie) BLKEMU_SUBMIT_ANSWER;
 /* blkemu_zone_submit and blkemu_submit_append through a timeline: DONE
  * on its owner's thread, as for blkemu_timeline_submit.
  */
-void blkemu_timeline_zone_submit (struct blkemu_timeline *tl,
-                                  enum blkemu_zone_op op, uint64_t offset,
-                                  blkemu_done_cb done, void *cookie);
-void blkemu_timeline_append (struct blkemu_timeline *tl, const void *buf,
-                             uint64_t len, uint64_t zone_offset,
-                             unsigned flags, uint64_t *written_at,
-                             blkemu_done_cb done, void *cookie);
+int blkemu_timeline_zone_submit (struct blkemu_timeline *tl,
+                                 enum blkemu_zone_op op, uint64_t offset,
+                                 blkemu_done_cb done,
+                                 void *cookie) BLKEMU_SUBMIT_ANSWER;
+int blkemu_timeline_append (struct blkemu_timeline *tl, const void *buf,
+                            uint64_t len, uint64_t zone_offset, unsigned flags,
+                            uint64_t *written_at, blkemu_done_cb done,
+                            void *cookie) BLKEMU_SUBMIT_ANSWER;
 int blkemu_zone_append (struct blkemu_disk *disk, const void *buf,
                         uint64_t len, uint64_t zone_offset, unsigned flags,
                         uint64_t *written_at);
