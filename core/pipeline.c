@@ -476,18 +476,25 @@ pipeline_abortable (const struct engine_entry *entry, void *cookie)
   return req->cookie == cookie && !(req->marks & TRACE_STALL);
 }
 
-/* Due (or cancelled).  A transfer still with the I/O worker completes
- * the request when it ends; whichever of the two comes second completes.
+/* REQ is due (or cancelled with CANCEL_ERR): true when the caller ends
+ * it; false while its transfer is still with the I/O worker, which then
+ * completes it as the transfer ends.  Whichever comes second completes.
  */
+static bool
+request_take_due (struct request *req, int cancel_err)
+{
+  req->due_err = cancel_err;
+  return !(__atomic_fetch_or (&req->io_state, IO_DUE, __ATOMIC_ACQ_REL) &
+           IO_PENDING);
+}
+
+/* Due (or cancelled), from an engine: DONE called. */
 void
 pipeline_fire (struct engine_entry *entry, int cancel_err)
 {
   struct request *req = (struct request *) entry; /* entry is first */
-  req->due_err = cancel_err;
-  if (__atomic_fetch_or (&req->io_state, IO_DUE, __ATOMIC_ACQ_REL) &
-      IO_PENDING)
-    return;
-  request_complete (req, cancel_err);
+  if (request_take_due (req, cancel_err))
+    request_complete (req, cancel_err);
 }
 
 /* On the I/O worker.  After blkemu_disk_cancel the transfer is skipped
@@ -515,9 +522,7 @@ request_io_run (struct iowork_job *job)
 static int
 request_end_here (struct request *req, int cancel_err)
 {
-  req->due_err = cancel_err;
-  if (__atomic_fetch_or (&req->io_state, IO_DUE, __ATOMIC_ACQ_REL) &
-      IO_PENDING)
+  if (!request_take_due (req, cancel_err))
     return BLKEMU_QUEUED;
   int result = request_close (req, cancel_err);
   request_release (req);
