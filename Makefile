@@ -18,7 +18,7 @@ $(BUILD)/build.ninja:
 	meson setup $(BUILD) --prefix=$(PREFIX) $(MESON_OPTS)
 
 # The measure suite, the VM scenarios, the host tests (tools/run-check).
-# CHECK_BESIDE_VM: make arguments run beside the VM scenarios at nice 19
+# CHECK_BESIDE_VM: make arguments run beside the VM scenarios, SCHED_IDLE
 # (CI: "check-untimed check-asan fuzz FUZZ_JOBS=1"); the host
 # tests then leave out what it ran of theirs (the untimed suite).
 CHECK_BESIDE_VM ?=
