@@ -10,6 +10,19 @@ command -v qemu-system-x86_64 >/dev/null ||
 apt-cache policy linux-image-amd64 2>/dev/null | grep Candidate >/dev/null ||
   { echo "SKIP: no Debian kernel packages reachable through apt"; exit 77; }
 
+# BLKEMU_VM_GROUP_NICE (run-check's part beside the make run: -19):
+# this session's nice as a scheduling group.  meson runs each test in a
+# session of its own, and with autogroups (Debian's default) sessions
+# share the CPUs equally whatever their tasks' nice: beside a torture
+# loop two scenarios took 126 s, 70 alone, and 71 s with this at -19.
+# Root only; without autogroups the write changes nothing.
+if [ -n "${BLKEMU_VM_GROUP_NICE:-}" ]; then
+  if echo "$BLKEMU_VM_GROUP_NICE" 2>/dev/null > /proc/self/autogroup; then
+    echo "this session's scheduling group: $(cat /proc/self/autogroup)"
+  else
+    echo "note: no autogroup nice $BLKEMU_VM_GROUP_NICE here: what runs beside slows the guest"
+  fi
+fi
 kernels=${BLKEMU_VM_KERNELS:-"6.1 6.12"}
 # crashcheck-ublk's torn states: 12 here (each a mount and an fsck in
 # the guest, 0.9 s alone, twice that beside the sanitizer suites);
