@@ -51,6 +51,41 @@ spinning_mutex_init (pthread_mutex_t *m)
   pthread_mutexattr_destroy (&spin);
 }
 
+/* What disk_create makes after the backend, undone: its failure past
+ * the model and disk_destroy share it, so neither forgets a part. */
+static void
+disk_parts_destroy (struct blkemu_disk *disk)
+{
+  engine_destroy (&disk->engine);
+  timelines_destroy (disk);
+  iowork_destroy (&disk->iowork);
+  wcache_destroy (&disk->wcache);
+  overlay_destroy (&disk->view);
+  badranges_destroy (&disk->bad);
+  badranges_destroy (&disk->view_bad);
+  stuckbits_destroy (&disk->stuck);
+  pthread_mutex_destroy (&disk->inflight_lock);
+  zones_destroy (&disk->zones);
+  model_destroy (disk->model, disk->model_state);
+}
+
+/* What disk_create makes before the backend, and the disk itself. */
+static void
+disk_free (struct blkemu_disk *disk)
+{
+  stats_destroy (&disk->stats);
+  for (size_t i = 0; i < disk->ntransport; i++) {
+    free (disk->transport[i].key);
+    free (disk->transport[i].value);
+  }
+  free (disk->transport);
+  pthread_mutex_destroy (&disk->transport_lock);
+  pthread_mutex_destroy (&disk->power_lock);
+  pthread_mutex_destroy (&disk->lock);
+  config_free (&disk->cfg);
+  free (disk);
+}
+
 struct blkemu_disk *
 disk_create (const struct blkemu_spec *spec, char *err)
 {
@@ -114,22 +149,11 @@ disk_create (const struct blkemu_spec *spec, char *err)
   return disk;
 
 fail_trace:
-  zones_destroy (&disk->zones);
-  iowork_destroy (&disk->iowork);
-  engine_destroy (&disk->engine);
-  wcache_destroy (&disk->wcache);
-  overlay_destroy (&disk->view);
-  badranges_destroy (&disk->bad);
-  badranges_destroy (&disk->view_bad);
-  stuckbits_destroy (&disk->stuck);
-  pthread_mutex_destroy (&disk->inflight_lock);
-  model_destroy (disk->model, disk->model_state);
+  disk_parts_destroy (disk);
 fail_model:
   disk->backend.ops->close (disk->backend.state);
 fail_backend:
-  stats_destroy (&disk->stats);
-  config_free (&disk->cfg);
-  free (disk);
+  disk_free (disk);
   return NULL;
 }
 
@@ -137,29 +161,9 @@ void
 disk_destroy (struct blkemu_disk *disk)
 {
   trace_close (&disk->trace);
-  engine_destroy (&disk->engine);
-  timelines_destroy (disk);
-  iowork_destroy (&disk->iowork);
-  wcache_destroy (&disk->wcache);
-  overlay_destroy (&disk->view);
-  badranges_destroy (&disk->bad);
-  badranges_destroy (&disk->view_bad);
-  stuckbits_destroy (&disk->stuck);
-  pthread_mutex_destroy (&disk->inflight_lock);
-  zones_destroy (&disk->zones);
-  model_destroy (disk->model, disk->model_state);
+  disk_parts_destroy (disk);
   disk->backend.ops->close (disk->backend.state);
-  stats_destroy (&disk->stats);
-  for (size_t i = 0; i < disk->ntransport; i++) {
-    free (disk->transport[i].key);
-    free (disk->transport[i].value);
-  }
-  free (disk->transport);
-  pthread_mutex_destroy (&disk->transport_lock);
-  pthread_mutex_destroy (&disk->power_lock);
-  pthread_mutex_destroy (&disk->lock);
-  config_free (&disk->cfg);
-  free (disk);
+  disk_free (disk);
 }
 
 const char *
