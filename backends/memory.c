@@ -129,32 +129,6 @@ chunk_get (struct memory *m, uint64_t ci, bool create)
 }
 
 static int
-memory_pread (void *state, void *buf, uint64_t len, uint64_t offset)
-{
-  struct memory *m = state;
-  unsigned char *out = buf;
-  pthread_rwlock_rdlock (&m->lock);
-  while (len > 0) {
-    uint64_t in = offset & (CHUNK_SIZE - 1);
-    uint64_t n = CHUNK_SIZE - in < len ? CHUNK_SIZE - in : len;
-    uint64_t ci = offset >> CHUNK_SHIFT;
-    unsigned char *chunk = chunk_get (m, ci, false);
-    if (chunk) {
-      pthread_mutex_lock (&m->stripe[ci % STRIPES]);
-      memcpy (out, chunk + in, n);
-      pthread_mutex_unlock (&m->stripe[ci % STRIPES]);
-    }
-    else
-      memset (out, 0, n);
-    out += n;
-    offset += n;
-    len -= n;
-  }
-  pthread_rwlock_unlock (&m->lock);
-  return 0;
-}
-
-static int
 memory_read_to (void *state, uint64_t len, uint64_t offset,
                 int (*sink) (void *arg, uint64_t offset, const void *data,
                              uint64_t len),
@@ -182,33 +156,26 @@ memory_read_to (void *state, uint64_t len, uint64_t offset,
   return r;
 }
 
+/* pread and pwrite are read_to and write_from with a plain copy: one
+ * walk of the chunks and their locks. */
 static int
-memory_pwrite (void *state, const void *buf, uint64_t len, uint64_t offset,
-               bool fua)
+copy_out (void *arg, uint64_t offset, const void *data, uint64_t len)
 {
-  struct memory *m = state;
-  const unsigned char *in_buf = buf;
-  int r = 0;
-  (void) fua; /* RAM is as durable as this process gets */
-  pthread_rwlock_rdlock (&m->lock);
-  while (len > 0) {
-    uint64_t in = offset & (CHUNK_SIZE - 1);
-    uint64_t n = CHUNK_SIZE - in < len ? CHUNK_SIZE - in : len;
-    uint64_t ci = offset >> CHUNK_SHIFT;
-    unsigned char *chunk = chunk_get (m, ci, true);
-    if (!chunk) {
-      r = ENOMEM;
-      break;
-    }
-    pthread_mutex_lock (&m->stripe[ci % STRIPES]);
-    memcpy (chunk + in, in_buf, n);
-    pthread_mutex_unlock (&m->stripe[ci % STRIPES]);
-    in_buf += n;
-    offset += n;
-    len -= n;
-  }
-  pthread_rwlock_unlock (&m->lock);
-  return r;
+  unsigned char **out = arg;
+  (void) offset;
+  if (data)
+    memcpy (*out, data, len);
+  else
+    memset (*out, 0, len);
+  *out += len;
+  return 0;
+}
+
+static int
+memory_pread (void *state, void *buf, uint64_t len, uint64_t offset)
+{
+  unsigned char *out = buf;
+  return memory_read_to (state, len, offset, copy_out, &out);
 }
 
 static int
@@ -237,6 +204,25 @@ memory_write_from (void *state, uint64_t len, uint64_t offset,
   }
   pthread_rwlock_unlock (&m->lock);
   return r;
+}
+
+static int
+copy_in (void *arg, uint64_t offset, void *dst, uint64_t len)
+{
+  const unsigned char **in = arg;
+  (void) offset;
+  memcpy (dst, *in, len);
+  *in += len;
+  return 0;
+}
+
+static int
+memory_pwrite (void *state, const void *buf, uint64_t len, uint64_t offset,
+               bool fua)
+{
+  const unsigned char *in = buf;
+  (void) fua; /* RAM is as durable as this process gets */
+  return memory_write_from (state, len, offset, copy_in, &in);
 }
 
 static int
