@@ -549,6 +549,26 @@ request_finish_async (struct request *req, int r)
   return request_end_here (req, r);
 }
 
+/* A request from TL's pool (or the heap), arrived now, its other fields
+ * zero: what every asynchronous form fills in first. */
+static struct request *
+request_new (struct blkemu_disk *disk, struct blkemu_timeline *tl,
+             blkemu_done_cb done, void *cookie)
+{
+  uint64_t arrival = clock_now_ns ();
+  struct request *req = request_alloc (tl);
+  if (req)
+    *req = (struct request){
+      .disk = disk,
+      .engine = tl ? &tl->engine : NULL,
+      .tl = tl,
+      .arrival = arrival,
+      .done = done,
+      .cookie = cookie,
+    };
+  return req;
+}
+
 /* The asynchronous form: a request allocated for a read, write,
  * write-zeroes, trim or flush (APPEND_AT: a zone append), begun and
  * queued on the engine, or completed at once.
@@ -560,30 +580,21 @@ submit (struct blkemu_disk *disk, struct blkemu_timeline *tl,
 {
   assert_request (disk, op, buf, len, flags);
   assert (done);
-  uint64_t arrival = clock_now_ns ();
-  struct request *req = request_alloc (tl);
+  struct request *req = request_new (disk, tl, done, cookie);
   if (!req)
     return ENOMEM;
-  *req = (struct request){
-    .disk = disk,
-    .engine = tl ? &tl->engine : NULL,
-    .tl = tl,
-    .op = op,
-    .flags = flags,
-    .len = len,
-    .offset = offset,
-    .arrival = arrival,
-    .done = done,
-    .cookie = cookie,
-    .append_at = append_at,
-    /* A stuck bit needs the data in the buffer. */
-    .zero_ok = op == BLKEMU_OP_READ && disk->frontend &&
-               (disk->frontend->ops & BLKEMU_FE_ZERO_READS) &&
-               !stuckbits_any (&disk->stuck),
-    .sink_ok =
-      op == BLKEMU_OP_READ && disk->read_sink && !stuckbits_any (&disk->stuck),
-    .unfilled = op == BLKEMU_OP_WRITE && disk->write_source && len > 0,
-  };
+  req->op = op;
+  req->flags = flags;
+  req->len = len;
+  req->offset = offset;
+  req->append_at = append_at;
+  /* A stuck bit needs the data in the buffer. */
+  req->zero_ok = op == BLKEMU_OP_READ && disk->frontend &&
+                 (disk->frontend->ops & BLKEMU_FE_ZERO_READS) &&
+                 !stuckbits_any (&disk->stuck);
+  req->sink_ok =
+    op == BLKEMU_OP_READ && disk->read_sink && !stuckbits_any (&disk->stuck);
+  req->unfilled = op == BLKEMU_OP_WRITE && disk->write_source && len > 0;
   bool defer = disk->backend.ops->blocking;
   int r = request_begin (req, buf, defer);
   /* Served from the page cache at once when nothing queued before it
@@ -641,20 +652,12 @@ pipeline_zone_submit_on (struct blkemu_disk *disk, struct blkemu_timeline *tl,
   assert (done);
   if ((unsigned) op >= BLKEMU_ZONE_OP_COUNT)
     return EINVAL;
-  struct request *req = request_alloc (tl);
+  struct request *req = request_new (disk, tl, done, cookie);
   if (!req)
     return ENOMEM;
-  *req = (struct request){
-    .disk = disk,
-    .engine = tl ? &tl->engine : NULL,
-    .tl = tl,
-    .is_zone = true,
-    .zone_op = op,
-    .offset = offset,
-    .arrival = clock_now_ns (),
-    .done = done,
-    .cookie = cookie,
-  };
+  req->is_zone = true;
+  req->zone_op = op;
+  req->offset = offset;
   return request_finish_async (req, request_begin (req, NULL, false));
 }
 
