@@ -128,32 +128,53 @@ chunk_get (struct memory *m, uint64_t ci, bool create)
   return chunk;
 }
 
+/* One pass over [OFFSET, OFFSET + LEN) under the table's read lock,
+ * each chunk's piece handed over under its stripe's lock: to SINK
+ * (NULL data: a chunk never written reads as zeros) or, for a write,
+ * from SOURCE into the chunk, made first (ENOMEM when it cannot be).
+ */
+struct walk {
+  int (*sink) (void *arg, uint64_t offset, const void *data, uint64_t len);
+  int (*source) (void *arg, uint64_t offset, void *dst, uint64_t len);
+  void *arg;
+};
+
 static int
-memory_read_to (void *state, uint64_t len, uint64_t offset,
-                int (*sink) (void *arg, uint64_t offset, const void *data,
-                             uint64_t len),
-                void *arg)
+chunk_walk (struct memory *m, uint64_t len, uint64_t offset,
+            const struct walk *w)
 {
-  struct memory *m = state;
   int r = 0;
   pthread_rwlock_rdlock (&m->lock);
   while (len > 0 && r == 0) {
     uint64_t in = offset & (CHUNK_SIZE - 1);
     uint64_t n = CHUNK_SIZE - in < len ? CHUNK_SIZE - in : len;
     uint64_t ci = offset >> CHUNK_SHIFT;
-    unsigned char *chunk = chunk_get (m, ci, false);
-    if (chunk) {
+    unsigned char *chunk = chunk_get (m, ci, w->source != NULL);
+    if (!chunk && w->source)
+      r = ENOMEM;
+    else if (!chunk)
+      r = w->sink (w->arg, offset, NULL, n);
+    else {
       pthread_mutex_lock (&m->stripe[ci % STRIPES]);
-      r = sink (arg, offset, chunk + in, n);
+      r = w->source ? w->source (w->arg, offset, chunk + in, n)
+                    : w->sink (w->arg, offset, chunk + in, n);
       pthread_mutex_unlock (&m->stripe[ci % STRIPES]);
     }
-    else
-      r = sink (arg, offset, NULL, n);
     offset += n;
     len -= n;
   }
   pthread_rwlock_unlock (&m->lock);
   return r;
+}
+
+static int
+memory_read_to (void *state, uint64_t len, uint64_t offset,
+                int (*sink) (void *arg, uint64_t offset, const void *data,
+                             uint64_t len),
+                void *arg)
+{
+  return chunk_walk (state, len, offset,
+                     &(struct walk){ .sink = sink, .arg = arg });
 }
 
 /* pread and pwrite are read_to and write_from with a plain copy: one
@@ -184,26 +205,8 @@ memory_write_from (void *state, uint64_t len, uint64_t offset,
                                   uint64_t len),
                    void *arg)
 {
-  struct memory *m = state;
-  int r = 0;
-  pthread_rwlock_rdlock (&m->lock);
-  while (len > 0 && r == 0) {
-    uint64_t in = offset & (CHUNK_SIZE - 1);
-    uint64_t n = CHUNK_SIZE - in < len ? CHUNK_SIZE - in : len;
-    uint64_t ci = offset >> CHUNK_SHIFT;
-    unsigned char *chunk = chunk_get (m, ci, true);
-    if (!chunk) {
-      r = ENOMEM;
-      break;
-    }
-    pthread_mutex_lock (&m->stripe[ci % STRIPES]);
-    r = source (arg, offset, chunk + in, n);
-    pthread_mutex_unlock (&m->stripe[ci % STRIPES]);
-    offset += n;
-    len -= n;
-  }
-  pthread_rwlock_unlock (&m->lock);
-  return r;
+  return chunk_walk (state, len, offset,
+                     &(struct walk){ .source = source, .arg = arg });
 }
 
 static int
