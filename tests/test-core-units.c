@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "helpers.h"
 #include "control.h"
 #include "strbuf.h"
 #include "keys.h"
@@ -412,9 +413,7 @@ static void
 test_frontend_commands (void)
 {
   char err[BLKEMU_ERR_MAX];
-  struct blkemu_disk *d =
-    blkemu_disk_open_spec ("size=1M", 0, NULL, err, sizeof err);
-  CHECK (d, "open: %s", err);
+  struct blkemu_disk *d = test_disk ("size=1M", NULL);
   if (!d)
     return;
   int calls = 0;
@@ -472,10 +471,8 @@ test_frontend_commands (void)
 static void
 test_transport_facts (void)
 {
-  char err[BLKEMU_ERR_MAX], key[32];
-  struct blkemu_disk *d =
-    blkemu_disk_open_spec ("size=1M", 0, NULL, err, sizeof err);
-  CHECK (d, "open: %s", err);
+  char key[32];
+  struct blkemu_disk *d = test_disk ("size=1M", NULL);
   if (!d)
     return;
   for (int i = 0; i < 40; i++) {

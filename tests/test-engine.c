@@ -274,11 +274,8 @@ wait_calls (unsigned n, uint64_t limit_ns)
 static void
 test_submit (void)
 {
-  char err[BLKEMU_ERR_MAX];
   struct blkemu_disk *disk =
-    blkemu_disk_open_spec ("size=64M,latency-read=2ms,latency-write=1ms", 0,
-                           NULL, err, sizeof err);
-  CHECK (disk, "open: %s", err);
+    test_disk ("size=64M,latency-read=2ms,latency-write=1ms", NULL);
   if (!disk)
     return;
   static struct call c[CALLS];
@@ -335,11 +332,8 @@ test_submit (void)
 static void
 test_submit_answers (void)
 {
-  char err[BLKEMU_ERR_MAX] = "";
   static unsigned char buf[1][4096];
-  struct blkemu_disk *disk = blkemu_disk_open_spec ("size=1M,latency-read=2ms",
-                                                    0, NULL, err, sizeof err);
-  CHECK (disk, "open: %s", err);
+  struct blkemu_disk *disk = test_disk ("size=1M,latency-read=2ms", NULL);
   if (!disk)
     return;
   struct call r = { 0 };
@@ -353,8 +347,7 @@ test_submit_answers (void)
   /* No latency: already due once the data has moved, so it is handed
    * back complete (no round trip through the thread, no DONE).
    */
-  disk = blkemu_disk_open_spec ("size=1M", 0, NULL, err, sizeof err);
-  CHECK (disk, "open: %s", err);
+  disk = test_disk ("size=1M", NULL);
   if (!disk)
     return;
   struct call z = { 0 };
@@ -367,9 +360,7 @@ test_submit_answers (void)
   CHECK (thread_count () == threads, "zero latency started a thread");
   /* And a request with a deadline is queued: DONE comes, once. */
   blkemu_disk_close (disk);
-  disk = blkemu_disk_open_spec ("size=1M,latency-read=1ms", 0, NULL, err,
-                                sizeof err);
-  CHECK (disk, "open: %s", err);
+  disk = test_disk ("size=1M,latency-read=1ms", NULL);
   if (!disk)
     return;
   calls_done = 0;
@@ -477,13 +468,11 @@ submit_file_reads_behind (struct blkemu_disk *disk)
 static void
 submit_file_cancel (const char *path)
 {
-  char err[BLKEMU_ERR_MAX], spec[512];
+  char spec[512];
   struct call *c = file_c;
   snprintf (spec, sizeof spec, "size=4M,backend=file,file=%s,stall=3600s",
             path);
-  struct blkemu_disk *disk =
-    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
-  CHECK (disk, "open: %s", err);
+  struct blkemu_disk *disk = test_disk (spec, NULL);
   if (!disk)
     return;
   memset (file_c, 0, sizeof file_c);
@@ -507,7 +496,7 @@ submit_file_cancel (const char *path)
 static void
 test_submit_file (const char *dir)
 {
-  char err[BLKEMU_ERR_MAX], spec[512], path[256];
+  char spec[512], path[256];
   snprintf (path, sizeof path, "%s/blkemu-engine.XXXXXX", dir);
   int fd = mkstemp (path);
   CHECK (fd != -1, "mkstemp");
@@ -515,9 +504,7 @@ test_submit_file (const char *dir)
     return;
   snprintf (spec, sizeof spec,
             "size=4M,backend=file,file=%s,latency-write=1ms", path);
-  struct blkemu_disk *disk =
-    blkemu_disk_open_spec (spec, 0, NULL, err, sizeof err);
-  CHECK (disk, "open: %s", err);
+  struct blkemu_disk *disk = test_disk (spec, NULL);
   if (disk) {
     submit_file_writes (disk, fd);
     submit_file_reads_behind (disk);
@@ -553,9 +540,7 @@ test_abort (void)
 {
   char err[BLKEMU_ERR_MAX];
   struct blkemu_disk *disk =
-    blkemu_disk_open_spec ("size=16M,latency-read=60s,latency-write=60s", 0,
-                           NULL, err, sizeof err);
-  CHECK (disk, "open: %s", err);
+    test_disk ("size=16M,latency-read=60s,latency-write=60s", NULL);
   if (!disk)
     return;
   static struct call c[2];
@@ -602,10 +587,7 @@ test_abort (void)
 static void
 test_cancel (void)
 {
-  char err[BLKEMU_ERR_MAX];
-  struct blkemu_disk *disk =
-    blkemu_disk_open_spec ("size=16M,stall=3600s", 0, NULL, err, sizeof err);
-  CHECK (disk, "open: %s", err);
+  struct blkemu_disk *disk = test_disk ("size=16M,stall=3600s", NULL);
   if (!disk)
     return;
   static struct call c[64];

@@ -462,10 +462,9 @@ int
 main (void)
 {
   char err[BLKEMU_ERR_MAX] = "";
-  struct blkemu_disk *d = blkemu_disk_open_spec ("name=t,size=16M,latency-"
-                                                 "read=2ms,latency-write=3ms",
-                                                 0, NULL, err, sizeof err);
-  CHECK (d, "open: %s", err);
+  struct blkemu_disk *d = test_disk ("name=t,size=16M,latency-"
+                                     "read=2ms,latency-write=3ms",
+                                     NULL);
   if (!d)
     return 1;
   CHECK (blkemu_disk_start (d, err, sizeof err) == 0, "start: %s", err);
