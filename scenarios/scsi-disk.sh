@@ -400,12 +400,12 @@ blkzone reset -o $((10 * 8192)) -c 2 "$zdev"
 check "FINISH then RESET WRITE POINTER: zones 10 and 11 empty" \
   "$(blkzone report -o $((10 * 8192)) -c 2 "$zdev" | grep -c 'cond: 1(em)')" -eq 2
 fio --name=zbd --filename="$zdev" --direct=1 --zonemode=zbd --rw=write --bs=64k \
-  --offset=$((16 << 20)) --size=$((64 << 20)) --max_open_zones=4 --ioengine=psync \
+  --offset=$((16 << 20)) --size=$((32 << 20)) --max_open_zones=4 --ioengine=psync \
   --verify=crc32c --do_verify=1 --output="$work/zfio" > /dev/null 2>&1
 rc=$?
-check "fio zonemode=zbd writes 64M through 16 zones and verifies (exit $rc)" "$rc" -eq 0
-check "the last zone fio wrote (19) is full" \
-  "$(zl 19 | grep -c 'cond:14(fu)')" -eq 1
+check "fio zonemode=zbd writes 32M through 8 zones and verifies (exit $rc)" "$rc" -eq 0
+check "the last zone fio wrote (11) is full" \
+  "$(zl 11 | grep -c 'cond:14(fu)')" -eq 1
 scsi_stop zb
 scsi_start zc --disk "name=zc,size=64M,zoned=host-managed,zone-size=4M,zone-capacity=3M,conventional-zones=1"
 blkzone report -o 8192 -c 1 "${sd[zc]}" | sed 's/^/  /'
@@ -472,7 +472,7 @@ scsi_start q --disk "name=q,size=64M,queue-depth=4,latency-read=2ms,stats=$resul
 qdev=/sys/block/${sd[q]#/dev/}/device/queue_depth
 qd0=$(cat $qdev)
 fio --name=q --filename="${sd[q]}" --direct=1 --rw=randread --bs=4k \
-    --iodepth=32 --ioengine=libaio --runtime=4 --time_based \
+    --iodepth=32 --ioengine=libaio --runtime=2 --time_based \
     --output="$work/q.fio" > /dev/null 2>&1
 rc=$?
 qd1=$(cat $qdev)
@@ -487,13 +487,13 @@ scsi_start st --disk "name=st,size=16M,control=$work/st.ctl"
 sb=${sd[st]#/dev/}
 echo 2 > /sys/block/$sb/device/timeout
 dmesg -C 2>/dev/null
-ctl st set stall=8s > /dev/null
+ctl st set stall=5s > /dev/null
 t0=$(date +%s)
 dd if="${sd[st]}" of=/dev/null bs=4K count=1 iflag=direct 2>/dev/null
 rc=$? t=$(( $(date +%s) - t0 ))
 dmesg | grep -i "abort\|timing out\|reset" | head -4 | sed 's/^/  /'
 aborted=$(disk_stat st .transport.scsi_aborted_commands)
-check "a read held 8 s past a 2 s command timeout: the kernel aborted it, the disk counted $aborted" \
+check "a read held 5 s past a 2 s command timeout: the kernel aborted it, the disk counted $aborted" \
   "$aborted" -ge 1
 check "and once the stall ended the read completed (dd exit $rc after ${t}s)" "$rc" -eq 0
 check "a stalled disk answers no abort: none ended early ($(disk_stat st .transport.scsi_aborts_ended))" \
