@@ -88,7 +88,7 @@ c=$(ublk_disk_start wd-copy "profile=$work/wd.conf")
 # difference of two latencies that each carry it), come out ~20% low.
 # On the host, through FUSE and loop, where wake-ups are on time, the
 # same round trip holds the reads under 1M to 15% (tests/test-calibrate.sh).
-"$CAL" "$c" --compare "$work/wd.probes" --runtime 1.5 --tolerance 1000 -q > "$work/compare" 2>&1
+"$CAL" "$c" --compare "$work/wd.probes" --runtime 0.5 --tolerance 1000 -q > "$work/compare" 2>&1
 sed 's/^/  /' "$work/compare"
 # Answered: a figure for every probe, within the tolerance or not (a
 # sequential 4K read once measured +1205% here, a TCG wake-up's worth).
