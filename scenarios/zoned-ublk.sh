@@ -174,9 +174,16 @@ else
     rc=$?
     tail -3 "$work/btrfs-check.log" | sed 's/^/    /'
     check "btrfs check clean (exit $rc)" "$rc" -eq 0
-    mount -t btrfs -o ro "$dev" "$work/mnt"
-    (cd "$work/mnt" && sha256sum -c --quiet "$work/btrfs.sha") > /dev/null 2>&1
-    check "the files read back intact after a remount" $? -eq 0
+    # The remount and the read-back fail apart: which one, and which
+    # files, is what a failure here needs to say.
+    mount -t btrfs -o ro "$dev" "$work/mnt" 2> "$work/remount.log"
+    rc=$?
+    check "remounted read-only (exit $rc: $(head -c 200 "$work/remount.log"))" "$rc" -eq 0
+    (cd "$work/mnt" && sha256sum -c --quiet "$work/btrfs.sha") > "$work/sha.log" 2>&1
+    rc=$?
+    sed 's/^/    /' "$work/sha.log" | head -8
+    dmesg | grep -iE "btrfs.*(csum|error|fail)" | tail -5 | sed 's/^/    /'
+    check "the files read back intact after a remount" $rc -eq 0
     umount "$work/mnt"
   else
     cat "$work/mount.log"
