@@ -204,6 +204,7 @@ refused_early "no-such-script: no such script" --batch "$tmp/no-such-script"
 refused_early "must be auto, ublk, scsi, nvmet, nvme, sata or virtio-blk" --disk size=1M --frontend floppy true
 refused_early "--nvmet-paths goes with --frontend nvmet" --nvmet-paths 2 --disk size=1M true
 refused_early "--nvmet-paths 9: a number of paths from 1 to 8" --frontend nvmet --nvmet-paths 9 --disk size=1M true
+BLKEMU_VM_TCG_CPU=no-such-cpu refused_early "BLKEMU_VM_TCG_CPU=no-such-cpu: not a CPU model" --disk size=1M true
 
 # The host's own stats of the NVMe disk, from its server: nothing above
 # MDTS (128K) and at least 56 writes of it, the guest's bound (not "64 of
