@@ -17,6 +17,9 @@ apt-cache policy linux-image-amd64 2>/dev/null | grep Candidate >/dev/null ||
 # loop two scenarios took 126 s, 70 alone, and 71 s with this at -19.
 # Root only; without autogroups the write changes nothing.
 if [ -n "${BLKEMU_VM_GROUP_NICE:-}" ]; then
+  [[ $BLKEMU_VM_GROUP_NICE =~ ^-?[0-9]+$ ]] && [ "$BLKEMU_VM_GROUP_NICE" -ge -20 ] &&
+    [ "$BLKEMU_VM_GROUP_NICE" -le 19 ] ||
+    fail "BLKEMU_VM_GROUP_NICE=$BLKEMU_VM_GROUP_NICE: a nice value from -20 to 19"
   if echo "$BLKEMU_VM_GROUP_NICE" 2>/dev/null > /proc/self/autogroup; then
     echo "this session's scheduling group: $(cat /proc/self/autogroup)"
   else
